@@ -1,0 +1,173 @@
+"""The ``tri-agent`` command: parse, call the library, print. No logic lives here."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from . import __version__
+from ._errors import ExitCode, TriAgentError
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        # one line, the documented usage code, and where to look next
+        self.exit(ExitCode.USAGE, f"tri-agent: usage error: {message}; see: {self.prog} --help\n")
+
+
+def _seal(args: argparse.Namespace) -> int:
+    from ._seal import preview, seal
+
+    if args.dry_run:
+        print(preview(args.dir).digest())
+        return ExitCode.PASS
+    print(seal(args.dir, reseal=args.reseal, expect=args.expect, reason=args.reason))
+    return ExitCode.PASS
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from ._seal import verify
+
+    report = verify(args.dir, expect=args.expect)
+    _write(args.json, json.dumps(report.model_dump(mode="json"), indent=1, sort_keys=True) + "\n")
+    for f in report.findings:
+        print(f"{f.kind}: {f.path or '(seal)'}: {f.detail}")
+    if report.ok:
+        print(f"OK {report.files} files, digest {report.digest}")
+        return ExitCode.PASS
+    print(f"TAMPER {len(report.findings)} finding(s), digest {report.digest}", file=sys.stderr)
+    return ExitCode.TAMPER
+
+
+def _score(args: argparse.Namespace) -> int:
+    from ._grading import ScoreInputs, score
+    from ._report import render_markdown
+
+    report = score(ScoreInputs(args.caliber, args.answers, args.actual, args.expected_behaviors,
+                               args.observed_behaviors, args.replay))
+    _write(args.json, report.to_json())
+    _write(args.md, render_markdown(report))
+    a = report.answers
+    print(f"{report.verdict.upper()} answers {a.passed}/{a.total}"
+          + (f", behaviors {report.behaviors.passed}/{report.behaviors.total}" if report.behaviors else "")
+          + (f", relations {report.relations.passed}/{report.relations.total}" if report.relations else "")
+          + f"; caliber {report.caliber_sha256[:12]}, answers {report.answers_sha256[:12]}")
+    for blocker in report.blockers:
+        print(f"  blocker: {blocker}")
+    return ExitCode.PASS if report.verdict == "pass" else ExitCode.FAIL
+
+
+def _leaks(args: argparse.Namespace) -> int:
+    from ._leaks import scan_leaks
+
+    report = scan_leaks(args.answers, args.paths, inputs=args.inputs, actual=args.actual,
+                        min_length=args.min_length)
+    _write(args.json, report.to_json())
+    for hit in report.hits:
+        print(f"{hit.where}: {hit.kind}: {hit.detail}")
+    if report.hits:
+        print(f"LEAK {len(report.hits)} hit(s) for {report.distinctive_values} distinctive values", file=sys.stderr)
+        return ExitCode.LEAK
+    print(f"OK no leaks ({report.distinctive_values} distinctive values, {report.files_scanned} files)")
+    return ExitCode.PASS
+
+
+def _schema(args: argparse.Namespace) -> int:
+    from ._schemas import export_schemas
+
+    for path in export_schemas(args.out):
+        print(path)
+    return ExitCode.PASS
+
+
+def _write(path: Path | None, text: str) -> None:
+    if path is None:
+        return
+    if str(path) == "-":
+        sys.stdout.write(text)
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.partial")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="tri-agent", description="Hard acceptance: sealed answers, mechanical scoring, mutation gates.",
+                epilog="exit codes: 0 pass, 1 failed, 2 usage, 3 malformed input, 4 tamper, 5 policy, 6 leak, "
+                       "7 infrastructure, 8 escalation")
+    p.add_argument("--version", action="version", version=f"tri-agent {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    s = sub.add_parser("seal", help="write DIR/MANIFEST.sha256 and print the seal digest")
+    s.add_argument("dir", type=Path)
+    s.add_argument("--dry-run", action="store_true", help="print the digest sealing would produce; write nothing")
+    s.add_argument("--reseal", action="store_true", help="replace an existing seal (needs --expect and --reason)")
+    s.add_argument("--expect", metavar="DIGEST", help="with --reseal: the new digest you declare")
+    s.add_argument("--reason", metavar="TEXT", help="with --reseal: why the sealed content changed")
+    s.set_defaults(handler=_seal)
+
+    v = sub.add_parser("verify", help="check DIR against its manifest; exit 4 on any difference")
+    v.add_argument("dir", type=Path)
+    v.add_argument("--expect", metavar="DIGEST", help="the seal digest recorded when DIR was sealed")
+    v.add_argument("--json", type=Path, metavar="OUT", help="write the verify report as JSON")
+    v.set_defaults(handler=_verify)
+
+    c = sub.add_parser("score", help="three-channel mechanical score of an actual table against sealed answers")
+    c.add_argument("--caliber", type=Path, required=True, metavar="CAL.yaml")
+    c.add_argument("--answers", type=Path, required=True, metavar="TABLE", help=".csv or .jsonl answer key")
+    c.add_argument("--actual", type=Path, required=True, metavar="TABLE", help=".csv or .jsonl actual table")
+    c.add_argument("--expected-behaviors", type=Path, metavar="TABLE")
+    c.add_argument("--observed-behaviors", type=Path, metavar="TABLE")
+    c.add_argument("--replay", type=Path, metavar="TABLE", help="a second run's actual table, for idempotence")
+    c.add_argument("--json", type=Path, metavar="OUT", help="write the canonical JSON report ('-' for stdout)")
+    c.add_argument("--md", type=Path, metavar="OUT", help="write the Markdown report")
+    c.set_defaults(handler=_score)
+
+    lk = sub.add_parser("leaks", help="find sealed answer values where they must not be; exit 6 on hits")
+    lk.add_argument("--answers", type=Path, required=True, action="append", metavar="TABLE")
+    lk.add_argument("--inputs", type=Path, action="append", default=[], metavar="PATH",
+                    help="inputs of the cases: values found here are not distinctive")
+    lk.add_argument("--actual", type=Path, action="append", default=[], metavar="TABLE",
+                    help="an actual table: checked for mirroring the answers, not for values")
+    lk.add_argument("--min-length", type=int, default=4, help="shortest value treated as distinctive")
+    lk.add_argument("--json", type=Path, metavar="OUT")
+    lk.add_argument("paths", type=Path, nargs="*", metavar="PATH")
+    lk.set_defaults(handler=_leaks)
+
+    sc = sub.add_parser("schema", help="export the JSON Schemas of every on-disk format")
+    sc.add_argument("--out", type=Path, default=Path("schemas"))
+    sc.set_defaults(handler=_schema)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    handler: Handler = args.handler
+    try:
+        return handler(args)
+    except TriAgentError as exc:
+        print(f"tri-agent: error: {exc.line()}", file=sys.stderr)
+        return int(exc.exit_code)
+    except OSError as exc:
+        print(f"tri-agent: error: {exc.strerror or exc}: {exc.filename or ''}; check the path and permissions",
+              file=sys.stderr)
+        return int(ExitCode.INFRASTRUCTURE)
+    except KeyboardInterrupt:
+        print("tri-agent: interrupted", file=sys.stderr)
+        return int(ExitCode.INFRASTRUCTURE)
+    except Exception as exc:  # a bug of ours: one line, exit 7, traceback only on request
+        if os.environ.get("TRI_AGENT_DEBUG"):
+            traceback.print_exc()
+        print(f"tri-agent: internal error: {type(exc).__name__}: {exc}; rerun with TRI_AGENT_DEBUG=1 and report it",
+              file=sys.stderr)
+        return int(ExitCode.INFRASTRUCTURE)
+

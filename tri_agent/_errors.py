@@ -1,0 +1,84 @@
+"""Exit codes and the one exception tree.
+
+Every command exits with one of these codes, and every error the library raises carries its code::
+
+    TriAgentError                 (base; never raised directly)
+    ├── UsageError                2  a flag, argument or option is wrong or missing
+    ├── MalformedInput            3  an input file cannot be read as what it claims to be
+    ├── TamperDetected            4  sealed evidence changed, or a seal rule was broken
+    ├── PolicyViolation           5  a role or contract broke the rules of the protocol
+    ├── LeakDetected              6  sealed answer values found where they must not be
+    ├── InfrastructureFailure     7  the harness itself could not run (non-determinism, IO, timeouts)
+    └── Escalation                8  a ticket exhausted its fix attempts; a human must decide
+
+Honest failure (something scored red) is exit 1 and is a *result*, not an exception: a score report
+with verdict ``fail``. Policy, tamper and leak codes are kept apart from honest failures so that a
+script can never mistake a broken exam for a broken target.
+
+Messages name the thing, the place (file:line, field, value) and what to do next, on one line.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """The documented exit codes of every ``tri-agent`` command."""
+
+    PASS = 0
+    FAIL = 1
+    USAGE = 2
+    MALFORMED = 3
+    TAMPER = 4
+    POLICY = 5
+    LEAK = 6
+    INFRASTRUCTURE = 7
+    ESCALATION = 8
+
+
+class TriAgentError(Exception):
+    """Root of every error tri_agent raises on purpose."""
+
+    exit_code: ExitCode = ExitCode.INFRASTRUCTURE
+
+    def __init__(self, message: str, *, hint: str = "") -> None:
+        self.message = message
+        self.hint = hint
+        super().__init__(self.line())
+
+    def line(self) -> str:
+        """The single line a user sees: what was wrong, where, and what to do next."""
+        return f"{self.message}; {self.hint}" if self.hint else self.message
+
+
+class UsageError(TriAgentError):
+    exit_code = ExitCode.USAGE
+
+
+class MalformedInput(TriAgentError):
+    exit_code = ExitCode.MALFORMED
+
+    def __init__(self, message: str, *, where: str = "", hint: str = "") -> None:
+        self.where = where
+        super().__init__(f"{where}: {message}" if where else message, hint=hint)
+
+
+class TamperDetected(TriAgentError):
+    exit_code = ExitCode.TAMPER
+
+
+class PolicyViolation(TriAgentError):
+    exit_code = ExitCode.POLICY
+
+
+class LeakDetected(TriAgentError):
+    exit_code = ExitCode.LEAK
+
+
+class InfrastructureFailure(TriAgentError):
+    exit_code = ExitCode.INFRASTRUCTURE
+
+
+class Escalation(TriAgentError):
+    exit_code = ExitCode.ESCALATION

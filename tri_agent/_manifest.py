@@ -1,0 +1,228 @@
+"""The manifest: what a sealed directory held, file by file.
+
+A manifest is a text file that ``sha256sum -c`` can check on its own, with our extra facts (schema
+version, sizes) carried in ``#`` comment lines that coreutils skips::
+
+    # tri-agent manifest v1 files=2 bytes=17
+    # size 12
+    3f79bb7b435b05321651daefd374cdc681dc06faa65e374e38337b88ca046dea  answers.jsonl
+    # size 5
+    \\9c56cc51b374c3ba189210d5b6d4bf57790d351c96c47c02190ecf1e430635ab  odd\\\\name.txt
+
+Entries are sorted by path (code point order, which is UTF-8 byte order); paths are POSIX, relative,
+normalised, and may not escape the directory. The seal digest is the SHA-256 of the manifest's bytes.
+Scanning a tree, rendering and parsing are here; the rules about *when* to seal are in ``_seal``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ._errors import TamperDetected
+
+MANIFEST_NAME = "MANIFEST.sha256"
+SEAL_LOG_NAME = "SEAL-LOG.jsonl"
+RESERVED_NAMES = frozenset({MANIFEST_NAME, SEAL_LOG_NAME})
+_HEADER = "# tri-agent manifest v1"
+_SMALL = 1 << 20
+_CHUNK = 1 << 20
+
+
+class ManifestEntry(BaseModel):
+    """One sealed file."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str = Field(description="POSIX path relative to the sealed directory.")
+    sha256: str = Field(description="Lower-case hex SHA-256 of the file's bytes.")
+    size: int = Field(description="Size of the file in bytes.")
+
+
+class Manifest(BaseModel):
+    """Every regular file under a sealed directory (the manifest and seal log excepted)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    schema_version: int = Field(default=1, description="Version of the manifest format.")
+    entries: tuple[ManifestEntry, ...] = Field(description="Entries sorted by path.")
+
+    def render(self) -> bytes:
+        total = sum(e.size for e in self.entries)
+        lines = [f"{_HEADER} files={len(self.entries)} bytes={total}"]
+        for e in self.entries:
+            lines.append(f"# size {e.size}")
+            lines.append(_hash_line(e.sha256, e.path))
+        return ("\n".join(lines) + "\n").encode("utf-8")
+
+    def digest(self) -> str:
+        return hashlib.sha256(self.render()).hexdigest()
+
+
+def _hash_line(sha: str, path: str) -> str:
+    # coreutils convention: a leading backslash announces escapes in the name
+    if "\\" in path:
+        return f"\\{sha}  {path.replace(chr(92), chr(92) * 2)}"
+    return f"{sha}  {path}"
+
+
+def parse(data: bytes, where: str) -> Manifest:
+    """Read a manifest strictly; anything unexpected in it is a tamper finding."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TamperDetected(f"{where}: manifest is not UTF-8 ({exc.reason})") from None
+    lines = text.split("\n")
+    if not lines or not lines[0].startswith(_HEADER) or lines[-1] != "":
+        raise TamperDetected(f"{where}:1: not a tri-agent manifest v1", hint="re-seal from trusted content")
+    entries = _parse_entries(lines[1:-1], where)
+    manifest = Manifest(entries=tuple(entries))
+    if manifest.render() != data:
+        raise TamperDetected(f"{where}: manifest is not in canonical form (edited by hand?)")
+    return manifest
+
+
+def _parse_entries(lines: list[str], where: str) -> list[ManifestEntry]:
+    if len(lines) % 2:
+        raise TamperDetected(f"{where}: manifest has a dangling line")
+    entries = []
+    for i in range(0, len(lines), 2):
+        lineno = i + 2
+        size_line, hash_line = lines[i], lines[i + 1]
+        if not size_line.startswith("# size ") or not size_line[7:].isdigit():
+            raise TamperDetected(f"{where}:{lineno}: expected '# size N', found {size_line!r}")
+        sha, path = _split_hash_line(hash_line, f"{where}:{lineno + 1}")
+        check_relative(path, f"{where}:{lineno + 1}")
+        entries.append(ManifestEntry(path=path, sha256=sha, size=int(size_line[7:])))
+    return entries
+
+
+def _split_hash_line(line: str, where: str) -> tuple[str, str]:
+    escaped = line.startswith("\\")
+    body = line[1:] if escaped else line
+    sha, sep, path = body.partition("  ")
+    if not sep or len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
+        raise TamperDetected(f"{where}: malformed manifest line {line!r}")
+    if escaped:
+        path = path.replace("\\\\", "\0").replace("\0", "\\")
+    return sha, path
+
+
+def check_relative(path: str, where: str) -> None:
+    """Refuse a manifest path that is absolute, unnormalised or escapes its directory."""
+    p = PurePosixPath(path)
+    bad = (
+        not path
+        or p.is_absolute()
+        or ".." in p.parts
+        or str(p) != path
+        or "." in p.parts
+        or any(ord(c) < 32 for c in path)
+    )
+    if bad:
+        raise TamperDetected(f"{where}: path {path!r} escapes or is not normalised", hint="re-seal")
+
+
+@dataclass
+class Scan:
+    """What a walk of a directory found: sealable entries and the reasons it cannot be sealed."""
+
+    entries: list[ManifestEntry] = field(default_factory=list)
+    problems: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+
+    def manifest(self) -> Manifest:
+        return Manifest(entries=tuple(sorted(self.entries, key=lambda e: e.path)))
+
+
+def scan(root: Path) -> Scan:
+    """Hash every regular file under ``root`` without following any symlink."""
+    result = Scan()
+    stack = [("", os.fspath(root))]
+    while stack:
+        rel_dir, abs_dir = stack.pop()
+        with os.scandir(abs_dir) as it:
+            for entry in it:
+                rel = f"{rel_dir}{entry.name}"
+                if not rel_dir and entry.name in RESERVED_NAMES:
+                    continue
+                _visit(entry, rel, result, stack)
+    return result
+
+
+def _visit(entry: os.DirEntry[str], rel: str, result: Scan, stack: list[tuple[str, str]]) -> None:
+    reason = _name_problem(rel)
+    if reason:
+        result.problems.append((rel.encode("utf-8", "backslashreplace").decode(), reason))
+    elif entry.is_symlink():
+        result.problems.append((rel, f"symlink to {os.readlink(entry.path)!r} (seal the target's content)"))
+    elif entry.is_dir(follow_symlinks=False):
+        stack.append((rel + "/", entry.path))
+    elif entry.is_file(follow_symlinks=False):
+        _hash_into(entry.path, rel, result)
+    else:
+        kind = stat.filemode(entry.stat(follow_symlinks=False).st_mode)[0]
+        result.problems.append((rel, f"special file (mode {kind}); only regular files can be sealed"))
+
+
+def _name_problem(rel: str) -> str:
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return "name is not valid UTF-8; rename it"
+    if any(ord(c) < 32 or c == "\x7f" for c in rel):
+        return "name holds a control character; rename it"
+    return ""
+
+
+def _hash_into(abs_path: str, rel: str, result: Scan) -> None:
+    sha, size, crlf = hash_file(abs_path)
+    if crlf:
+        result.problems.append((rel, "text file has CRLF line endings; convert to LF (e.g. dos2unix)"))
+    result.entries.append(ManifestEntry(path=rel, sha256=sha, size=size))
+
+
+def hash_file(path: str) -> tuple[str, int, bool]:
+    """Return (sha256 hex, size, holds CRLF text) reading the file once."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        size = os.fstat(fd).st_size
+        if size <= _SMALL:
+            data = _read_all(fd, size)
+            return hashlib.sha256(data).hexdigest(), len(data), _is_crlf_text(data)
+        return _hash_large(fd)
+    finally:
+        os.close(fd)
+
+
+def _read_all(fd: int, size: int) -> bytes:
+    data = os.read(fd, size + 1)
+    if len(data) <= size:
+        return data
+    parts = [data]  # the file grew while we read it: take all of it
+    while chunk := os.read(fd, _CHUNK):
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+def _hash_large(fd: int) -> tuple[str, int, bool]:
+    h = hashlib.sha256()
+    buf = bytearray(_CHUNK)
+    view = memoryview(buf)
+    size, crlf, binary, last = 0, False, False, 0
+    with os.fdopen(fd, "rb", buffering=0, closefd=False) as f:
+        while n := f.readinto(buf):
+            h.update(view[:n])
+            binary = binary or buf.find(b"\0", 0, n) >= 0
+            crlf = crlf or buf.find(b"\r\n", 0, n) >= 0 or (last == 13 and buf[0] == 10)
+            last, size = buf[n - 1], size + n
+    return h.hexdigest(), size, crlf and not binary
+
+
+def _is_crlf_text(data: bytes) -> bool:
+    # "text" means no NUL byte anywhere: the same rule for small and large files
+    return b"\r\n" in data and b"\0" not in data

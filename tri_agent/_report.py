@@ -1,0 +1,195 @@
+"""The score report: one canonical JSON document, and its Markdown rendering.
+
+The JSON holds no clock and no path, its lists are sorted, and it is written with sorted keys, so the
+same inputs give the same bytes on any machine. Digests of every input are echoed so that a reader can
+check which answer key, actual table and caliber a verdict was computed from.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Verdict = Literal["pass", "fail"]
+Attribution = Literal["engine", "exam"]
+
+
+class InputDigest(BaseModel):
+    """One input file the score was computed from."""
+
+    role: str = Field(description="answers, actual, caliber, expected_behaviors, observed_behaviors or replay.")
+    name: str = Field(description="File name (no directory, so reports do not depend on where files live).")
+    format: str = Field(description="csv, jsonl or yaml.")
+    sha256: str = Field(description="SHA-256 of the file's bytes.")
+    rows: int | None = Field(default=None, description="Data rows, for tables.")
+
+
+class CellFailure(BaseModel):
+    """A cell (or a whole row) that did not match its sealed value."""
+
+    key: dict[str, str] = Field(description="Key column -> value of the row concerned.")
+    field: str | None = Field(description="Scored field; null for an unexpected row.")
+    cls: str | None = Field(description="Tolerance class of the field.")
+    expected: str | None = Field(description="Sealed value as written in the answer key.")
+    actual: str | None = Field(description="Actual value as written by the target; null when absent.")
+    reason: str = Field(description="out_of_tolerance, not_equal, not_in_enum, missing_field, missing_row "
+                                    "or unexpected_row.")
+
+
+class FieldTally(BaseModel):
+    """Per-field counts over the expected rows."""
+
+    cls: str = Field(description="Tolerance class.")
+    passed: int
+    failed: int
+    within_tolerance_nonzero: int = Field(description="Passing cells whose exact difference is not zero.")
+
+
+class DeltaCount(BaseModel):
+    delta: str = Field(description="actual - expected, exact.")
+    count: int
+
+
+class DriftAudit(BaseModel):
+    """Differences inside tolerance for one decimal field: how many, which way, how large."""
+
+    field: str
+    cls: str
+    tolerance: str
+    nonzero: int = Field(description="Passing cells with a non-zero difference.")
+    positive: int = Field(description="Of those, actual above expected.")
+    negative: int = Field(description="Of those, actual below expected.")
+    top_deltas: list[DeltaCount] = Field(description="Most frequent differences, most frequent first (at most 10).")
+    systematic: bool = Field(description="At least min_cases differences, and direction_share of them one way.")
+
+
+class AnswersChannel(BaseModel):
+    """Channel 1 (sealed answers) or channel 2 (behaviours, one status field)."""
+
+    verdict: Verdict
+    passed: int = Field(description="Expected rows whose every field passed.")
+    total: int = Field(description="Denominator: expected rows plus unexpected actual rows.")
+    rows_expected: int
+    rows_actual: int
+    rows_missing: int
+    rows_unexpected: int
+    fields: dict[str, FieldTally]
+    failures: list[CellFailure] = Field(description="Every failing cell, sorted by key then field order.")
+    drift: list[DriftAudit] = Field(default_factory=list)
+
+
+class RelationFailure(BaseModel):
+    where: str = Field(description="The group, pair or row the check was about.")
+    detail: str
+    attribution: Attribution = Field(description="exam when the sealed answers agree with the target on every "
+                                                 "row involved (the caliber is wrong), else engine.")
+
+
+class RelationOutcome(BaseModel):
+    name: str
+    kind: str
+    checked: int = Field(description="Instances checked (groups, pairs or rows).")
+    failed: int
+    failures: list[RelationFailure]
+
+
+class RelationsChannel(BaseModel):
+    verdict: Verdict
+    passed: int
+    total: int
+    relations: list[RelationOutcome]
+
+
+class ScoreReport(BaseModel):
+    """The canonical result of ``tri-agent score``."""
+
+    schema_version: Literal[1] = 1
+    verdict: Verdict = Field(description="pass only when every channel passes and no blocker stands.")
+    blockers: list[str] = Field(description="Why the verdict is fail, one line each.")
+    caliber_sha256: str
+    answers_sha256: str
+    actual_sha256: str
+    inputs: list[InputDigest]
+    answers: AnswersChannel
+    behaviors: AnswersChannel | None = None
+    relations: RelationsChannel | None = None
+
+    def to_json(self) -> str:
+        return json.dumps(self.model_dump(mode="json"), sort_keys=True, indent=1, ensure_ascii=False) + "\n"
+
+
+def render_markdown(report: ScoreReport, max_failures: int = 50) -> str:
+    """A human summary; the JSON stays the complete record."""
+    out = [f"# Score report: {report.verdict.upper()}", ""]
+    out += [f"- blocker: {b}" for b in report.blockers] or ["- no blockers"]
+    out += ["", "| channel | passed | total | verdict |", "|---|---|---|---|"]
+    out += _channel_rows(report)
+    out += _field_table(report.answers)
+    out += _drift_table(report.answers.drift)
+    for title, channel in (("answers", report.answers), ("behaviours", report.behaviors)):
+        if channel is not None and channel.failures:
+            out += _failure_table(title, channel.failures, max_failures)
+    if report.relations is not None:
+        out += _relation_lines(report.relations)
+    out += ["", "## Inputs", "", "| role | file | sha256 |", "|---|---|---|"]
+    out += [f"| {i.role} | {_md(i.name)} | `{i.sha256}` |" for i in report.inputs]
+    return "\n".join(out) + "\n"
+
+
+def _channel_rows(report: ScoreReport) -> list[str]:
+    rows = [("1 answers", report.answers.passed, report.answers.total, report.answers.verdict)]
+    if report.behaviors is not None:
+        rows.append(("2 behaviours", report.behaviors.passed, report.behaviors.total, report.behaviors.verdict))
+    if report.relations is not None:
+        rows.append(("3 relations", report.relations.passed, report.relations.total, report.relations.verdict))
+    return [f"| {n} | {p} | {t} | {v} |" for n, p, t, v in rows]
+
+
+def _field_table(ch: AnswersChannel) -> list[str]:
+    out = ["", "## Fields", "", "| field | class | passed | failed | in-tolerance non-zero |", "|---|---|---|---|---|"]
+    out += [f"| {_md(n)} | {t.cls} | {t.passed} | {t.failed} | {t.within_tolerance_nonzero} |"
+            for n, t in ch.fields.items()]
+    out.append(f"\nRows: {ch.rows_expected} expected, {ch.rows_actual} actual, {ch.rows_missing} missing, "
+               f"{ch.rows_unexpected} unexpected.")
+    return out
+
+
+def _drift_table(drift: list[DriftAudit]) -> list[str]:
+    if not drift:
+        return []
+    out = ["", "## Drift audit", "", "| field | non-zero | up | down | most frequent | systematic |",
+           "|---|---|---|---|---|---|"]
+    for d in drift:
+        top = ", ".join(f"{t.delta} x{t.count}" for t in d.top_deltas[:3]) or "-"
+        out.append(f"| {_md(d.field)} | {d.nonzero} | {d.positive} | {d.negative} | {top} | "
+                   f"{'**yes**' if d.systematic else 'no'} |")
+    return out
+
+
+def _failure_table(title: str, failures: list[CellFailure], limit: int) -> list[str]:
+    shown = failures[:limit]
+    note = f" (first {limit} of {len(failures)}; the JSON report lists all)" if len(failures) > limit else ""
+    out = ["", f"## Failing cells: {title}{note}", "", "| key | field | class | expected | actual | reason |",
+           "|---|---|---|---|---|---|"]
+    for f in shown:
+        key = ", ".join(f"{k}={v}" for k, v in f.key.items())
+        out.append(f"| {_md(key)} | {_md(f.field or '-')} | {f.cls or '-'} | {_md(f.expected)} | {_md(f.actual)} "
+                   f"| {f.reason} |")
+    return out
+
+
+def _relation_lines(ch: RelationsChannel) -> list[str]:
+    out = ["", "## Relations", "", "| relation | kind | checked | failed |", "|---|---|---|---|"]
+    out += [f"| {_md(r.name)} | {r.kind} | {r.checked} | {r.failed} |" for r in ch.relations]
+    for r in ch.relations:
+        out += [f"- {_md(r.name)} at {_md(f.where)}: {_md(f.detail)} (attributed to {f.attribution})"
+                for f in r.failures]
+    return out
+
+
+def _md(text: str | None) -> str:
+    if text is None:
+        return "(absent)"
+    return text.replace("|", "\\|").replace("\n", "\\n")

@@ -1,0 +1,37 @@
+"""JSON Schemas of every on-disk format, exported from the pydantic models (never written by hand)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from ._caliber import Caliber
+from ._leaks import LeakReport
+from ._manifest import Manifest
+from ._report import ScoreReport
+from ._seal import SealLogEntry, VerifyReport
+
+FORMATS: dict[str, type[BaseModel]] = {
+    "caliber": Caliber,
+    "manifest": Manifest,
+    "seal-log-entry": SealLogEntry,
+    "verify-report": VerifyReport,
+    "score-report": ScoreReport,
+    "leak-report": LeakReport,
+}
+
+
+def schema_text(model: type[BaseModel]) -> str:
+    return json.dumps(model.model_json_schema(by_alias=True), indent=1, sort_keys=True) + "\n"
+
+
+def export_schemas(out: Path) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, model in FORMATS.items():
+        path = out / f"{name}.schema.json"
+        path.write_text(schema_text(model), encoding="utf-8")
+        written.append(path)
+    return written

@@ -1,0 +1,196 @@
+"""Channels 1 and 2: an actual table joined to its sealed answer table on the key, cell by cell.
+
+The work is split for speed without splitting the rules: polars scans both tables, joins them, and
+keeps only the rows that are not *certainly* passing (see ``ToleranceClass.fast_equal``); every kept
+row is then judged by the exact Python rules of ``_tolerance``. So a million matching rows cost one
+streaming join, and every failure, every in-tolerance difference and every malformed cell is decided
+by the reference implementation.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+import polars as pl
+
+from ._caliber import Drift, FieldSpec
+from ._errors import MalformedInput
+from ._report import AnswersChannel, CellFailure, DeltaCount, DriftAudit, FieldTally
+from ._tables import ROW, Table, locate_csv_problem
+from ._tolerance import BLANK_CHARS, CLASSES, EXACT, BadValue, check_expected, compare_cell
+
+_E, _A = "\x1fe:", "\x1fa:"
+_RE, _RA = "\x1f_re", "\x1f_ra"
+KeyTuple = tuple[str, ...]
+
+
+@dataclass
+class _Tally:
+    failed: Counter[str] = field(default_factory=Counter)
+    deltas: dict[str, list[Decimal]] = field(default_factory=dict)
+    failures: list[tuple[KeyTuple, int, CellFailure]] = field(default_factory=list)
+    failed_rows: int = 0
+    missing: int = 0
+    unexpected: int = 0
+
+
+def compare_tables(key: list[str], fields: dict[str, FieldSpec], expected: Table, actual: Table,
+                   drift: Drift | None = None) -> tuple[AnswersChannel, set[KeyTuple]]:
+    """Score ``actual`` against ``expected``; returns the channel and the keys of every failing row."""
+    _require_columns(key, fields, expected, actual)
+    n_expected, n_actual = _check_keys(key, expected), _check_keys(key, actual)
+    rows = _interesting_rows(key, fields, expected, actual)
+    tally = _Tally()
+    for row in rows.iter_rows(named=True):
+        _judge_row(row, key, fields, expected, actual, tally)
+    tally.failures.sort(key=lambda t: (t[0], t[1]))
+    channel = _channel(fields, tally, n_expected, n_actual, drift)
+    return channel, {t[0] for t in tally.failures}
+
+
+def _require_columns(key: list[str], fields: dict[str, FieldSpec], expected: Table, actual: Table) -> None:
+    for table, needed in ((expected, [*key, *fields]), (actual, key)):
+        absent = [c for c in needed if c not in table.columns]
+        if absent:
+            raise MalformedInput(
+                f"column {absent[0]!r} is absent (columns: {', '.join(table.columns) or 'none'})",
+                where=f"{table.path}:1", hint="name it in the header, or fix the caliber's key/fields",
+            )
+
+
+def _check_keys(key: list[str], table: Table) -> int:
+    """Row count of ``table``, refusing blank and duplicate keys with file:line."""
+    k = pl.struct(key) if len(key) > 1 else pl.col(key[0])
+    blank = pl.any_horizontal([pl.col(c).is_null() | (pl.col(c).str.strip_chars(BLANK_CHARS) == "") for c in key])
+    stats = _collect(table, table.frame.select(pl.len().alias("n"), k.n_unique().alias("u"),
+                                               blank.arg_true().first().alias("b")))
+    n, unique, first_blank = stats.row(0)
+    if first_blank is not None:
+        raise MalformedInput("blank key value; blank is not a value", where=table.where(first_blank),
+                             hint=f"every row needs {', '.join(key)}")
+    if unique != n:
+        _raise_duplicate(key, table)
+    return int(n)
+
+
+def _raise_duplicate(key: list[str], table: Table) -> None:
+    dup = _collect(table, table.frame.group_by(key).agg(pl.col(ROW).sort().alias("rows"))
+                   .filter(pl.col("rows").list.len() > 1).sort(pl.col("rows").list.first()).limit(1))
+    first, second = dup["rows"][0][0], dup["rows"][0][1]
+    values = ", ".join(f"{c}={dup[c][0]!r}" for c in key)
+    raise MalformedInput(f"duplicate key ({values}), first at line {table.line_of(first)}",
+                         where=table.where(second), hint="keys must be unique in a table")
+
+
+def _interesting_rows(key: list[str], fields: dict[str, FieldSpec], expected: Table, actual: Table) -> pl.DataFrame:
+    e = expected.frame.select(*key, ROW, *fields).rename({ROW: _RE} | {f: _E + f for f in fields})
+    present = [f for f in fields if f in actual.columns]
+    a = actual.frame.select(*key, ROW, *present).rename({ROW: _RA} | {f: _A + f for f in present})
+    a = a.with_columns(pl.lit(None, pl.String).alias(_A + f) for f in fields if f not in present)
+    joined = e.join(a, on=key, how="full", coalesce=True)
+    certain = [_certain(f, spec) for f, spec in fields.items()]
+    keep = pl.col(_RE).is_null() | pl.col(_RA).is_null() | ~pl.all_horizontal(certain)
+    try:
+        return joined.filter(keep).collect(engine="streaming")
+    except pl.exceptions.PolarsError as exc:
+        raise _locate(exc, expected, actual) from None
+
+
+def _certain(name: str, spec: FieldSpec) -> pl.Expr:
+    fast = CLASSES[spec.cls].fast_equal
+    if fast is None:
+        return pl.lit(False)
+    e, a = pl.col(_E + name), pl.col(_A + name)
+    ok = fast(e, a)
+    if spec.values is not None:
+        ok = ok & e.is_in(spec.values)
+    return ok.fill_null(False)
+
+
+def _collect(table: Table, query: pl.LazyFrame) -> pl.DataFrame:
+    try:
+        return query.collect(engine="streaming")
+    except pl.exceptions.PolarsError as exc:
+        raise _locate(exc, table) from None
+
+
+def _locate(exc: Exception, *tables: Table) -> MalformedInput:
+    for t in tables:
+        if t.format == "csv":
+            found = locate_csv_problem(t.path, len(t.columns))
+            if found.where != str(t.path):
+                return found
+    return MalformedInput(f"unreadable table ({str(exc).splitlines()[0]})", where=str(tables[0].path))
+
+
+def _judge_row(row: dict[str, Any], key: list[str], fields: dict[str, FieldSpec],
+               expected: Table, actual: Table, tally: _Tally) -> None:
+    k = tuple(str(row[c]) for c in key)
+    key_map = dict(zip(key, k, strict=True))
+    if row[_RE] is None:
+        tally.unexpected += 1
+        tally.failures.append((k, -1, CellFailure(key=key_map, field=None, cls=None, expected=None,
+                                                  actual=None, reason="unexpected_row")))
+        return
+    failed = False
+    for i, (name, spec) in enumerate(fields.items()):
+        reason, delta = _judge_cell(row, name, spec, expected, actual)
+        if reason is not None:
+            failed = True
+            tally.failed[name] += 1
+            tally.failures.append((k, i, CellFailure(key=key_map, field=name, cls=spec.cls,
+                                                     expected=row[_E + name], actual=row[_A + name], reason=reason)))
+        elif delta:
+            tally.deltas.setdefault(name, []).append(delta)
+    tally.failed_rows += failed
+    tally.missing += row[_RA] is None
+
+
+def _judge_cell(row: dict[str, Any], name: str, spec: FieldSpec, expected: Table,
+                actual: Table) -> tuple[str | None, Decimal | None]:
+    cls, enum = CLASSES[spec.cls], frozenset(spec.values) if spec.values is not None else None
+    try:
+        sealed = check_expected(cls, row[_E + name], enum)
+    except BadValue as exc:
+        raise MalformedInput(f"field {name!r}: {exc}", where=expected.where(row[_RE])) from None
+    if row[_RA] is None:
+        return "missing_row", None
+    try:
+        cell = compare_cell(cls, sealed, row[_A + name], enum)
+    except BadValue as exc:
+        raise MalformedInput(f"field {name!r}: {exc}", where=actual.where(row[_RA])) from None
+    return cell.reason, cell.delta
+
+
+def _channel(fields: dict[str, FieldSpec], tally: _Tally, n_expected: int, n_actual: int,
+             drift: Drift | None) -> AnswersChannel:
+    tallies = {
+        name: FieldTally(cls=spec.cls, passed=n_expected - tally.failed[name], failed=tally.failed[name],
+                         within_tolerance_nonzero=len(tally.deltas.get(name, [])))
+        for name, spec in fields.items()
+    }
+    audits = [_audit(n, s, tally.deltas.get(n, []), drift) for n, s in fields.items()
+              if drift is not None and CLASSES[s.cls].tolerance is not None]
+    passed = n_expected - tally.failed_rows
+    return AnswersChannel(
+        verdict="pass" if not tally.failures else "fail", passed=passed, total=n_expected + tally.unexpected,
+        rows_expected=n_expected, rows_actual=n_actual, rows_missing=tally.missing,
+        rows_unexpected=tally.unexpected, fields=tallies, failures=[t[2] for t in tally.failures], drift=audits,
+    )
+
+
+def _audit(name: str, spec: FieldSpec, deltas: list[Decimal], drift: Drift) -> DriftAudit:
+    up = sum(1 for d in deltas if d > 0)
+    down = len(deltas) - up
+    # 0.010 and 0.01 are one difference: count normalised values so the text is order-independent
+    counts = Counter(EXACT.normalize(d) for d in deltas)
+    top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:10]
+    systematic = len(deltas) >= drift.min_cases and max(up, down) >= drift.direction_share * len(deltas)
+    return DriftAudit(
+        field=name, cls=spec.cls, tolerance=str(CLASSES[spec.cls].tolerance), nonzero=len(deltas),
+        positive=up, negative=down, top_deltas=[DeltaCount(delta=format(d, "f"), count=c) for d, c in top],
+        systematic=systematic,
+    )

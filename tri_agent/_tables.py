@@ -1,0 +1,194 @@
+"""Answer and actual tables: JSONL or CSV (by extension), every cell kept as its literal text.
+
+A table is a lazy polars frame of string columns plus ``_row`` (the record's 0-based index), so a
+million-row CSV is scanned by polars without a Python loop. JSON numbers keep the characters they were
+written with (``1.10`` stays ``1.10``): no value ever passes through a binary float. Columns whose
+class is json or set hold the JSON text of their value in both formats, so CSV and JSONL agree.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import polars as pl
+
+from ._errors import MalformedInput, UsageError
+
+Format = Literal["csv", "jsonl"]
+ROW = "_row"
+_FORMATS: dict[str, Format] = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
+
+
+class _Number(str):
+    """A JSON number, kept as the exact text of its literal."""
+
+
+@dataclass
+class Table:
+    """One table on disk, ready to scan."""
+
+    path: Path
+    format: Format
+    columns: list[str]
+    frame: pl.LazyFrame
+    sha256: str
+    _lines: list[int] | None = field(default=None, repr=False)
+
+    def line_of(self, row: int) -> int:
+        """1-based line where record ``row`` starts (exact, also for quoted multi-line CSV cells)."""
+        if self._lines is None:
+            self._lines = _csv_record_lines(self.path)
+        return self._lines[row] if 0 <= row < len(self._lines) else row + 2
+
+    def where(self, row: int) -> str:
+        return f"{self.path}:{self.line_of(row)}"
+
+
+def table_format(path: Path) -> Format:
+    fmt = _FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        raise UsageError(f"{path}: unknown table format {path.suffix!r}", hint="use .csv, .jsonl or .ndjson")
+    return fmt
+
+
+def read_table(path: Path, json_columns: frozenset[str] = frozenset(), columns: tuple[str, ...] = ()) -> Table:
+    """Open ``path`` as a table; JSONL is parsed now, CSV is scanned lazily by polars.
+
+    In JSONL a field absent from every row (or an empty file) still exists, all blank: ``columns``
+    names those the caller will read. A CSV header, by contrast, says exactly what exists.
+    """
+    data = _read_bytes(path)
+    digest = hashlib.sha256(data).hexdigest()
+    if table_format(path) == "csv":
+        return Table(path, "csv", _csv_header(data, path), _scan_csv(path), digest)
+    names, lines, frame = _parse_jsonl(data, path, json_columns)
+    absent = [c for c in columns if c not in names]
+    frame = frame.with_columns(pl.lit(None, pl.String).alias(c) for c in absent)
+    return Table(path, "jsonl", names + absent, frame.lazy(), digest, lines)
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise UsageError(f"{path} does not exist", hint="check the path") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path} is a directory, not a table file") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def _csv_header(data: bytes, path: Path) -> list[str]:
+    first = data.split(b"\n", 1)[0].removeprefix(b"\xef\xbb\xbf")
+    try:
+        text = first.decode("utf-8")
+    except UnicodeDecodeError:
+        raise MalformedInput("header is not UTF-8", where=f"{path}:1", hint="save the file as UTF-8") from None
+    header = next(csv.reader([text.rstrip("\r")]), [])
+    if not header or all(not h.strip() for h in header):
+        raise MalformedInput("no header row", where=f"{path}:1", hint="the first line must name the columns")
+    dupes = sorted({h for h in header if header.count(h) > 1})
+    if dupes:
+        raise MalformedInput(f"column {dupes[0]!r} appears twice in the header", where=f"{path}:1")
+    return header
+
+
+def _scan_csv(path: Path) -> pl.LazyFrame:
+    return pl.scan_csv(path, infer_schema=False, encoding="utf8", quote_char='"').with_row_index(ROW)
+
+
+def _csv_record_lines(path: Path) -> list[int]:
+    text = path.read_bytes().decode("utf-8", errors="replace").removeprefix("\ufeff")
+    reader = csv.reader(io.StringIO(text, newline=""))
+    starts, previous_end = [], 1
+    next(reader, None)
+    previous_end = reader.line_num
+    for _ in reader:
+        starts.append(previous_end + 1)
+        previous_end = reader.line_num
+    return starts
+
+
+def locate_csv_problem(path: Path, ncols: int) -> MalformedInput:
+    """Find the first line that makes a CSV unreadable (encoding or field count)."""
+    raw = path.read_bytes()
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        return MalformedInput(f"byte {exc.start} is not UTF-8", where=f"{path}:{line}", hint="save the file as UTF-8")
+    reader = csv.reader(io.StringIO(raw.decode("utf-8").removeprefix("\ufeff"), newline=""))
+    start = 1
+    for record in reader:
+        if len(record) > ncols:
+            return MalformedInput(f"{len(record)} fields where the header has {ncols}", where=f"{path}:{start}",
+                                  hint="quote cells that contain commas")
+        start = reader.line_num + 1
+    return MalformedInput("polars could not read this CSV", where=str(path), hint="check quoting and delimiters")
+
+
+def _parse_jsonl(data: bytes, path: Path, json_columns: frozenset[str]) -> tuple[list[str], list[int], pl.DataFrame]:
+    columns: dict[str, list[str | None]] = {}
+    lines: list[int] = []
+    for lineno, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        row = _parse_jsonl_line(raw, f"{path}:{lineno}")
+        for name in row:
+            if name not in columns:
+                columns[name] = [None] * len(lines)
+        for name, values in columns.items():
+            values.append(_cell(row.get(name), name in json_columns))
+        lines.append(lineno)
+    frame = pl.DataFrame({name: pl.Series(name, v, dtype=pl.String) for name, v in columns.items()})
+    frame = frame.with_row_index(ROW) if columns else pl.DataFrame({ROW: pl.Series([], dtype=pl.UInt32)})
+    return list(columns), lines, frame
+
+
+def _parse_jsonl_line(raw: bytes, where: str) -> dict[str, Any]:
+    try:
+        row = json.loads(raw.decode("utf-8").removeprefix("\ufeff"), parse_float=_Number, parse_int=_Number,
+                         object_pairs_hook=_object)
+    except UnicodeDecodeError:
+        raise MalformedInput("line is not UTF-8", where=where, hint="save the file as UTF-8") from None
+    except ValueError as exc:
+        raise MalformedInput(f"not valid JSON ({exc})", where=where, hint="one JSON object per line") from None
+    if not isinstance(row, dict):
+        raise MalformedInput(f"expected a JSON object, found {type(row).__name__}", where=where)
+    return row
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"key {k!r} repeated in one object")
+        out[k] = v
+    return out
+
+
+def _cell(value: Any, as_json: bool) -> str | None:
+    if value is None:
+        return None
+    if as_json or isinstance(value, dict | list):
+        return to_json_text(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def to_json_text(value: Any) -> str:
+    """JSON text of a parsed value, numbers written exactly as they were read."""
+    if isinstance(value, _Number):
+        return str.__str__(value)
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{json.dumps(k, ensure_ascii=False)}:{to_json_text(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(to_json_text(v) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=False)

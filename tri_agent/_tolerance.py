@@ -1,0 +1,203 @@
+"""Tolerance classes: the closed set of ways a sealed value and an actual value can agree.
+
+One row of ``CLASSES`` per class. Each row says how to read a cell exactly (never through a binary
+float), how two cells compare, and, for speed, a polars expression that recognises the cells that are
+*certainly* equal and valid; every other cell is decided by the Python rule, which is the reference.
+Blank (empty or ASCII-whitespace-only text, or null) is never a value.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Context, Decimal, Inexact, InvalidOperation
+from typing import Any, Literal, NamedTuple
+
+import polars as pl
+
+ClassName = Literal["amount", "ratio", "count", "status", "text", "json", "set"]
+Reason = Literal["out_of_tolerance", "not_equal", "missing_field", "not_in_enum"]
+
+BLANK_CHARS = " \t\n\r\f\v"
+_NUMBER = re.compile(r"[+-]?\d+(\.\d+)?([eE][+-]?\d+)?")
+_INTEGER = re.compile(r"[+-]?\d+")
+_FAST_DECIMAL = r"^[+-]?\d{1,19}(\.\d{1,18})?$"
+_FAST_INTEGER = r"^[+-]?\d{1,18}$"
+_MAX_LITERAL = 200
+_MAX_EXPONENT = 1000
+# wide enough that subtracting any two accepted literals is exact; Inexact is trapped to prove it
+EXACT = Context(prec=2 * _MAX_EXPONENT + 2 * _MAX_LITERAL, Emax=10**6, Emin=-(10**6), traps=[Inexact])
+
+
+class BadValue(ValueError):
+    """A cell that cannot be read as its class: malformed input, never a scored failure."""
+
+
+class Cell(NamedTuple):
+    """How one actual cell compares with its sealed value."""
+
+    ok: bool
+    reason: Reason | None = None
+    delta: Decimal | None = None  # actual - expected, for the decimal classes
+
+
+def is_blank(raw: str | None) -> bool:
+    return raw is None or not raw.strip(BLANK_CHARS)
+
+
+def parse_decimal(raw: str) -> Decimal:
+    if len(raw) > _MAX_LITERAL or not _NUMBER.fullmatch(raw):
+        raise BadValue(f"needs a decimal number literal like 12.30, found {raw!r}")
+    value = Decimal(raw)
+    if abs(value.adjusted()) > _MAX_EXPONENT:
+        raise BadValue(f"number {raw!r} is outside the supported range (exponent over {_MAX_EXPONENT})")
+    return value
+
+
+def parse_count(raw: str) -> int:
+    if len(raw) > _MAX_LITERAL or not _INTEGER.fullmatch(raw):
+        raise BadValue(f"needs an integer literal like 42, found {raw!r}")
+    return int(raw)
+
+
+def canonical_json(raw: str) -> str:
+    """Semantic JSON: object key order ignored, list order kept, numbers compared as decimals."""
+    return _dump(_load_json(raw))
+
+
+def canonical_set(raw: str) -> str:
+    """Unordered list equality with duplicates significant: sort the canonical elements."""
+    value = _load_json(raw)
+    if not isinstance(value, list):
+        raise BadValue(f"needs a JSON list, found {_clip(raw)}")
+    return "[" + ",".join(sorted(_dump(v) for v in value)) + "]"
+
+
+def _load_json(raw: str) -> Any:
+    try:
+        return json.loads(raw, parse_float=Decimal, parse_int=Decimal, parse_constant=_no_constant,
+                          object_pairs_hook=_no_duplicate_keys)
+    except (ValueError, RecursionError) as exc:
+        raise BadValue(f"needs JSON text, found {_clip(raw)} ({exc})") from None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"object key {k!r} repeated")
+        out[k] = v
+    return out
+
+
+def _dump(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{json.dumps(k, ensure_ascii=False)}:{_dump(value[k])}" for k in sorted(value)) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(_dump(v) for v in value) + "]"
+    if isinstance(value, Decimal):
+        return "0" if value.is_zero() else str(value.normalize(EXACT))
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _clip(raw: str) -> str:
+    return repr(raw if len(raw) <= 60 else raw[:57] + "...")
+
+
+def _compare_decimal(tolerance: Decimal) -> Callable[[str, str], Cell]:
+    def compare(expected: str, actual: str) -> Cell:
+        e, a = parse_decimal(expected), parse_decimal(actual)
+        try:
+            delta = EXACT.subtract(a, e)
+        except (Inexact, InvalidOperation):
+            raise BadValue(f"cannot subtract {expected!r} from {actual!r} exactly") from None
+        ok = EXACT.abs(delta) <= tolerance
+        return Cell(ok, None if ok else "out_of_tolerance", delta)
+
+    return compare
+
+
+def _compare_by(read: Callable[[str], object]) -> Callable[[str, str], Cell]:
+    def compare(expected: str, actual: str) -> Cell:
+        ok = read(expected) == read(actual)
+        return Cell(ok, None if ok else "not_equal")
+
+    return compare
+
+
+def _fast_decimal(e: pl.Expr, a: pl.Expr) -> pl.Expr:
+    dec = pl.Decimal(38, 18)
+    return (
+        e.str.contains(_FAST_DECIMAL) & a.str.contains(_FAST_DECIMAL)
+        & (e.cast(dec, strict=False) == a.cast(dec, strict=False))
+    )
+
+
+def _fast_count(e: pl.Expr, a: pl.Expr) -> pl.Expr:
+    return (
+        e.str.contains(_FAST_INTEGER) & a.str.contains(_FAST_INTEGER)
+        & (e.cast(pl.Int64, strict=False) == a.cast(pl.Int64, strict=False))
+    )
+
+
+def _fast_text(e: pl.Expr, a: pl.Expr) -> pl.Expr:
+    return (e == a) & (e.str.strip_chars(BLANK_CHARS) != "")
+
+
+@dataclass(frozen=True)
+class ToleranceClass:
+    """One closed-set class: its rule in words, its exact comparison and its fast certain-pass test."""
+
+    name: ClassName
+    rule: str
+    compare: Callable[[str, str], Cell]
+    fast_equal: Callable[[pl.Expr, pl.Expr], pl.Expr] | None
+    tolerance: Decimal | None = None
+    validate: Callable[[str], object] = str
+
+
+CLASSES: dict[str, ToleranceClass] = {
+    c.name: c
+    for c in (
+        ToleranceClass("amount", "exact decimal, |actual - expected| <= 0.01", _compare_decimal(Decimal("0.01")),
+                       _fast_decimal, Decimal("0.01"), parse_decimal),
+        ToleranceClass("ratio", "exact decimal, |actual - expected| <= 1e-6", _compare_decimal(Decimal("1e-6")),
+                       _fast_decimal, Decimal("1e-6"), parse_decimal),
+        ToleranceClass("count", "integer equality", _compare_by(parse_count), _fast_count, None, parse_count),
+        ToleranceClass("status", "exact equality against an enum", _compare_by(str), _fast_text),
+        ToleranceClass("text", "exact string equality", _compare_by(str), _fast_text),
+        ToleranceClass("json", "semantic JSON equality (key order ignored, list order kept)",
+                       _compare_by(canonical_json), None, None, canonical_json),
+        ToleranceClass("set", "unordered list equality, duplicates significant",
+                       _compare_by(canonical_set), None, None, canonical_set),
+    )
+}
+
+
+def check_expected(cls: ToleranceClass, expected: str | None, enum: frozenset[str] | None = None) -> str:
+    """The sealed value, or BadValue: the answer key must hold a readable, non-blank value."""
+    if expected is None or is_blank(expected):
+        raise BadValue("the answer key holds a blank value; blank is not a value")
+    if enum is not None and expected not in enum:
+        raise BadValue(f"answer {expected!r} is not in the declared values {sorted(enum)}")
+    cls.validate(expected)
+    return expected
+
+
+def compare_cell(cls: ToleranceClass, expected: str, actual: str | None,
+                 enum: frozenset[str] | None = None) -> Cell:
+    """Judge one actual cell against a sealed value already passed by ``check_expected``.
+
+    An unreadable actual value raises BadValue (malformed input); a blank one is a missing field.
+    """
+    if actual is None or is_blank(actual):
+        return Cell(False, "missing_field")
+    if enum is not None and actual not in enum:
+        return Cell(False, "not_in_enum")
+    return cls.compare(expected, actual)
