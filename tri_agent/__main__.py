@@ -2,4 +2,5 @@ import sys
 
 from ._cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # guarded: worker processes re-import the main module
+    sys.exit(main())

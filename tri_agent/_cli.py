@@ -24,10 +24,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _seal(args: argparse.Namespace) -> int:
-    from ._seal import preview, seal
+    from ._seal import digest_of, preview, seal
 
     if args.dry_run:
-        print(preview(args.dir).digest())
+        print(digest_of(preview(args.dir)))
         return ExitCode.PASS
     print(seal(args.dir, reseal=args.reseal, expect=args.expect, reason=args.reason))
     return ExitCode.PASS

@@ -11,7 +11,6 @@ import hashlib
 import json
 import os
 import tempfile
-from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
@@ -19,7 +18,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from ._errors import TamperDetected, UsageError
-from ._manifest import MANIFEST_NAME, SEAL_LOG_NAME, Manifest, ManifestEntry, parse, scan
+from ._manifest import MANIFEST_NAME, SEAL_LOG_NAME, Entry, parse, render, scan
 
 FindingKind = Literal["modified", "missing", "added", "renamed", "unsealable", "digest", "log"]
 
@@ -59,15 +58,19 @@ class VerifyReport(BaseModel):
         return not self.findings
 
 
-def preview(directory: Path) -> Manifest:
-    """The manifest sealing would write now, refusing what cannot be sealed."""
+def preview(directory: Path) -> list[Entry]:
+    """The manifest entries sealing would write now, refusing what cannot be sealed."""
     root = _root(directory)
     found = scan(root)
     if found.problems:
         path, reason = sorted(found.problems)[0]
         more = f" (and {len(found.problems) - 1} more)" if len(found.problems) > 1 else ""
         raise TamperDetected(f"cannot seal {root}/{path}: {reason}{more}")
-    return found.manifest()
+    return found.sorted_entries()
+
+
+def digest_of(entries: list[Entry]) -> str:
+    return hashlib.sha256(render(entries)).hexdigest()
 
 
 def seal(directory: Path, *, reseal: bool = False, expect: str | None = None, reason: str | None = None) -> str:
@@ -76,14 +79,14 @@ def seal(directory: Path, *, reseal: bool = False, expect: str | None = None, re
     manifest_path = root / MANIFEST_NAME
     old = _current_digest(manifest_path)
     _check_seal_request(old, reseal, expect, reason, manifest_path)
-    manifest = preview(root)
-    digest = manifest.digest()
+    entries = preview(root)
+    digest = digest_of(entries)
     if reseal and digest != expect:
         raise TamperDetected(
             f"reseal of {root} would produce {digest}, but --expect declared {expect}",
             hint="check what changed (tri-agent verify) and declare the digest you mean",
         )
-    _write_atomic(manifest_path, manifest.render())
+    _write_atomic(manifest_path, render(entries))
     _append_log(root, "reseal" if reseal else "seal", digest, old, reason)
     return digest
 
@@ -113,18 +116,18 @@ def verify(directory: Path, *, expect: str | None = None) -> VerifyReport:
     digest = hashlib.sha256(data).hexdigest()
     sealed = parse(data, str(manifest_path))
     found = scan(root)
-    findings = diff(sealed, found.manifest())
+    findings = diff(sealed, found.sorted_entries())
     findings += [Finding(kind="unsealable", path=p, detail=r) for p, r in sorted(found.problems)]
     if expect is not None and expect != digest:
         findings.append(Finding(kind="digest", path="", detail=f"manifest digest {digest} != expected {expect}"))
     findings += _log_findings(root, digest)
-    return VerifyReport(digest=digest, expected_digest=expect, files=len(sealed.entries), findings=findings)
+    return VerifyReport(digest=digest, expected_digest=expect, files=len(sealed), findings=findings)
 
 
-def diff(sealed: Manifest, now: Manifest) -> list[Finding]:
+def diff(sealed: list[Entry], now: list[Entry]) -> list[Finding]:
     """Every modified, missing, added and renamed file, sorted by kind then path."""
-    old = {e.path: e for e in sealed.entries}
-    new = {e.path: e for e in now.entries}
+    old = {e.path: e for e in sealed}
+    new = {e.path: e for e in now}
     findings = [
         Finding(kind="modified", path=p, detail=_change(old[p], new[p]))
         for p in sorted(old.keys() & new.keys())
@@ -135,12 +138,12 @@ def diff(sealed: Manifest, now: Manifest) -> list[Finding]:
     return findings + _pair_renames(missing, added)
 
 
-def _change(a: ManifestEntry, b: ManifestEntry) -> str:
+def _change(a: Entry, b: Entry) -> str:
     return f"sha256 {a.sha256[:16]}.. -> {b.sha256[:16]}.., size {a.size} -> {b.size}"
 
 
-def _pair_renames(missing: list[ManifestEntry], added: list[ManifestEntry]) -> list[Finding]:
-    by_content: dict[tuple[str, int], list[ManifestEntry]] = {}
+def _pair_renames(missing: list[Entry], added: list[Entry]) -> list[Finding]:
+    by_content: dict[tuple[str, int], list[Entry]] = {}
     for e in added:
         by_content.setdefault((e.sha256, e.size), []).append(e)
     out, renamed_to = [], set()
@@ -157,7 +160,7 @@ def _pair_renames(missing: list[ManifestEntry], added: list[ManifestEntry]) -> l
         for e in added
         if e.path not in renamed_to
     ]
-    order = Counter({"modified": 0, "renamed": 1, "missing": 2, "added": 3})
+    order = {"modified": 0, "renamed": 1, "missing": 2, "added": 3}
     return sorted(out, key=lambda f: (order[f.kind], f.path))
 
 
