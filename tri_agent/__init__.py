@@ -42,7 +42,30 @@ _EXPORTS = {
     "verify": "_seal",
 }
 
-__all__ = ["__version__", *sorted(_EXPORTS)]
+__all__ = [
+    "Caliber",
+    "Escalation",
+    "ExitCode",
+    "InfrastructureFailure",
+    "LeakDetected",
+    "LeakReport",
+    "MalformedInput",
+    "PolicyViolation",
+    "ScoreInputs",
+    "ScoreReport",
+    "TamperDetected",
+    "TriAgentError",
+    "UsageError",
+    "VerifyReport",
+    "__version__",
+    "load_caliber",
+    "preview",
+    "render_markdown",
+    "scan_leaks",
+    "score",
+    "seal",
+    "verify",
+]
 
 if TYPE_CHECKING:
     from ._caliber import Caliber, load_caliber

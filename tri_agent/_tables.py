@@ -12,6 +12,7 @@ import csv
 import hashlib
 import io
 import json
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -23,6 +24,7 @@ from ._errors import MalformedInput, UsageError
 Format = Literal["csv", "jsonl"]
 ROW = "_row"
 _FORMATS: dict[str, Format] = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
+_HASHER = ThreadPoolExecutor(max_workers=2, thread_name_prefix="tri-agent-sha256")
 
 
 class _Number(str):
@@ -31,14 +33,22 @@ class _Number(str):
 
 @dataclass
 class Table:
-    """One table on disk, ready to scan."""
+    """One table read from disk: its columns, its cells as a lazy frame, and the digest of its bytes.
+
+    The frame is parsed from the very bytes that were hashed, so the digest in a report always
+    names what was scored, even if the file changes while we work.
+    """
 
     path: Path
     format: Format
     columns: list[str]
     frame: pl.LazyFrame
-    sha256: str
+    _digest: Future[str] = field(repr=False)
     _lines: list[int] | None = field(default=None, repr=False)
+
+    @property
+    def sha256(self) -> str:
+        return self._digest.result()
 
     def line_of(self, row: int) -> int:
         """1-based line where record ``row`` starts (exact, also for quoted multi-line CSV cells)."""
@@ -63,10 +73,12 @@ def read_table(path: Path, json_columns: frozenset[str] = frozenset(), columns: 
     In JSONL a field absent from every row (or an empty file) still exists, all blank: ``columns``
     names those the caller will read. A CSV header, by contrast, says exactly what exists.
     """
+    fmt = table_format(path)
     data = _read_bytes(path)
-    digest = hashlib.sha256(data).hexdigest()
-    if table_format(path) == "csv":
-        return Table(path, "csv", _csv_header(data, path), _scan_csv(path), digest)
+    digest = _HASHER.submit(_sha256, data)  # hashlib releases the GIL: this overlaps the parse
+    if fmt == "csv":
+        header = _csv_header(data, path)
+        return Table(path, "csv", header, _parse_csv(data, path, len(header)).lazy(), digest)
     names, lines, frame = _parse_jsonl(data, path, json_columns)
     absent = [c for c in columns if c not in names]
     frame = frame.with_columns(pl.lit(None, pl.String).alias(c) for c in absent)
@@ -84,8 +96,13 @@ def _read_bytes(path: Path) -> bytes:
         raise UsageError(f"cannot read {path}: {exc.strerror}") from None
 
 
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
 def _csv_header(data: bytes, path: Path) -> list[str]:
-    first = data.split(b"\n", 1)[0].removeprefix(b"\xef\xbb\xbf")
+    end = data.find(b"\n")
+    first = (data if end < 0 else data[:end]).removeprefix(b"\xef\xbb\xbf")
     try:
         text = first.decode("utf-8")
     except UnicodeDecodeError:
@@ -99,11 +116,18 @@ def _csv_header(data: bytes, path: Path) -> list[str]:
     return header
 
 
-def _scan_csv(path: Path) -> pl.LazyFrame:
-    return pl.scan_csv(path, infer_schema=False, encoding="utf8", quote_char='"').with_row_index(ROW)
+def _parse_csv(data: bytes, path: Path, ncols: int) -> pl.DataFrame:
+    try:
+        return pl.read_csv(data, infer_schema=False, encoding="utf8", quote_char='"').with_row_index(ROW)
+    except pl.exceptions.PolarsError as exc:
+        found = locate_csv_problem(data, path, ncols)
+        if found.where == str(path):
+            found = MalformedInput(f"unreadable CSV ({str(exc).splitlines()[0]})", where=str(path))
+        raise found from None
 
 
 def _csv_record_lines(path: Path) -> list[int]:
+    # only on the error path: a message must name the line a record starts on
     text = path.read_bytes().decode("utf-8", errors="replace").removeprefix("\ufeff")
     reader = csv.reader(io.StringIO(text, newline=""))
     starts, previous_end = [], 1
@@ -115,9 +139,8 @@ def _csv_record_lines(path: Path) -> list[int]:
     return starts
 
 
-def locate_csv_problem(path: Path, ncols: int) -> MalformedInput:
+def locate_csv_problem(raw: bytes, path: Path, ncols: int) -> MalformedInput:
     """Find the first line that makes a CSV unreadable (encoding or field count)."""
-    raw = path.read_bytes()
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -25,6 +25,7 @@ _NUMBER = re.compile(r"[+-]?\d+(\.\d+)?([eE][+-]?\d+)?")
 _INTEGER = re.compile(r"[+-]?\d+")
 _FAST_DECIMAL = r"^[+-]?\d{1,19}(\.\d{1,18})?$"
 _FAST_INTEGER = r"^[+-]?\d{1,18}$"
+_BLANK_RE = r"^[ \t\n\r\f\v]*$"
 _MAX_LITERAL = 200
 _MAX_EXPONENT = 1000
 # wide enough that subtracting any two accepted literals is exact; Inexact is trapped to prove it
@@ -131,23 +132,41 @@ def _compare_by(read: Callable[[str], object]) -> Callable[[str, str], Cell]:
     return compare
 
 
-def _fast_decimal(e: pl.Expr, a: pl.Expr) -> pl.Expr:
-    dec = pl.Decimal(38, 18)
-    return (
-        e.str.contains(_FAST_DECIMAL) & a.str.contains(_FAST_DECIMAL)
-        & (e.cast(dec, strict=False) == a.cast(dec, strict=False))
-    )
+def _valid_decimal(x: pl.Expr) -> pl.Expr:
+    return x.str.contains(_FAST_DECIMAL)
 
 
-def _fast_count(e: pl.Expr, a: pl.Expr) -> pl.Expr:
-    return (
-        e.str.contains(_FAST_INTEGER) & a.str.contains(_FAST_INTEGER)
-        & (e.cast(pl.Int64, strict=False) == a.cast(pl.Int64, strict=False))
-    )
+def _equal_decimal(e: pl.Expr, a: pl.Expr) -> pl.Expr:
+    dec = pl.Decimal(38, 18)  # exact for the fast grammar: at most 19 + 18 digits
+    return _valid_decimal(e) & _valid_decimal(a) & (e.cast(dec, strict=False) == a.cast(dec, strict=False))
 
 
-def _fast_text(e: pl.Expr, a: pl.Expr) -> pl.Expr:
-    return (e == a) & (e.str.strip_chars(BLANK_CHARS) != "")
+def _valid_count(x: pl.Expr) -> pl.Expr:
+    return x.str.contains(_FAST_INTEGER)
+
+
+def _equal_count(e: pl.Expr, a: pl.Expr) -> pl.Expr:
+    return _valid_count(e) & _valid_count(a) & (e.cast(pl.Int64, strict=False) == a.cast(pl.Int64, strict=False))
+
+
+def not_blank(x: pl.Expr) -> pl.Expr:
+    return x.is_not_null() & ~x.str.contains(_BLANK_RE)
+
+
+def _equal_text(e: pl.Expr, a: pl.Expr) -> pl.Expr:
+    return (e == a) & not_blank(e)
+
+
+@dataclass(frozen=True)
+class FastPath:
+    """Polars tests that prove a cell passes with a zero difference; anything unproven goes to Python.
+
+    ``valid`` recognises a literal of the fast grammar (a subset of what Python accepts), ``equal``
+    proves two cells equal in value (``1.5`` and ``1.50`` included).
+    """
+
+    valid: Callable[[pl.Expr], pl.Expr]
+    equal: Callable[[pl.Expr, pl.Expr], pl.Expr]
 
 
 @dataclass(frozen=True)
@@ -157,21 +176,24 @@ class ToleranceClass:
     name: ClassName
     rule: str
     compare: Callable[[str, str], Cell]
-    fast_equal: Callable[[pl.Expr, pl.Expr], pl.Expr] | None
+    fast: FastPath | None
     tolerance: Decimal | None = None
     validate: Callable[[str], object] = str
 
 
+_DECIMAL_FAST = FastPath(_valid_decimal, _equal_decimal)
+_TEXT_FAST = FastPath(not_blank, _equal_text)
 CLASSES: dict[str, ToleranceClass] = {
     c.name: c
     for c in (
         ToleranceClass("amount", "exact decimal, |actual - expected| <= 0.01", _compare_decimal(Decimal("0.01")),
-                       _fast_decimal, Decimal("0.01"), parse_decimal),
+                       _DECIMAL_FAST, Decimal("0.01"), parse_decimal),
         ToleranceClass("ratio", "exact decimal, |actual - expected| <= 1e-6", _compare_decimal(Decimal("1e-6")),
-                       _fast_decimal, Decimal("1e-6"), parse_decimal),
-        ToleranceClass("count", "integer equality", _compare_by(parse_count), _fast_count, None, parse_count),
-        ToleranceClass("status", "exact equality against an enum", _compare_by(str), _fast_text),
-        ToleranceClass("text", "exact string equality", _compare_by(str), _fast_text),
+                       _DECIMAL_FAST, Decimal("1e-6"), parse_decimal),
+        ToleranceClass("count", "integer equality", _compare_by(parse_count), FastPath(_valid_count, _equal_count),
+                       None, parse_count),
+        ToleranceClass("status", "exact equality against an enum", _compare_by(str), _TEXT_FAST),
+        ToleranceClass("text", "exact string equality", _compare_by(str), _TEXT_FAST),
         ToleranceClass("json", "semantic JSON equality (key order ignored, list order kept)",
                        _compare_by(canonical_json), None, None, canonical_json),
         ToleranceClass("set", "unordered list equality, duplicates significant",
