@@ -16,7 +16,7 @@ import hashlib
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from . import _yamldoc
 from ._tolerance import CLASSES, ClassName
@@ -89,6 +89,13 @@ class Monotone(_Strict):
     pairs: list[tuple[str, str]] = Field(min_length=1, description="(subset case, superset case) pairs.")
 
 
+def _shorthand(value: object) -> object:
+    return {"class": value} if isinstance(value, str) else value
+
+
+# ``avg: amount`` is shorthand for ``avg: {class: amount}``; the exported schema admits both
+FieldEntry = Annotated[FieldSpec, BeforeValidator(_shorthand, json_schema_input_type=FieldSpec | ClassName)]
+
 Relation = Annotated[SumOfParts | EqualPair | Idempotent | Monotone, Field(discriminator="kind")]
 
 
@@ -114,17 +121,10 @@ class Caliber(_Strict):
 
     schema_version: Literal[1] = 1
     key: list[str] = Field(min_length=1)
-    fields: dict[str, FieldSpec] = Field(min_length=1)
+    fields: dict[str, FieldEntry] = Field(min_length=1, description="field -> class, or {class, values}.")
     behaviors: Behaviors | None = None
     relations: list[Relation] = Field(default_factory=list)
     drift: Drift = Field(default_factory=Drift)
-
-    @field_validator("fields", mode="before")
-    @classmethod
-    def _shorthand(cls, value: object) -> object:
-        if isinstance(value, dict):
-            return {k: {"class": v} if isinstance(v, str) else v for k, v in value.items()}
-        return value
 
     @model_validator(mode="after")
     def _consistent(self) -> Caliber:

@@ -1,0 +1,81 @@
+"""Shared helpers: write small tables and calibers, run the CLI in-process."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import pytest
+
+from tri_agent._cli import main
+
+CALIBER = """schema_version: 1
+key: [case, group]
+fields:
+  avg: amount
+  share: ratio
+  n: count
+  state: {class: status, values: [ok, late]}
+  label: text
+"""
+ANSWERS = [
+    {"case": "c-1", "group": "a", "avg": "2.35", "share": "0.500000", "n": "2", "state": "ok", "label": "Ärger"},
+    {"case": "c-1", "group": "b", "avg": "1.10", "share": "0.250000", "n": "1", "state": "late", "label": "b"},
+    {"case": "c-2", "group": "a", "avg": "7.00", "share": "0.250000", "n": "1", "state": "ok", "label": "x, \"y\""},
+]
+
+
+def write_jsonl(path: Path, rows: Iterable[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def write_csv(path: Path, rows: list[dict[str, object]], columns: list[str] | None = None) -> Path:
+    import csv
+    import io
+
+    columns = columns or list(rows[0])
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    for r in rows:
+        writer.writerow({c: r.get(c, "") for c in columns})
+    path.write_text(buf.getvalue(), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
+    """Run ``tri-agent ARGS`` in-process; returns (exit code, stdout, stderr)."""
+
+    def run(*args: object) -> tuple[int, str, str]:
+        try:
+            code = main([str(a) for a in args])
+        except SystemExit as exc:  # argparse usage errors
+            code = int(exc.code or 0)
+        out = capsys.readouterr()
+        return code, out.out, out.err
+
+    return run
+
+
+@pytest.fixture
+def scored(tmp_path: Path) -> Callable[..., dict[str, object]]:
+    """Score ``actual`` rows against ANSWERS with CALIBER; returns the report as a dict."""
+    from tri_agent import ScoreInputs, score
+
+    def run(actual: list[dict[str, object]], caliber: str = CALIBER, answers: list[dict[str, object]] | None = None,
+            fmt: str = "jsonl") -> dict[str, object]:
+        cal = tmp_path / "caliber.yaml"
+        cal.write_text(caliber)
+        ans = write_jsonl(tmp_path / "answers.jsonl", answers if answers is not None else ANSWERS)
+        act = tmp_path / f"actual.{fmt}"
+        if fmt == "csv":
+            write_csv(act, actual)
+        else:
+            write_jsonl(act, actual)
+        report = score(ScoreInputs(cal, ans, act))
+        return report.model_dump(mode="json")
+
+    return run

@@ -1,0 +1,41 @@
+"""Caliber loading: every mistake is one line with file:line and the field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tri_agent import MalformedInput, UsageError, load_caliber
+
+
+@pytest.mark.parametrize("text,line,message", [
+    ("schema_version: 1\nkey: [k]\nfields:\n  v: money\n", 4, "fields.v.class"),
+    ("schema_version: 1\nkey: [k]\nfields: {v: amount}\nfields: {w: text}\n", 4, "repeated"),
+    ("schema_version: 2\nkey: [k]\nfields: {v: amount}\n", 1, "schema_version"),
+    ("schema_version: 1\nkey: []\nfields: {v: amount}\n", 2, "key"),
+    ("schema_version: 1\nkey: [k]\nfields:\n  v: {class: text, values: [a]}\n", 4, "only meaningful for class status"),
+    ("schema_version: 1\nkey: [k]\nfields: {v: amount}\nrelations:\n  - {name: r, kind: monotone, "
+     "case_column: k, field: v, pairs: [[a, b]]}\n", 1, "monotone needs a count field"),
+    ("schema_version: 1\nkey: [k]\nfields: {v: amount}\nbogus: 1\n", 4, "Extra inputs"),
+    ("schema_version: 1\nkey: [k\n", 3, "not valid YAML"),
+])
+def test_bad_calibers(tmp_path: Path, text: str, line: int, message: str) -> None:
+    path = tmp_path / "cal.yaml"
+    path.write_text(text)
+    with pytest.raises(MalformedInput, match=message) as err:
+        load_caliber(path)
+    assert err.value.where == f"{path}:{line}"
+
+
+def test_missing_caliber_is_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="does not exist"):
+        load_caliber(tmp_path / "nope.yaml")
+
+
+def test_shorthand_and_hash(tmp_path: Path) -> None:
+    path = tmp_path / "cal.yaml"
+    path.write_text("schema_version: 1\nkey: [k]\nfields: {v: amount, s: {class: status, values: [a, b]}}\n")
+    caliber, sha = load_caliber(path)
+    assert caliber.fields["v"].cls == "amount" and caliber.fields["s"].values == ["a", "b"]
+    assert len(sha) == 64

@@ -1,0 +1,99 @@
+"""The CLI: documented exit codes, one-line errors, exported schemas that validate real outputs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from conftest import ANSWERS, CALIBER, write_csv, write_jsonl
+from tri_agent import ExitCode
+
+Cli = Callable[..., tuple[int, str, str]]
+
+
+def _files(tmp: Path, actual: list[dict[str, object]] | None = None) -> tuple[Path, Path, Path]:
+    (tmp / "c.yaml").write_text(CALIBER)
+    return tmp / "c.yaml", write_jsonl(tmp / "a.jsonl", ANSWERS), write_csv(tmp / "x.csv", actual or ANSWERS)
+
+
+def test_score_pass_and_fail_codes(tmp_path: Path, cli: Cli) -> None:
+    cal, ans, act = _files(tmp_path)
+    code, out, _ = cli("score", "--caliber", cal, "--answers", ans, "--actual", act, "--json", tmp_path / "r.json",
+                       "--md", tmp_path / "r.md")
+    assert code == ExitCode.PASS and out.startswith("PASS answers 3/3")
+    assert json.loads((tmp_path / "r.json").read_text())["verdict"] == "pass"
+    assert (tmp_path / "r.md").read_text().startswith("# Score report: PASS")
+    bad = [dict(r) for r in ANSWERS]
+    bad[0]["n"] = "7"
+    write_csv(act, bad)
+    code, out, _ = cli("score", "--caliber", cal, "--answers", ans, "--actual", act)
+    assert code == ExitCode.FAIL and "blocker: answers: 2/3" in out
+
+
+def test_malformed_is_exit_3_on_one_line(tmp_path: Path, cli: Cli) -> None:
+    cal, ans, act = _files(tmp_path)
+    act.write_text(act.read_text().replace("2.35", "two"))
+    code, out, err = cli("score", "--caliber", cal, "--answers", ans, "--actual", act)
+    assert code == ExitCode.MALFORMED and out == ""
+    assert err.count("\n") == 1 and f"{act}:2: field 'avg'" in err and "Traceback" not in err
+
+
+def test_usage_errors_are_exit_2(tmp_path: Path, cli: Cli) -> None:
+    assert cli("score", "--caliber", "x")[0] == ExitCode.USAGE
+    assert cli("nonsense")[0] == ExitCode.USAGE
+    code, _, err = cli("seal", tmp_path / "missing")
+    assert code == ExitCode.USAGE and "is not a directory" in err
+
+
+def test_seal_verify_tamper_codes(tmp_path: Path, cli: Cli) -> None:
+    d = tmp_path / "d"
+    d.mkdir()
+    (d / "a.txt").write_text("a\n")
+    code, digest, _ = cli("seal", d)
+    assert code == 0 and len(digest.strip()) == 64
+    assert cli("verify", d, "--expect", digest.strip())[0] == ExitCode.PASS
+    (d / "a.txt").write_text("b\n")
+    code, out, err = cli("verify", d, "--json", tmp_path / "v.json")
+    assert code == ExitCode.TAMPER and out.startswith("modified: a.txt") and "TAMPER" in err
+    assert cli("seal", d)[0] == ExitCode.TAMPER
+    code, new, _ = cli("seal", d, "--dry-run")
+    assert cli("seal", d, "--reseal", "--expect", new.strip(), "--reason", "fixed oracle")[0] == ExitCode.PASS
+
+
+def test_leaks_exit_6(tmp_path: Path, cli: Cli) -> None:
+    ans = write_jsonl(tmp_path / "a.jsonl", [{"k": "1", "v": "secret-value-42"}])
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "f.txt").write_text("nothing here\n")
+    assert cli("leaks", "--answers", ans, tmp_path / "ws")[0] == ExitCode.PASS
+    (tmp_path / "ws" / "g.txt").write_text("a\nsecret-value-42\n")
+    code, out, _ = cli("leaks", "--answers", ans, tmp_path / "ws")
+    assert code == ExitCode.LEAK and "g.txt:2: value:" in out and "secret-value-42" not in out
+
+
+def test_exported_schemas_validate_real_outputs(tmp_path: Path, cli: Cli) -> None:
+    assert cli("schema", "--out", tmp_path / "schemas")[0] == 0
+    schema = json.loads((tmp_path / "schemas" / "score-report.schema.json").read_text())
+    cal, ans, act = _files(tmp_path)
+    cli("score", "--caliber", cal, "--answers", ans, "--actual", act, "--json", tmp_path / "r.json")
+    jsonschema.validate(json.loads((tmp_path / "r.json").read_text()), schema)
+    caliber_schema = json.loads((tmp_path / "schemas" / "caliber.schema.json").read_text())
+    import yaml
+
+    jsonschema.validate(yaml.safe_load(CALIBER.replace("avg: amount", "avg: {class: amount}")), caliber_schema)
+    broken = dict(json.loads((tmp_path / "r.json").read_text()), verdict="maybe")
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, schema)
+
+
+def test_installed_entry_point_prints_no_traceback(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "tri_agent", "score", "--caliber", tmp_path / "none.yaml",
+                           "--answers", tmp_path / "a.csv", "--actual", tmp_path / "b.csv"],
+                          capture_output=True, text=True)
+    assert done.returncode == ExitCode.USAGE
+    assert done.stderr.startswith("tri-agent: error:") and "Traceback" not in done.stderr
