@@ -47,6 +47,7 @@ def make_tables(n: int, out: Path, seed: int = 7) -> None:
     rng = random.Random(seed)
     statuses = ["open", "paid", "void", "late"]
     truth: list[str] = []
+    kinds = 0
     perturbed = set(rng.sample(range(n), n // 1000))
     missing = set(rng.sample(sorted(set(range(n)) - perturbed), max(1, n // 5000)))
     with open(out / "answers.csv", "w") as fa, open(out / "actual.csv", "w") as fb:
@@ -62,7 +63,8 @@ def make_tables(n: int, out: Path, seed: int = 7) -> None:
                 truth.append(key)
                 continue
             if i in perturbed:
-                column, change, fails = PERTURBATIONS[len(truth + [key]) % len(PERTURBATIONS)]
+                column, change, fails = PERTURBATIONS[kinds % len(PERTURBATIONS)]
+                kinds += 1
                 row[column] = _perturb(row[column], change, statuses, Decimal)
                 if fails:
                     truth.append(key)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-
 from conftest import ANSWERS, CALIBER, write_csv, write_jsonl
+
 from tri_agent import ExitCode
 
 Cli = Callable[..., tuple[int, str, str]]

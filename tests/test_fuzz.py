@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from conftest import CALIBER
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import CALIBER
 from tri_agent import ScoreInputs, TriAgentError, score
 
 _cell = st.one_of(st.text(max_size=8), st.sampled_from(["1.5", "-0", "1e3", "", " ", "[1]", "{}", "null", '"']))

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from conftest import write_jsonl
+
 from tri_agent import scan_leaks
 
 ANSWERS = [

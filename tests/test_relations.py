@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from conftest import write_jsonl
+
 from tri_agent import ScoreInputs, UsageError, score
 from tri_agent._report import ScoreReport
 

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import ANSWERS, CALIBER, write_csv, write_jsonl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import ANSWERS, CALIBER, write_csv, write_jsonl
 from tri_agent import MalformedInput, ScoreInputs, UsageError, score
 
 Scored = Callable[..., dict[str, Any]]
