@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Bootstrap a virtualenv in .venv and run the project's two jobs.
+
+    python3 dev.py demo   # self-test + the bundled invoice-totals example (offline, no API key)
+    python3 dev.py test   # ruff, mypy and the whole pytest suite
+
+Needs only Python >= 3.11: the first run creates .venv and installs the pinned dependencies; later runs
+reinstall only when pyproject.toml changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+
+
+def ensure_env(extras: str) -> dict[str, str]:
+    if sys.version_info < (3, 11):
+        sys.exit(f"dev.py: Python >= 3.11 is needed, this is {sys.version.split()[0]}; run it with python3.11 or newer")
+    if not (BIN / "python").exists():
+        print(f"dev.py: creating {VENV}", flush=True)
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    want = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + extras.encode()).hexdigest()
+    stamp = VENV / ".tri-agent-installed"
+    if not stamp.exists() or stamp.read_text() != want:
+        print(f"dev.py: installing tri-agent[{extras}] into {VENV}", flush=True)
+        _run([str(BIN / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-e",
+              f".[{extras}]" if extras else "."])
+        stamp.write_text(want)
+    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", VIRTUAL_ENV=str(VENV))
+    env.pop("PYTHONHOME", None)
+    return env
+
+
+def _run(cmd: list[str], env: dict[str, str] | None = None) -> int:
+    return subprocess.run(cmd, cwd=ROOT, env=env).returncode
+
+
+def demo() -> int:
+    env = ensure_env("")
+    code = _run(["bash", "selftest/run_selftest.sh"], env)
+    code2 = _run([str(BIN / "python"), "examples/invoice-totals/run_example.py"], env)
+    return code or code2
+
+
+def test(pytest_args: list[str]) -> int:
+    env = ensure_env("test")
+    python = str(BIN / "python")
+    for name, cmd in (("ruff", [python, "-m", "ruff", "check", "."]), ("mypy", [python, "-m", "mypy"])):
+        if _run(cmd, env) != 0:
+            print(f"dev.py: {name} failed", file=sys.stderr)
+            return 1
+    code = _run([python, "-m", "pytest", *pytest_args], env)
+    if code == 5:
+        print("dev.py: pytest collected no tests; that is a failure here", file=sys.stderr)
+        return 1
+    return code
+
+
+def main() -> int:
+    job = sys.argv[1] if len(sys.argv) > 1 else ""
+    if job == "demo":
+        return demo()
+    if job == "test":
+        return test(sys.argv[2:])
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
