@@ -23,7 +23,7 @@ BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 
 
 def ensure_env(extras: str) -> dict[str, str]:
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036 - dev.py may be started by an older python3
         sys.exit(f"dev.py: Python >= 3.11 is needed, this is {sys.version.split()[0]}; run it with python3.11 or newer")
     if not (BIN / "python").exists():
         print(f"dev.py: creating {VENV}", flush=True)

@@ -326,7 +326,7 @@ def _(d: Path) -> None:
 def _(d: Path) -> None:
     rows = [dict(r, avg=str(Decimal(str(r["avg"])) - Decimal("0.01"))) for r in ROWS]
     report = score(d, rows, 1)
-    audit = [a for a in report["answers"]["drift"] if a["field"] == "avg"][0]  # type: ignore[index]
+    audit = next(a for a in report["answers"]["drift"] if a["field"] == "avg")  # type: ignore[index]
     ensure(audit["systematic"] and report["answers"]["verdict"] == "pass", "drift hidden")  # type: ignore[index]
 
 
