@@ -76,21 +76,6 @@ def test_large_file_hash_matches_hashlib_and_sees_crlf_across_chunks(tmp_path: P
     assert hash_file(str(tmp_path / "big.bin"))[2] is False  # binary: CRLF bytes are not line endings
 
 
-def test_parallel_scan_equals_serial_scan(tmp_path: Path) -> None:
-    for i in range(300):
-        (tmp_path / f"f{i:03d}").write_bytes(str(i).encode() * (i % 7))
-    import tri_agent._manifest as m
-
-    serial = scan(tmp_path, workers=1).sorted_entries()
-    old = m._PARALLEL_MIN
-    m._PARALLEL_MIN = 10
-    try:
-        parallel = scan(tmp_path, workers=2).sorted_entries()
-    finally:
-        m._PARALLEL_MIN = old
-    assert parallel == serial
-
-
 def test_manifest_model_mirrors_entries() -> None:
     model = Manifest.of([Entry("a", "0" * 64, 3)])
     assert model.schema_version == 1 and model.entries[0].size == 3
