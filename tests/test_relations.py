@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from conftest import write_jsonl
 
-from tri_agent import ScoreInputs, UsageError, score
+from tri_agent import MalformedInput, ScoreInputs, UsageError, score
 from tri_agent._report import ScoreReport
 
 CAL = """schema_version: 1
@@ -94,3 +94,5 @@ def test_idempotent_replay(tmp_path: Path) -> None:
     assert _outcome(_score(tmp_path, rows, rows, cal, replay=drifted), "replay-stable") == (9, 1, ["exam"])
     with pytest.raises(UsageError, match="--replay"):
         _score(tmp_path, rows, rows, cal)
+    with pytest.raises(MalformedInput, match="duplicate key"):
+        _score(tmp_path, rows, rows, cal, replay=[*rows, rows[0]])

@@ -137,3 +137,14 @@ def test_any_single_change_fails_verify(tmp_path_factory: pytest.TempPathFactory
     else:
         (d / "g.txt").unlink()
     assert not verify(d, expect=digest).ok
+
+
+@pytest.mark.parametrize("name", ["SEAL-LOG.jsonl", "MANIFEST.sha256"])
+def test_planted_symlink_in_place_of_our_files_is_refused(tmp_path: Path, name: str) -> None:
+    d = _tree(tmp_path / "d")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("untouched\n")
+    os.symlink(victim, d / name)
+    with pytest.raises(TamperDetected, match="not a regular file"):
+        seal(d)
+    assert victim.read_text() == "untouched\n"

@@ -13,7 +13,7 @@ from ._caliber import Caliber, FieldSpec, load_caliber
 from ._errors import UsageError
 from ._relations import evaluate
 from ._report import AnswersChannel, InputDigest, ScoreReport
-from ._scoring import compare_tables
+from ._scoring import compare_tables, validate_keys
 from ._tables import Table, read_table
 
 
@@ -43,6 +43,7 @@ def score(inputs: ScoreInputs) -> ScoreReport:
     behaviors = _behaviors(caliber, inputs, digests)
     replay = read_table(inputs.replay, json_columns, columns) if inputs.replay else None
     if replay is not None:
+        validate_keys(caliber.key, replay)
         digests.append(_table_digest("replay", replay, None))
     relations = evaluate(caliber, actual, replay, failing) if caliber.relations else None
     report = ScoreReport(verdict="pass", blockers=[], caliber_sha256=caliber_sha, answers_sha256=answers.sha256,

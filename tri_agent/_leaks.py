@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+import polars as pl
 from pydantic import BaseModel, Field
 
 from ._errors import UsageError
@@ -89,10 +90,11 @@ def _distinctive(answers: list[Path], inputs: list[Path], min_length: int) -> li
     counts: Counter[str] = Counter()
     rows = 0
     for path in answers:
-        for value, origin in _answer_cells(path):
+        frame, names = _answer_frame(path)
+        rows += frame.height
+        for value, origin in _answer_cells(frame, names):
             counts[value] += 1
             candidates.setdefault(value, _Sealed(value, origin))
-        rows += _row_count(path)
     keep = {
         v: s for v, s in candidates.items()
         if len(v) >= min_length and v.lower() not in _COMMON and not (rows >= 4 and counts[v] * 2 >= rows)
@@ -119,19 +121,19 @@ class _Matcher:
                 yield m.start(), value
 
 
-def _answer_cells(path: Path) -> Iterator[tuple[str, str]]:
+def _answer_frame(path: Path) -> tuple[pl.DataFrame, list[str]]:
     table = read_table(path)
-    frame = table.frame.collect()
-    key_col = table.columns[0] if table.columns else ROW
+    return table.frame.collect(), table.columns
+
+
+def _answer_cells(frame: pl.DataFrame, names: list[str]) -> Iterator[tuple[str, str]]:
+    # the first column names the row (a case id, a customer): it is not a sealed value
+    key_col = names[0] if names else ROW
     for row in frame.iter_rows(named=True):
-        for name in table.columns:
+        for name in names[1:]:
             value = row.get(name)
-            if name != key_col and value is not None and value.strip():
+            if value is not None and value.strip():
                 yield _nfc(value.strip()), f"field {name!r} of row {key_col}={row.get(key_col)}"
-
-
-def _row_count(path: Path) -> int:
-    return int(read_table(path).frame.select(ROW).collect().height)
 
 
 def _strings_in(paths: list[Path]) -> list[str]:

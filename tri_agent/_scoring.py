@@ -53,6 +53,15 @@ def compare_tables(key: list[str], fields: dict[str, FieldSpec], expected: Table
     return channel, {t[0] for t in tally.failures}
 
 
+def validate_keys(key: list[str], table: Table) -> None:
+    """Refuse a table (e.g. a replay) whose keys are absent, blank or duplicated."""
+    absent = [c for c in key if c not in table.columns]
+    if absent:
+        raise MalformedInput(f"column {absent[0]!r} is absent", where=f"{table.path}:1")
+    frame = table.frame.select(*key, pl.col(ROW).alias(_RA)).collect()
+    _check_keys(key, frame, table)
+
+
 def _require_columns(key: list[str], fields: dict[str, FieldSpec], expected: Table, actual: Table) -> None:
     for table, needed in ((expected, [*key, *fields]), (actual, key)):
         absent = [c for c in needed if c not in table.columns]

@@ -212,10 +212,12 @@ def _append_log(root: Path, action: str, digest: str, old: str | None, reason: s
         previous_line_sha256=hashlib.sha256(lines[-1]).hexdigest() if lines else None,
     )
     record = json.dumps(entry.model_dump(mode="json"), sort_keys=True, ensure_ascii=False) + "\n"
-    with open(path, "ab") as f:
-        f.write(record.encode("utf-8"))
-        f.flush()
-        os.fsync(f.fileno())
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    try:
+        os.write(fd, record.encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _current_digest(manifest_path: Path) -> str | None:
@@ -229,7 +231,13 @@ def _root(directory: Path) -> Path:
         raise TamperDetected(f"{directory} is a symlink", hint="seal the real directory")
     if not directory.is_dir():
         raise UsageError(f"{directory} is not a directory", hint="pass the directory to seal or verify")
-    return directory.resolve()
+    root = directory.resolve()
+    for name in (MANIFEST_NAME, SEAL_LOG_NAME):
+        # a planted symlink here would make us read or append outside the directory
+        path = root / name
+        if path.is_symlink() or (path.exists() and not path.is_file()):
+            raise TamperDetected(f"{path} is not a regular file", hint="remove it; only tri-agent writes it")
+    return root
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
