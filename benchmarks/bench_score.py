@@ -109,9 +109,12 @@ def run_datacompy(folder: Path) -> dict[str, object]:
     return {"seconds": seconds, "failing": sorted(failing)}
 
 
-def _measure(python: str, tool: str, folder: Path) -> dict[str, float]:
+def _measure(python: str, tool: str, folder: Path, one_core: bool = False) -> dict[str, float]:
+    prefix = ["taskset", "-c", "0"] if one_core else []
+    env = dict(os.environ, POLARS_MAX_THREADS="1") if one_core else None
     wall = time.perf_counter()
-    proc = subprocess.Popen([python, __file__, "--worker", tool, str(folder)], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([*prefix, python, __file__, "--worker", tool, str(folder)], stdout=subprocess.PIPE,
+                            text=True, env=env)
     assert proc.stdout is not None
     out = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
@@ -149,16 +152,19 @@ def main() -> None:
         folder = DATA / f"score-{n}"
         if not (folder / "truth.json").exists():
             make_tables(n, folder)
-        runs: dict[str, list[dict[str, float]]] = {"tri-agent": [], "datacompy": []}
+        runs: dict[str, list[dict[str, float]]] = {"tri-agent": [], "datacompy": [], "tri-agent, one core": []}
         for _ in range(args.repeats):  # interleaved, so machine noise hits both tools alike
             runs["tri-agent"].append(_measure(sys.executable, "ours", folder))
             runs["datacompy"].append(_measure(other, "datacompy", folder))
+            runs["tri-agent, one core"].append(_measure(sys.executable, "ours", folder, one_core=True))
         med = {t: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for t, rs in runs.items()}
         for tool, m in med.items():
             lines.append(f"| {n:,} | {tool} | {n / m['seconds']:,.0f} | {m['seconds']:.3f} | {m['wall']:.3f} | "
                          f"{m['rss_mb']:.0f} | {int(max(r['errors'] for r in runs[tool]))} |")
         ratio = med["datacompy"]["seconds"] / med["tri-agent"]["seconds"]
-        lines.append(f"| {n:,} | ratio | datacompy time / tri-agent time = **{ratio:.1f}x** | | | | |")
+        single = med["datacompy"]["seconds"] / med["tri-agent, one core"]["seconds"]
+        lines.append(f"| {n:,} | ratio | datacompy time / tri-agent time = **{ratio:.1f}x** "
+                     f"({single:.1f}x with tri-agent on one core) | | | | |")
     print("\n".join(lines))
 
 

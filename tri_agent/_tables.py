@@ -177,7 +177,7 @@ def _parse_jsonl(data: bytes, path: Path, json_columns: frozenset[str]) -> tuple
 def _parse_jsonl_line(raw: bytes, where: str) -> dict[str, Any]:
     try:
         row = json.loads(raw.decode("utf-8").removeprefix("\ufeff"), parse_float=_Number, parse_int=_Number,
-                         object_pairs_hook=_object)
+                         object_pairs_hook=unique_keys_object)
     except UnicodeDecodeError:
         raise MalformedInput("line is not UTF-8", where=where, hint="save the file as UTF-8") from None
     except ValueError as exc:
@@ -187,7 +187,8 @@ def _parse_jsonl_line(raw: bytes, where: str) -> dict[str, Any]:
     return row
 
 
-def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def unique_keys_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` that refuses a key repeated in one JSON object (json keeps the last)."""
     out: dict[str, Any] = {}
     for k, v in pairs:
         if k in out:

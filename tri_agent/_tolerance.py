@@ -17,6 +17,8 @@ from typing import Any, Literal, NamedTuple
 
 import polars as pl
 
+from ._tables import unique_keys_object
+
 ClassName = Literal["amount", "ratio", "count", "status", "text", "json", "set"]
 Reason = Literal["out_of_tolerance", "not_equal", "missing_field", "not_in_enum"]
 
@@ -79,22 +81,13 @@ def canonical_set(raw: str) -> str:
 def _load_json(raw: str) -> Any:
     try:
         return json.loads(raw, parse_float=Decimal, parse_int=Decimal, parse_constant=_no_constant,
-                          object_pairs_hook=_no_duplicate_keys)
+                          object_pairs_hook=unique_keys_object)
     except (ValueError, RecursionError) as exc:
         raise BadValue(f"needs JSON text, found {_clip(raw)} ({exc})") from None
 
 
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in out:
-            raise ValueError(f"object key {k!r} repeated")
-        out[k] = v
-    return out
 
 
 def _dump(value: Any) -> str:
