@@ -66,7 +66,7 @@ class EqualPair(_Strict):
     name: str
     kind: Literal["equal_pair"]
     case_column: str = Field(description="Column naming the case a row belongs to.")
-    pairs: list[tuple[str, str]] = Field(min_length=1)
+    pairs: list[tuple[str, str]] = Field(default_factory=list, description="Case pairs; a build adds generated ones.")
     fields: list[str] | None = Field(default=None, description="Fields compared; default all caliber fields.")
     order_insensitive: bool = Field(default=True, description="Compare rows as a multiset, not a sequence.")
 
@@ -86,7 +86,8 @@ class Monotone(_Strict):
     kind: Literal["monotone"]
     case_column: str
     field: str
-    pairs: list[tuple[str, str]] = Field(min_length=1, description="(subset case, superset case) pairs.")
+    pairs: list[tuple[str, str]] = Field(default_factory=list,
+                                         description="(subset case, superset case) pairs; a build adds generated ones.")
 
 
 def _shorthand(value: object) -> object:

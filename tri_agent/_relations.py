@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from ._caliber import Caliber, EqualPair, Idempotent, Match, Monotone, Selector, SumOfParts
-from ._errors import UsageError
+from ._errors import MalformedInput, UsageError
 from ._report import Attribution, RelationFailure, RelationOutcome, RelationsChannel
 from ._tables import ROW, Table
 from ._tolerance import CLASSES, EXACT, BadValue, Cell, compare_cell, is_blank, parse_count, parse_decimal
@@ -40,6 +40,10 @@ def evaluate(caliber: Caliber, actual: Table, replay: Table | None, failing: set
     if any(isinstance(r, Idempotent) for r in caliber.relations) and replay is None:
         name = next(r.name for r in caliber.relations if isinstance(r, Idempotent))
         raise UsageError(f"relation {name!r} is idempotent and needs a second run", hint="pass --replay ACTUAL2")
+    empty = [r.name for r in caliber.relations if isinstance(r, EqualPair | Monotone) and not r.pairs]
+    if empty:
+        raise MalformedInput(f"relation {empty[0]!r} has no case pairs, so it would check nothing",
+                             hint="list pairs in the caliber, or score with the caliber a build wrote")
     ctx = _Context(caliber, _rows(actual), _rows(replay) if replay is not None else None, failing)
     outcomes = [_KINDS[r.kind](r, ctx) for r in caliber.relations]
     passed = sum(o.checked - o.failed for o in outcomes)
