@@ -80,6 +80,36 @@ def _leaks(args: argparse.Namespace) -> int:
     return ExitCode.PASS
 
 
+def _exam_build(args: argparse.Namespace) -> int:
+    from ._build import build_exam
+
+    out = args.out or args.exam / "builds" / f"seed-{args.seed}"
+    record = build_exam(args.exam, args.seed, out)
+    print(f"BUILT {record.exam} seed {record.seed}: {record.cases} cases in {out}")
+    print(f"  visible {record.visible_digest}\n  sealed  {record.sealed_digest}")
+    return ExitCode.PASS
+
+
+def _exam_run(args: argparse.Namespace) -> int:
+    from ._gateway import run_exam
+
+    record = run_exam(args.build, args.target, args.out, twice=args.twice)
+    print(f"RAN {record.cases} cases{' twice, byte-identical' if record.twice else ''}; actual table "
+          f"{args.out / 'actual.jsonl'} (sha256 {record.actual_sha256[:12]})")
+    return ExitCode.PASS
+
+
+def _rerun(args: argparse.Namespace) -> int:
+    from ._gateway import rerun
+
+    differing = rerun(args.run, args.build, args.target, args.sample, args.seed)
+    if differing:
+        print(f"MISMATCH {len(differing)} case(s) no longer reproduce their fingerprint: {', '.join(differing)}")
+        return ExitCode.FAIL
+    print(f"OK {args.sample} sampled case(s) reproduce their recorded fingerprints")
+    return ExitCode.PASS
+
+
 def _schema(args: argparse.Namespace) -> int:
     from ._schemas import export_schemas
 
@@ -142,6 +172,28 @@ def _parser() -> argparse.ArgumentParser:
     lk.add_argument("--json", type=Path, metavar="OUT")
     lk.add_argument("paths", type=Path, nargs="*", metavar="PATH")
     lk.set_defaults(handler=_leaks)
+
+    ex = sub.add_parser("exam", help="build an exam and run it against a target")
+    exs = ex.add_subparsers(dest="exam_command", required=True, parser_class=_Parser)
+    eb = exs.add_parser("build", help="generate cases, compute and seal the answer key, self-check")
+    eb.add_argument("exam", type=Path, help="the exam folder (exam.yaml, SPEC.md, TESTPLAN.md, caliber.yaml)")
+    eb.add_argument("--seed", required=True)
+    eb.add_argument("--out", type=Path, help="new build folder (default EXAM/builds/seed-SEED)")
+    eb.set_defaults(handler=_exam_build)
+    er = exs.add_parser("run", help="run every case of a build against a target through the gateway")
+    er.add_argument("build", type=Path, help="the folder `exam build` wrote")
+    er.add_argument("--target", type=Path, required=True, metavar="TARGET.yaml")
+    er.add_argument("--out", type=Path, required=True, help="new run folder")
+    er.add_argument("--twice", action="store_true", help="run twice and require byte-identical results")
+    er.set_defaults(handler=_exam_run)
+
+    rr = sub.add_parser("rerun", help="re-run a sample of a run's cases and compare fingerprints")
+    rr.add_argument("run", type=Path, help="the folder `exam run` wrote")
+    rr.add_argument("--build", type=Path, required=True)
+    rr.add_argument("--target", type=Path, required=True, metavar="TARGET.yaml")
+    rr.add_argument("--sample", type=int, default=5)
+    rr.add_argument("--seed", type=int, default=0)
+    rr.set_defaults(handler=_rerun)
 
     sc = sub.add_parser("schema", help="export the JSON Schemas of every on-disk format")
     sc.add_argument("--out", type=Path, default=Path("schemas"))

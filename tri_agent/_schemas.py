@@ -8,10 +8,13 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from ._caliber import Caliber
+from ._exam import BuildRecord, Case, ExamConfig, Pair
+from ._gateway import Provenance, RunRecord
 from ._leaks import LeakReport
 from ._manifest import Manifest
 from ._report import ScoreReport
 from ._seal import SealLogEntry, VerifyReport
+from ._target import TargetConfig
 
 FORMATS: dict[str, type[BaseModel]] = {
     "caliber": Caliber,
@@ -20,6 +23,13 @@ FORMATS: dict[str, type[BaseModel]] = {
     "verify-report": VerifyReport,
     "score-report": ScoreReport,
     "leak-report": LeakReport,
+    "exam": ExamConfig,
+    "case": Case,
+    "pair": Pair,
+    "build-record": BuildRecord,
+    "target": TargetConfig,
+    "provenance": Provenance,
+    "run-record": RunRecord,
 }
 
 

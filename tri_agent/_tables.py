@@ -27,7 +27,7 @@ _FORMATS: dict[str, Format] = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jso
 _HASHER = ThreadPoolExecutor(max_workers=2, thread_name_prefix="tri-agent-sha256")
 
 
-class _Number(str):
+class JsonNumber(str):
     """A JSON number, kept as the exact text of its literal."""
 
 
@@ -176,7 +176,7 @@ def _parse_jsonl(data: bytes, path: Path, json_columns: frozenset[str]) -> tuple
 
 def _parse_jsonl_line(raw: bytes, where: str) -> dict[str, Any]:
     try:
-        row = json.loads(raw.decode("utf-8").removeprefix("\ufeff"), parse_float=_Number, parse_int=_Number,
+        row = json.loads(raw.decode("utf-8").removeprefix("\ufeff"), parse_float=JsonNumber, parse_int=JsonNumber,
                          object_pairs_hook=unique_keys_object)
     except UnicodeDecodeError:
         raise MalformedInput("line is not UTF-8", where=where, hint="save the file as UTF-8") from None
@@ -209,7 +209,7 @@ def _cell(value: Any, as_json: bool) -> str | None:
 
 def to_json_text(value: Any) -> str:
     """JSON text of a parsed value, numbers written exactly as they were read."""
-    if isinstance(value, _Number):
+    if isinstance(value, JsonNumber):
         return str.__str__(value)
     if isinstance(value, dict):
         return "{" + ",".join(f"{json.dumps(k, ensure_ascii=False)}:{to_json_text(v)}" for k, v in value.items()) + "}"
