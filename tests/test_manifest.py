@@ -19,10 +19,10 @@ _path = st.lists(_name, min_size=1, max_size=3).map("/".join)
 _entry = st.builds(Entry, _path, st.text("0123456789abcdef", min_size=64, max_size=64), st.integers(0, 2**40))
 
 
-@given(st.lists(_entry, max_size=20, unique_by=lambda e: e.path))
-def test_render_parse_round_trip(entries: list[Entry]) -> None:
+@given(st.lists(_entry, max_size=20, unique_by=lambda e: e.path), st.booleans())
+def test_render_parse_round_trip(entries: list[Entry], crlf_kept: bool) -> None:
     entries = sorted(entries)
-    assert parse(render(entries), "m") == entries
+    assert parse(render(entries, crlf_kept), "m") == (entries, crlf_kept)
 
 
 def test_backslash_names_use_the_coreutils_escape(tmp_path: Path) -> None:
@@ -30,7 +30,7 @@ def test_backslash_names_use_the_coreutils_escape(tmp_path: Path) -> None:
     entries = scan(tmp_path).sorted_entries()
     text = render(entries).decode()
     assert "\\" + entries[0].sha256 + "  a\\\\b.txt" in text
-    assert parse(render(entries), "m") == entries
+    assert parse(render(entries), "m") == (entries, False)
 
 
 @pytest.mark.skipif(shutil.which("sha256sum") is None, reason="coreutils sha256sum is not installed")

@@ -148,3 +148,14 @@ def test_planted_symlink_in_place_of_our_files_is_refused(tmp_path: Path, name: 
     with pytest.raises(TamperDetected, match="not a regular file"):
         seal(d)
     assert victim.read_text() == "untouched\n"
+
+
+def test_keep_crlf_is_recorded_and_verified(tmp_path: Path) -> None:
+    d = _tree(tmp_path / "d")
+    (d / "chaos.csv").write_bytes(b"k,v\r\n1,2\r\n")
+    digest = seal(d, crlf_kept=True)
+    assert verify(d, expect=digest).ok
+    manifest = d / "MANIFEST.sha256"
+    manifest.write_text(manifest.read_text().replace(" crlf=kept", ""))  # drop the flag: tamper
+    report = verify(d, expect=digest)
+    assert {f.kind for f in report.findings} >= {"digest", "unsealable"}

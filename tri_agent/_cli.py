@@ -27,9 +27,9 @@ def _seal(args: argparse.Namespace) -> int:
     from ._seal import digest_of, preview, seal
 
     if args.dry_run:
-        print(digest_of(preview(args.dir)))
+        print(digest_of(preview(args.dir, args.keep_crlf), args.keep_crlf))
         return ExitCode.PASS
-    print(seal(args.dir, reseal=args.reseal, expect=args.expect, reason=args.reason))
+    print(seal(args.dir, reseal=args.reseal, expect=args.expect, reason=args.reason, crlf_kept=args.keep_crlf))
     return ExitCode.PASS
 
 
@@ -143,6 +143,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--reseal", action="store_true", help="replace an existing seal (needs --expect and --reason)")
     s.add_argument("--expect", metavar="DIGEST", help="with --reseal: the new digest you declare")
     s.add_argument("--reason", metavar="TEXT", help="with --reseal: why the sealed content changed")
+    s.add_argument("--keep-crlf", action="store_true",
+                   help="admit CRLF text files (chaos inputs that must keep them; never for answer keys)")
     s.set_defaults(handler=_seal)
 
     v = sub.add_parser("verify", help="check DIR against its manifest; exit 4 on any difference")

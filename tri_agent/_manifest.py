@@ -34,6 +34,7 @@ MANIFEST_NAME = "MANIFEST.sha256"
 SEAL_LOG_NAME = "SEAL-LOG.jsonl"
 RESERVED_NAMES = frozenset({MANIFEST_NAME, SEAL_LOG_NAME})
 _HEADER = "# tri-agent manifest v1"
+_CRLF_KEPT = " crlf=kept"
 _SMALL = 1 << 20
 _CHUNK = 4 << 20
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -73,10 +74,14 @@ class Manifest(BaseModel):
         return cls(entries=tuple(ManifestEntry(path=e.path, sha256=e.sha256, size=e.size) for e in entries))
 
 
-def render(entries: list[Entry]) -> bytes:
-    """The manifest text of ``entries`` (already sorted by path)."""
+def render(entries: list[Entry], crlf_kept: bool = False) -> bytes:
+    """The manifest text of ``entries`` (already sorted by path).
+
+    ``crlf_kept`` records that CRLF text was sealed on purpose (chaos inputs of an exam); answer
+    keys never set it, and verify reads it back from the manifest.
+    """
     total = sum(e.size for e in entries)
-    lines = [f"{_HEADER} files={len(entries)} bytes={total}"]
+    lines = [f"{_HEADER} files={len(entries)} bytes={total}{_CRLF_KEPT if crlf_kept else ''}"]
     for e in entries:
         lines.append(f"# size {e.size}")
         lines.append(_hash_line(e.sha256, e.path))
@@ -90,7 +95,7 @@ def _hash_line(sha: str, path: str) -> str:
     return f"{sha}  {path}"
 
 
-def parse(data: bytes, where: str) -> list[Entry]:
+def parse(data: bytes, where: str) -> tuple[list[Entry], bool]:
     """Read a manifest strictly; anything unexpected in it is a tamper finding."""
     try:
         text = data.decode("utf-8")
@@ -100,9 +105,10 @@ def parse(data: bytes, where: str) -> list[Entry]:
     if not lines or not lines[0].startswith(_HEADER) or lines[-1] != "":
         raise TamperDetected(f"{where}:1: not a tri-agent manifest v1", hint="re-seal from trusted content")
     entries = _parse_entries(lines[1:-1], where)
-    if render(entries) != data:
+    crlf_kept = lines[0].endswith(_CRLF_KEPT)
+    if render(entries, crlf_kept) != data:
         raise TamperDetected(f"{where}: manifest is not in canonical form (edited by hand?)")
-    return entries
+    return entries, crlf_kept
 
 
 def _parse_entries(lines: list[str], where: str) -> list[Entry]:
@@ -152,6 +158,12 @@ class Scan:
 
     entries: list[Entry] = field(default_factory=list)
     problems: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+    crlf: list[str] = field(default_factory=list)  # text files with CRLF: a problem unless kept on purpose
+
+    def refusals(self, crlf_kept: bool) -> list[tuple[str, str]]:
+        crlf = [] if crlf_kept else [(p, "text file has CRLF line endings; convert to LF (e.g. dos2unix)")
+                                     for p in self.crlf]
+        return sorted(self.problems + crlf)
 
     def sorted_entries(self) -> list[Entry]:
         return sorted(self.entries)
@@ -177,7 +189,7 @@ def scan(root: Path) -> Scan:
     for rel, path in files:
         sha, size, crlf = hash_file(path)
         if crlf:
-            result.problems.append((rel, "text file has CRLF line endings; convert to LF (e.g. dos2unix)"))
+            result.crlf.append(rel)
         result.entries.append(Entry(rel, sha, size))
     return result
 

@@ -58,35 +58,37 @@ class VerifyReport(BaseModel):
         return not self.findings
 
 
-def preview(directory: Path) -> list[Entry]:
+def preview(directory: Path, crlf_kept: bool = False) -> list[Entry]:
     """The manifest entries sealing would write now, refusing what cannot be sealed."""
     root = _root(directory)
     found = scan(root)
-    if found.problems:
-        path, reason = sorted(found.problems)[0]
-        more = f" (and {len(found.problems) - 1} more)" if len(found.problems) > 1 else ""
+    refusals = found.refusals(crlf_kept)
+    if refusals:
+        path, reason = refusals[0]
+        more = f" (and {len(refusals) - 1} more)" if len(refusals) > 1 else ""
         raise TamperDetected(f"cannot seal {root}/{path}: {reason}{more}")
     return found.sorted_entries()
 
 
-def digest_of(entries: list[Entry]) -> str:
-    return hashlib.sha256(render(entries)).hexdigest()
+def digest_of(entries: list[Entry], crlf_kept: bool = False) -> str:
+    return hashlib.sha256(render(entries, crlf_kept)).hexdigest()
 
 
-def seal(directory: Path, *, reseal: bool = False, expect: str | None = None, reason: str | None = None) -> str:
-    """Seal ``directory`` and return the seal digest."""
+def seal(directory: Path, *, reseal: bool = False, expect: str | None = None, reason: str | None = None,
+         crlf_kept: bool = False) -> str:
+    """Seal ``directory`` and return the seal digest; ``crlf_kept`` admits CRLF text (exam inputs only)."""
     root = _root(directory)
     manifest_path = root / MANIFEST_NAME
     old = _current_digest(manifest_path)
     _check_seal_request(old, reseal, expect, reason, manifest_path)
-    entries = preview(root)
-    digest = digest_of(entries)
+    entries = preview(root, crlf_kept)
+    digest = digest_of(entries, crlf_kept)
     if reseal and digest != expect:
         raise TamperDetected(
             f"reseal of {root} would produce {digest}, but --expect declared {expect}",
             hint="check what changed (tri-agent verify) and declare the digest you mean",
         )
-    _write_atomic(manifest_path, render(entries))
+    _write_atomic(manifest_path, render(entries, crlf_kept))
     _append_log(root, "reseal" if reseal else "seal", digest, old, reason)
     return digest
 
@@ -114,10 +116,10 @@ def verify(directory: Path, *, expect: str | None = None) -> VerifyReport:
         raise TamperDetected(f"{manifest_path} is missing", hint="this directory was never sealed, or it was removed")
     data = manifest_path.read_bytes()
     digest = hashlib.sha256(data).hexdigest()
-    sealed = parse(data, str(manifest_path))
+    sealed, crlf_kept = parse(data, str(manifest_path))
     found = scan(root)
     findings = diff(sealed, found.sorted_entries())
-    findings += [Finding(kind="unsealable", path=p, detail=r) for p, r in sorted(found.problems)]
+    findings += [Finding(kind="unsealable", path=p, detail=r) for p, r in found.refusals(crlf_kept)]
     if expect is not None and expect != digest:
         findings.append(Finding(kind="digest", path="", detail=f"manifest digest {digest} != expected {expect}"))
     findings += _log_findings(root, digest)
