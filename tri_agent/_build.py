@@ -45,7 +45,9 @@ def build_exam(exam_dir: Path, seed: str, out: Path) -> BuildRecord:
         built = _with_pairs(caliber, read_pairs(generated / "pairs.jsonl"), out / "caliber.yaml")
         checks = _self_checks(out / "caliber.yaml", built, sealed, scratch)
     record = BuildRecord(
-        exam=config.name, seed=seed, cases=len(cases), visible_digest=seal(visible, crlf_kept=True), sealed_digest=seal(sealed),
+        exam=config.name, seed=seed, cases=len(cases),
+        visible_digest=seal(visible, crlf_kept=True),  # chaos inputs may hold CRLF on purpose
+        sealed_digest=seal(sealed),
         caliber_sha256=hashlib.sha256((out / "caliber.yaml").read_bytes()).hexdigest(),
         exam_sha256={n: hashlib.sha256((exam_dir / n).read_bytes()).hexdigest() for n in EXAM_FILES}, checks=checks,
     )

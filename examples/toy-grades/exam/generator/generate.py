@@ -17,7 +17,7 @@ def sheet(rng):
     rows = []
     groups = rng.sample(GROUPS, rng.randint(2, 4))
     for g in groups:
-        for i in range(rng.randint(2, 6)):
+        for _ in range(rng.randint(2, 6)):
             cents = rng.randint(4000, 10000)
             rows.append([f"s{len(rows):03d}", g, f"{cents // 100}.{cents % 100:02d}"])
     # a group whose average is exactly on a half cent: 2 scores one cent apart
@@ -36,7 +36,7 @@ def write(out, seed, name, header, rows, *, bom=False, crlf=False, blank=False):
     folder.mkdir(parents=True)
     lines = [",".join(header)] + [",".join(r) for r in rows]
     if blank:
-        lines = [lines[0], ""] + [x for pair in zip(lines[1:], [""] * len(lines)) for x in pair]
+        lines = [lines[0], ""] + [x for pair in zip(lines[1:], [""] * len(lines), strict=False) for x in pair]
     text = ("\r\n" if crlf else "\n").join(lines) + ("\r\n" if crlf else "\n")
     (folder / "scores.csv").write_bytes((b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8"))
     return {"case": cid, "inputs": f"inputs/{cid}"}
