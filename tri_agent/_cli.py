@@ -110,6 +110,20 @@ def _rerun(args: argparse.Namespace) -> int:
     return ExitCode.PASS
 
 
+def _mutate(args: argparse.Namespace) -> int:
+    from ._mutation import mutate
+
+    summary = mutate(args.target, args.exam, args.menu, args.out, jobs=args.jobs, threshold=args.threshold / 100,
+                     minimum=args.min_mutants, timeout_factor=args.timeout_factor, only=args.only)
+    for m in summary.mutants:
+        print(f"{m.status:<12} {m.id} ({m.bug_class}): {m.reason}")
+    counts = ", ".join(f"{k} {v}" for k, v in summary.counts.items())
+    print(f"{summary.verdict.upper()} kill rate {summary.kill_rate:.0%} ({counts}); report in {args.out}")
+    for reason in summary.reasons:
+        print(f"  blocker: {reason}")
+    return ExitCode.PASS if summary.verdict == "pass" else ExitCode.FAIL
+
+
 def _schema(args: argparse.Namespace) -> int:
     from ._schemas import export_schemas
 
@@ -196,6 +210,18 @@ def _parser() -> argparse.ArgumentParser:
     rr.add_argument("--sample", type=int, default=5)
     rr.add_argument("--seed", type=int, default=0)
     rr.set_defaults(handler=_rerun)
+
+    mu = sub.add_parser("mutate", help="mutation gate: prove the exam catches deliberate bugs")
+    mu.add_argument("--target", type=Path, required=True, metavar="TARGET.yaml")
+    mu.add_argument("--exam", type=Path, required=True, metavar="BUILD", help="the folder `exam build` wrote")
+    mu.add_argument("--menu", type=Path, required=True, metavar="mutations.yaml")
+    mu.add_argument("--out", type=Path, required=True, help="new report folder")
+    mu.add_argument("--jobs", type=int, default=2, help="mutants judged in parallel")
+    mu.add_argument("--threshold", type=float, default=100, help="minimum kill rate in percent")
+    mu.add_argument("--min-mutants", type=int, default=3, help="fewest judged mutants the gate accepts")
+    mu.add_argument("--timeout-factor", type=float, default=5.0, help="mutant timeout as a multiple of the clean run")
+    mu.add_argument("--only", nargs="+", metavar="ID", help="judge only these menu mutants")
+    mu.set_defaults(handler=_mutate)
 
     sc = sub.add_parser("schema", help="export the JSON Schemas of every on-disk format")
     sc.add_argument("--out", type=Path, default=Path("schemas"))

@@ -143,8 +143,8 @@ def run_exam(build: Path, target_file: Path, out: Path, *, twice: bool = False) 
     """Run every case of ``build`` against the target; write the actual table, behaviours and provenance."""
     if out.exists() and any(out.iterdir()):
         raise UsageError(f"{out} already holds a run", hint="runs are evidence: choose a new --out folder")
-    visible = _verified_visible(build)
-    target = Target(target_file)
+    visible = verified_visible(build)
+    target = Target.load(target_file)
     cases = read_cases(visible / "cases.jsonl")
     before = _tree_digest(target.baseline)
     out.mkdir(parents=True, exist_ok=True)
@@ -156,7 +156,7 @@ def run_exam(build: Path, target_file: Path, out: Path, *, twice: bool = False) 
     return _write_run(out, build, target, results, twice)
 
 
-def _verified_visible(build: Path) -> Path:
+def verified_visible(build: Path) -> Path:
     visible = build / "visible"
     if not (visible / "cases.jsonl").is_file():
         raise UsageError(f"{build} is not an exam build", hint="pass the folder `tri-agent exam build` wrote")
@@ -222,12 +222,12 @@ def _write_run(out: Path, build: Path, target: Target, results: list[CaseResult]
 
 def rerun(run_dir: Path, build: Path, target_file: Path, sample: int, seed: int = 0) -> list[str]:
     """Re-run a sample of a recorded run's cases; the ids whose fingerprints differ from the record."""
-    visible = _verified_visible(build)
+    visible = verified_visible(build)
     recorded = {p.case: p for p in _read_provenance(run_dir / "provenance.jsonl")}
     cases = [c for c in read_cases(visible / "cases.jsonl") if c.case in recorded]
     chosen = sorted(random.Random(seed).sample(cases, min(sample, len(cases))), key=lambda c: c.case)
     with _scratch() as scratch:
-        gateway = Gateway(Target(target_file), visible, scratch)
+        gateway = Gateway(Target.load(target_file), visible, scratch)
         fresh = [gateway.run_case(c).provenance for c in chosen]
     return [p.case for p in fresh
             if (p.outputs, p.behavior, p.exit_code) != (recorded[p.case].outputs, recorded[p.case].behavior,

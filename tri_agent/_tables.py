@@ -60,6 +60,23 @@ class Table:
         return f"{self.path}:{self.line_of(row)}"
 
 
+    def subset(self, column: str, value: str) -> Table:
+        """The rows whose ``column`` equals ``value``; rows keep their index, so errors keep their lines."""
+        self.line_of(0)  # resolve line numbers from the file before the frame is filtered
+        frame = self.frame.filter(pl.col(column) == value)
+        return Table(self.path, self.format, self.columns, frame, self._digest, self._lines)
+
+
+def table_from_rows(name: str, rows: list[dict[str, str | None]], columns: tuple[str, ...] = ()) -> Table:
+    """An in-memory table (e.g. one case's actual rows); ``name`` stands in for a path in messages."""
+    names = list(dict.fromkeys([*columns, *(k for r in rows for k in r)]))
+    data = {n: pl.Series(n, [r.get(n) for r in rows], dtype=pl.String) for n in names}
+    frame = pl.DataFrame(data).with_row_index(ROW)
+    digest: Future[str] = Future()
+    digest.set_result(_sha256(json.dumps(rows, sort_keys=True).encode()))
+    return Table(Path(name), "jsonl", names, frame.lazy(), digest, list(range(1, len(rows) + 1)))
+
+
 def table_format(path: Path) -> Format:
     fmt = _FORMATS.get(path.suffix.lower())
     if fmt is None:

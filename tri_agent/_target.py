@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -76,15 +77,25 @@ class TargetConfig(_Strict):
     behaviors: list[BehaviorRule] = Field(default_factory=lambda: list(DEFAULT_BEHAVIORS))
 
 
+@dataclass(frozen=True)
 class Target:
     """A loaded target file with its baseline folder resolved."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.config = _yamldoc.load(path, TargetConfig)
-        self.baseline = (path.parent / self.config.baseline).resolve()
-        if not self.baseline.is_dir():
-            raise UsageError(f"{path}: baseline {self.config.baseline!r} is not a folder ({self.baseline})")
+    path: Path
+    config: TargetConfig
+    baseline: Path
+
+    @classmethod
+    def load(cls, path: Path) -> Target:
+        config = _yamldoc.load(path, TargetConfig)
+        baseline = (path.parent / config.baseline).resolve()
+        if not baseline.is_dir():
+            raise UsageError(f"{path}: baseline {config.baseline!r} is not a folder ({baseline})")
+        return cls(path, config, baseline)
+
+    def with_baseline(self, baseline: Path, timeout: float) -> Target:
+        """The same target driven from another copy (a mutant), with its own timeout."""
+        return Target(self.path, self.config.model_copy(update={"timeout": timeout}), baseline)
 
     def classify(self, done: Completed) -> str:
         stderr = done.stderr.decode("utf-8", "replace")

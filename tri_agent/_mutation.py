@@ -1,0 +1,359 @@
+"""The mutation gate: before a green result counts, the exam must be seen catching known bugs.
+
+1. Clean run: the unmutated target must pass the exam (channels 1 to 3).
+2. Each menu mutant is a text patch with an anchor (the exact text it replaces, which must occur once
+   in the target file) applied to a throwaway copy. Its **witness** (an input on which original and
+   mutant must differ) runs first: no difference means the mutant is equivalent, reported as Ignored,
+   never as Survived. Then every case is replayed through the gateway and scored; the first failing
+   case kills the mutant. A case that runs past the timeout (a multiple of the clean run) is Timeout.
+3. Statuses and the report follow Stryker's mutation-testing-report-schema, so its viewers render it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import random
+import shutil
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from . import __version__, _yamldoc
+from ._caliber import Caliber, FieldSpec, load_caliber
+from ._errors import InfrastructureFailure, MalformedInput, UsageError
+from ._exam import Case, read_cases
+from ._gateway import CaseResult, Gateway, verified_visible
+from ._grading import ScoreInputs, score
+from ._report import ScoreReport
+from ._scoring import compare_tables
+from ._tables import Table, read_table, table_from_rows
+from ._target import Target
+
+Status = Literal["Killed", "Survived", "Timeout", "NoCoverage", "CompileError", "RuntimeError", "Ignored"]
+DETECTED = ("Killed", "Timeout")
+UNDETECTED = ("Survived", "NoCoverage")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class MenuMutant(_Strict):
+    """One deliberate bug: replace ``anchor`` (found exactly once in ``file``) with ``replace``."""
+
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    bug_class: str = Field(description="The preset's bug class, e.g. rounding-mode, strip-dropped.")
+    file: str = Field(description="File of the target, relative to its baseline folder.")
+    anchor: str = Field(min_length=1)
+    replace: str
+    witness: dict[str, str] = Field(min_length=1, description="Input files (name -> content) on which the "
+                                                               "original and the mutant must differ.")
+
+
+class Menu(_Strict):
+    """``mutations.yaml``."""
+
+    schema_version: Literal[1] = 1
+    mutants: list[MenuMutant] = Field(min_length=1)
+
+
+class MutantOutcome(_Strict):
+    id: str
+    bug_class: str
+    status: Status
+    reason: str
+    killed_by: list[str] = Field(default_factory=list)
+    cases_run: int = 0
+    seconds: float = 0
+
+
+class MutationSummary(_Strict):
+    """``summary.json`` of a mutation gate run."""
+
+    schema_version: Literal[1] = 1
+    clean_run: Literal["pass"] = "pass"
+    mutants: list[MutantOutcome]
+    counts: dict[str, int] = Field(description="Mutants per status.")
+    kill_rate: float = Field(description="(Killed + Timeout) / (Killed + Timeout + Survived + NoCoverage).")
+    threshold: float
+    minimum: int = Field(description="Fewest judged mutants the gate accepts.")
+    verdict: Literal["pass", "fail"]
+    reasons: list[str]
+
+
+@dataclass(frozen=True)
+class _Exam:
+    build: Path
+    visible: Path
+    cases: list[Case]
+    caliber_path: Path
+    caliber: Caliber
+    answers: Table
+    behaviors: Table | None
+
+
+def load_menu(path: Path) -> Menu:
+    menu = _yamldoc.load(path, Menu)
+    ids = [m.id for m in menu.mutants]
+    if len(set(ids)) != len(ids):
+        raise MalformedInput("mutant ids must be unique", where=str(path))
+    return menu
+
+
+def mutate(target_file: Path, build: Path, menu_path: Path, out: Path, *, jobs: int = 2, threshold: float = 1.0,
+           minimum: int = 3, timeout_factor: float = 5.0, only: list[str] | None = None) -> MutationSummary:
+    """Run the gate; write the Stryker report, an HTML report and ``summary.json`` into ``out``."""
+    if out.exists() and any(out.iterdir()):
+        raise UsageError(f"{out} already holds a mutation report", hint="reports are evidence: choose a new --out")
+    menu = load_menu(menu_path)
+    chosen = [m for m in menu.mutants if only is None or m.id in only]
+    target = Target.load(target_file)
+    exam = _load_exam(build)
+    patched = {m.id: _patched_text(target, m) for m in chosen}  # refuse drifted anchors before running anything
+    clean_seconds = _clean_run(target, exam)
+    timeout = max(target.config.timeout, timeout_factor * max(clean_seconds.values(), default=1.0))
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        outcomes = list(pool.map(lambda m: _judge_mutant(target, exam, m, patched[m.id], timeout), chosen))
+    summary = _summary(outcomes, threshold, minimum)
+    out.mkdir(parents=True, exist_ok=True)
+    report = stryker_report(target, chosen, outcomes)
+    (out / "mutation-report.json").write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", "utf-8")
+    (out / "mutation-report.html").write_text(render_html(report, summary), "utf-8")
+    (out / "summary.json").write_text(summary.model_dump_json(indent=1) + "\n", "utf-8")
+    return summary
+
+
+def _load_exam(build: Path) -> _Exam:
+    visible = verified_visible(build)
+    caliber_path = build / "caliber.yaml"
+    caliber, _ = load_caliber(caliber_path)
+    columns = (*caliber.key, *caliber.fields)
+    json_columns = frozenset(n for n, f in caliber.fields.items() if f.cls in ("json", "set"))
+    answers = read_table(build / "sealed" / "answers.jsonl", json_columns, columns)
+    b_path = build / "sealed" / "behaviors.jsonl"
+    behaviors = read_table(b_path) if b_path.exists() and caliber.behaviors is not None else None
+    return _Exam(build, visible, read_cases(visible / "cases.jsonl"), caliber_path, caliber, answers, behaviors)
+
+
+def _patched_text(target: Target, mutant: MenuMutant) -> str:
+    path = (target.baseline / mutant.file).resolve()
+    if not path.is_relative_to(target.baseline) or not path.is_file():
+        raise MalformedInput(f"mutant {mutant.id}: file {mutant.file!r} is not in the target", where=str(target.path))
+    text = path.read_text(encoding="utf-8")
+    found = text.count(mutant.anchor)
+    if found != 1:
+        raise MalformedInput(f"mutant {mutant.id}: anchor {mutant.anchor!r} occurs {found} times in {mutant.file} "
+                             "(must be exactly once)", where=str(path),
+                             hint="the target drifted: update the anchor or retire the mutant")
+    return text.replace(mutant.anchor, mutant.replace)
+
+
+def _clean_run(target: Target, exam: _Exam) -> dict[str, float]:
+    with tempfile.TemporaryDirectory(prefix="tri-clean-") as tmp:
+        gateway = Gateway(target, exam.visible, Path(tmp))
+        results = [gateway.run_case(c) for c in exam.cases]
+        report = _whole_exam(exam, results, Path(tmp))
+    if report.verdict != "pass":
+        raise InfrastructureFailure("the clean run does not pass the exam, so no mutant can be judged: "
+                                    + "; ".join(report.blockers), hint="fix the target (or the exam) first")
+    return {r.provenance.case: r.provenance.seconds for r in results}
+
+
+def _whole_exam(exam: _Exam, results: list[CaseResult], tmp: Path) -> ScoreReport:
+    """Score every case together: the drift audit and the relations only see across cases."""
+    actual = tmp / "actual.jsonl"
+    actual.write_text("".join(json.dumps(r) + "\n" for res in results for r in res.rows), "utf-8")
+    observed = tmp / "observed.jsonl"
+    observed.write_text("".join(json.dumps({"case": r.provenance.case, "behavior": r.provenance.behavior}) + "\n"
+                                for r in results), "utf-8")
+    b = exam.build / "sealed" / "behaviors.jsonl" if exam.behaviors is not None else None
+    return score(ScoreInputs(exam.caliber_path, exam.build / "sealed" / "answers.jsonl", actual, b,
+                             observed if b else None, actual))
+
+
+def _judge_mutant(target: Target, exam: _Exam, mutant: MenuMutant, text: str, timeout: float) -> MutantOutcome:
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix=f"tri-mutant-{mutant.id}-") as tmp:
+        scratch = Path(tmp)
+        baseline = scratch / "baseline"
+        shutil.copytree(target.baseline, baseline, symlinks=True)
+        (baseline / mutant.file).write_text(text, encoding="utf-8")
+        mutated = target.with_baseline(baseline, timeout)
+        try:
+            outcome = _replay(target, mutated, exam, mutant, scratch)
+        except InfrastructureFailure as exc:
+            outcome = MutantOutcome(id=mutant.id, bug_class=mutant.bug_class, status="CompileError",
+                                    reason=exc.line())
+    return outcome.model_copy(update={"seconds": round(time.monotonic() - start, 3)})
+
+
+def _replay(original: Target, mutated: Target, exam: _Exam, mutant: MenuMutant, scratch: Path) -> MutantOutcome:
+    def done(status: Status, reason: str, killed_by: list[str] | None = None, n: int = 0) -> MutantOutcome:
+        return MutantOutcome(id=mutant.id, bug_class=mutant.bug_class, status=status, reason=reason,
+                             killed_by=killed_by or [], cases_run=n)
+
+    if not _witness_differs(original, mutated, mutant, scratch):
+        return done("Ignored", "equivalent: the witness input gives identical results on original and mutant")
+    gateway = Gateway(mutated, exam.visible, _fresh(scratch / "cases"))
+    results: list[CaseResult] = []
+    for n, case in enumerate(exam.cases, start=1):
+        result = gateway.run_case(case)
+        results.append(result)
+        if result.provenance.timed_out:
+            return done("Timeout", f"case {case.case} ran past the timeout", [case.case], n)
+        reason = _case_failure(exam, case, result)
+        if reason:
+            return done("Killed", reason, [case.case], n)
+    try:
+        report = _whole_exam(exam, results, scratch)
+    except MalformedInput as exc:
+        return done("Killed", f"unreadable output: {exc.message}", ["whole-exam"], len(results))
+    if report.verdict == "fail":
+        return done("Killed", "whole exam: " + "; ".join(report.blockers), ["whole-exam"], len(results))
+    return done("Survived", f"all {len(results)} cases, the drift audit and every relation passed", [], len(results))
+
+
+def _witness_differs(original: Target, mutated: Target, mutant: MenuMutant, scratch: Path) -> bool:
+    visible = scratch / "witness"
+    case = Case(case="c-" + hashlib.sha256(mutant.id.encode()).hexdigest()[:12], inputs="inputs")
+    for name, content in mutant.witness.items():
+        path = (visible / "inputs" / name).resolve()
+        if not path.is_relative_to(visible.resolve()):
+            raise MalformedInput(f"mutant {mutant.id}: witness file {name!r} escapes its folder")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+    a = Gateway(original, visible, _fresh(scratch / "w-original")).run_case(case).provenance
+    b = Gateway(mutated, visible, _fresh(scratch / "w-mutant")).run_case(case).provenance
+    return (a.outputs, a.behavior, a.exit_code, a.stdout_sha256) != (b.outputs, b.behavior, b.exit_code,
+                                                                      b.stdout_sha256)
+
+
+def _fresh(path: Path) -> Path:
+    path.mkdir(parents=True)
+    return path
+
+
+def _case_failure(exam: _Exam, case: Case, result: CaseResult) -> str:
+    columns = (*exam.caliber.key, *exam.caliber.fields)
+    expected = exam.answers.subset("case", case.case)
+    actual = table_from_rows(f"<{case.case}>", result.rows, columns)
+    try:
+        channel, _ = compare_tables(exam.caliber.key, dict(exam.caliber.fields), expected, actual, exam.caliber.drift)
+    except MalformedInput as exc:
+        return f"case {case.case}: unreadable output ({exc.message})"
+    if channel.verdict == "fail":
+        first = channel.failures[0]
+        return f"case {case.case}: {first.reason} on {first.field or 'a row'} ({channel.passed}/{channel.total} rows)"
+    return _behavior_failure(exam, case, result)
+
+
+def _behavior_failure(exam: _Exam, case: Case, result: CaseResult) -> str:
+    if exam.behaviors is None or exam.caliber.behaviors is None:
+        return ""
+    b = exam.caliber.behaviors
+    spec = {b.field: FieldSpec.model_validate({"class": "status", "values": b.values})}
+    observed = table_from_rows(f"<{case.case} behaviour>", [{"case": case.case, b.field: result.provenance.behavior}])
+    channel, _ = compare_tables(b.key, spec, exam.behaviors.subset("case", case.case), observed)
+    return "" if channel.verdict == "pass" else f"case {case.case}: behaviour {result.provenance.behavior!r}"
+
+
+def _summary(outcomes: list[MutantOutcome], threshold: float, minimum: int) -> MutationSummary:
+    statuses = sorted({o.status for o in outcomes})
+    counts: dict[str, int] = {s: sum(1 for o in outcomes if o.status == s) for s in statuses}
+    detected = sum(counts.get(s, 0) for s in DETECTED)
+    judged = detected + sum(counts.get(s, 0) for s in UNDETECTED)
+    rate = detected / judged if judged else 0.0
+    reasons = []
+    if judged < minimum:
+        reasons.append(f"only {judged} judged mutant(s); the gate needs at least {minimum}")
+    if rate < threshold:
+        survivors = [o.id for o in outcomes if o.status in UNDETECTED]
+        reasons.append(f"kill rate {rate:.0%} is below {threshold:.0%}; blind spots: {', '.join(survivors)}")
+    return MutationSummary(mutants=outcomes, counts=counts, kill_rate=round(rate, 4), threshold=threshold,
+                           minimum=minimum, verdict="fail" if reasons else "pass", reasons=reasons)
+
+
+def stryker_report(target: Target, mutants: list[MenuMutant], outcomes: list[MutantOutcome]) -> dict[str, object]:
+    """The run in Stryker's mutation-testing-report-schema (version 2)."""
+    files: dict[str, dict[str, object]] = {}
+    by_id = {o.id: o for o in outcomes}
+    for m in mutants:
+        source = (target.baseline / m.file).read_text(encoding="utf-8")
+        entry = files.setdefault(m.file, {"language": _language(m.file), "source": source, "mutants": []})
+        o = by_id[m.id]
+        result: dict[str, object] = {
+            "id": m.id, "mutatorName": m.bug_class, "replacement": m.replace, "location": _location(source, m.anchor),
+            "status": o.status, "statusReason": o.reason, "testsCompleted": o.cases_run,
+            "duration": round(o.seconds * 1000),
+        }
+        if o.killed_by:
+            result["killedBy"] = o.killed_by
+        entry["mutants"].append(result)  # type: ignore[attr-defined]
+    return {"schemaVersion": "2", "thresholds": {"high": 100, "low": 80}, "projectRoot": str(target.baseline),
+            "files": files, "framework": {"name": "tri-agent", "version": __version__}}
+
+
+def _location(source: str, anchor: str) -> dict[str, dict[str, int]]:
+    start = source.index(anchor)
+    end = start + len(anchor)
+    return {"start": _position(source, start), "end": _position(source, end)}
+
+
+def _position(source: str, offset: int) -> dict[str, int]:
+    line = source.count("\n", 0, offset) + 1
+    column = offset - (source.rfind("\n", 0, offset) + 1) + 1
+    return {"line": line, "column": column}
+
+
+def _language(path: str) -> str:
+    return {".py": "python", ".js": "javascript", ".ts": "typescript", ".sql": "sql"}.get(Path(path).suffix, "text")
+
+
+def render_html(report: dict[str, object], summary: MutationSummary) -> str:
+    """A self-contained page (no script, no external asset) listing every mutant and its status."""
+    rows = []
+    files = report["files"]
+    assert isinstance(files, dict)
+    for name, entry in files.items():
+        for m in entry["mutants"]:
+            loc = m["location"]["start"]
+            rows.append(f"<tr class='{m['status']}'><td>{html.escape(m['id'])}</td><td>{html.escape(m['mutatorName'])}"
+                        f"</td><td>{html.escape(name)}:{loc['line']}</td><td>{m['status']}</td>"
+                        f"<td>{html.escape(m.get('statusReason', ''))}</td></tr>")
+    counts = ", ".join(f"{k} {v}" for k, v in summary.counts.items())
+    verdict = html.escape(summary.verdict.upper())
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>tri-agent mutation report</title>
+<style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;
+padding:4px 8px;text-align:left}}.Killed,.Timeout{{background:#e6f4ea}}.Survived,.NoCoverage{{background:#fce8e6}}
+.Ignored,.CompileError,.RuntimeError{{background:#f1f3f4}}</style></head><body>
+<h1>Mutation gate: {verdict}</h1>
+<p>Kill rate <b>{summary.kill_rate:.0%}</b> (threshold {summary.threshold:.0%}); {html.escape(counts)}.</p>
+<ul>{''.join(f'<li>{html.escape(r)}</li>' for r in summary.reasons)}</ul>
+<table><tr><th>mutant</th><th>bug class</th><th>where</th><th>status</th><th>why</th></tr>
+{chr(10).join(rows)}
+</table></body></html>
+"""
+
+
+def rotate(menu_ids: list[str], used: list[str], *, red: bool, size: int, seed: str) -> list[str]:
+    """A deterministic sample of ``size`` mutants with at least 30% new ones (50% after a red round)."""
+    if size > len(menu_ids):
+        raise UsageError(f"asked for {size} mutants but the menu has {len(menu_ids)}")
+    fresh = sorted(set(menu_ids) - set(used))
+    seen = sorted(set(menu_ids) & set(used))
+    need = -(-size // 2) if red else -(-3 * size // 10)  # ceil(50%) or ceil(30%), in integers
+    if len(fresh) < need:
+        raise UsageError(f"the menu has {len(fresh)} unused mutants; this round needs {need} new ones",
+                         hint="add mutants to the menu")
+    rng = random.Random(seed)
+    take_new = max(need, size - len(seen))
+    chosen = rng.sample(fresh, take_new) + rng.sample(seen, size - take_new)
+    return sorted(chosen)
