@@ -79,3 +79,26 @@ def scored(tmp_path: Path) -> Callable[..., dict[str, object]]:
         return report.model_dump(mode="json")
 
     return run
+
+
+TOY = Path(__file__).resolve().parents[1] / "examples" / "toy-grades"
+
+
+@pytest.fixture(scope="session")
+def toy_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The toy-grades exam built once for seed 1 (the build folder)."""
+    from tri_agent._build import build_exam
+
+    root = tmp_path_factory.mktemp("toy")
+    return build_exam(TOY / "exam", "1", root / "build") and root / "build"
+
+
+def toy_copy(dest: Path, fixed: bool) -> Path:
+    """A private copy of the toy-grades example; with ``fixed``, fix.patch applied to its target."""
+    import shutil
+    import subprocess
+
+    shutil.copytree(TOY, dest, ignore=shutil.ignore_patterns("builds", "out"))
+    if fixed:
+        subprocess.run(["git", "apply", "-p1", str(dest / "fix.patch")], cwd=dest / "target", check=True)
+    return dest

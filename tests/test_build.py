@@ -1,0 +1,86 @@
+"""exam build: determinism, sealing, self-checks, and one-line failures for broken exams."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import TOY
+from tri_agent import InfrastructureFailure, MalformedInput, UsageError, verify
+from tri_agent._build import _changed, build_exam
+from tri_agent._exam import BuildRecord
+
+
+def test_toy_build_is_sealed_and_self_checked(toy_build: Path) -> None:
+    record = BuildRecord.model_validate_json((toy_build / "build.json").read_text())
+    assert record.checks.model_dump() == {"generator_deterministic": True, "oracle_deterministic": True,
+                                          "gold_passes": True, "corrupted_key_fails": True}
+    assert verify(toy_build / "visible", expect=record.visible_digest).ok
+    assert verify(toy_build / "sealed", expect=record.sealed_digest).ok
+    assert not (toy_build / "visible" / "pairs.jsonl").exists()
+    visible_text = "".join(p.read_text(errors="replace") for p in (toy_build / "visible").rglob("*") if p.is_file())
+    assert "bad-score" not in visible_text and "Half" in visible_text  # ids are opaque; inputs are visible
+
+
+def test_same_seed_builds_byte_identical_keys(toy_build: Path, tmp_path: Path) -> None:
+    again = build_exam(TOY / "exam", "1", tmp_path / "b")
+    assert again.sealed_digest == BuildRecord.model_validate_json((toy_build / "build.json").read_text()).sealed_digest
+    other = build_exam(TOY / "exam", "2", tmp_path / "c")
+    assert other.sealed_digest != again.sealed_digest
+
+
+def test_a_build_folder_is_never_overwritten(toy_build: Path) -> None:
+    with pytest.raises(UsageError, match="already holds a build"):
+        build_exam(TOY / "exam", "1", toy_build)
+
+
+def _exam_copy(tmp: Path) -> Path:
+    exam = tmp / "exam"
+    shutil.copytree(TOY / "exam", exam)
+    return exam
+
+
+def test_non_deterministic_generator_is_refused(tmp_path: Path) -> None:
+    exam = _exam_copy(tmp_path)
+    gen = exam / "generator" / "generate.py"
+    gen.write_text(gen.read_text().replace('rng = random.Random(f"toy-grades:{seed}")', "rng = random.Random()"))
+    with pytest.raises(InfrastructureFailure, match="generator is not deterministic"):
+        build_exam(exam, "1", tmp_path / "out")
+
+
+def test_crashing_oracle_is_one_line(tmp_path: Path) -> None:
+    exam = _exam_copy(tmp_path)
+    (exam / "oracle" / "oracle.py").write_text("raise SystemExit('oracle: cannot parse input')\n")
+    with pytest.raises(InfrastructureFailure, match="oracle exited 1: oracle: cannot parse input"):
+        build_exam(exam, "1", tmp_path / "out")
+
+
+def test_case_ids_must_be_opaque(tmp_path: Path) -> None:
+    exam = _exam_copy(tmp_path)
+    gen = exam / "generator" / "generate.py"
+    gen.write_text(gen.read_text().replace('return "c-" + hashlib', 'return f"c-{name}-" + hashlib'))
+    with pytest.raises(MalformedInput, match="not opaque"):
+        build_exam(exam, "1", tmp_path / "out")
+
+
+def test_oracle_that_disagrees_with_caliber_fails_gold(tmp_path: Path) -> None:
+    exam = _exam_copy(tmp_path)
+    oracle = exam / "oracle" / "oracle.py"
+    oracle.write_text(oracle.read_text().replace('"total": str(total.quantize', '"total": str(1 + total.quantize'))
+    with pytest.raises(InfrastructureFailure, match="does not pass against itself"):
+        build_exam(exam, "1", tmp_path / "out")
+
+
+@pytest.mark.parametrize("cls,value,values", [("amount", "2.35", None), ("ratio", "0.5", None), ("count", "3", None),
+                                              ("status", "ok", ["ok", "late"]), ("text", "x", None),
+                                              ("json", '{"a": 1}', None), ("set", '["a"]', None)])
+def test_corruption_always_leaves_tolerance(cls: str, value: str, values: list[str] | None) -> None:
+    from tri_agent._tolerance import CLASSES, check_expected, compare_cell
+
+    c = CLASSES[cls]
+    enum = frozenset(values) if values else None
+    assert not compare_cell(c, check_expected(c, value, enum), _changed(value, cls, values), enum).ok
+    json.dumps(_changed(value, cls, values))
