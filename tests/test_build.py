@@ -7,8 +7,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from conftest import TOY
+
 from tri_agent import InfrastructureFailure, MalformedInput, UsageError, verify
 from tri_agent._build import _changed, build_exam
 from tri_agent._exam import BuildRecord

@@ -6,8 +6,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import toy_copy
+
 from tri_agent import InfrastructureFailure, PolicyViolation, ScoreInputs, TamperDetected, UsageError, score
 from tri_agent._gateway import rerun, run_exam
 from tri_agent._report import ScoreReport
@@ -61,7 +61,8 @@ env: {{BASELINE: "{tmp / 't'}"}}
 
 
 def test_non_deterministic_target_is_caught_by_twice(toy_build: Path, tmp_path: Path) -> None:
-    target = _target(tmp_path, "import sys, random\nopen(sys.argv[2] + '/out.csv', 'w').write(f'g\\n{random.random()}\\n')\n")
+    script = "import sys, random\nopen(sys.argv[2] + '/out.csv', 'w').write(f'g\\n{random.random()}\\n')\n"
+    target = _target(tmp_path, script)
     with pytest.raises(InfrastructureFailure, match="not deterministic"):
         run_exam(toy_build, target, tmp_path / "run", twice=True)
 
