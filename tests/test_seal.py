@@ -159,3 +159,44 @@ def test_keep_crlf_is_recorded_and_verified(tmp_path: Path) -> None:
     manifest.write_text(manifest.read_text().replace(" crlf=kept", ""))  # drop the flag: tamper
     report = verify(d, expect=digest)
     assert {f.kind for f in report.findings} >= {"digest", "unsealable"}
+
+
+def test_deleting_the_manifest_does_not_reopen_sealing(tmp_path: Path) -> None:
+    d = _tree(tmp_path / "d")
+    seal(d)
+    (d / "MANIFEST.sha256").unlink()
+    with pytest.raises(TamperDetected, match="already sealed"):
+        seal(d)
+
+
+def test_first_seal_takes_no_expect_or_reason(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="belong to --reseal"):
+        seal(_tree(tmp_path / "d"), expect="0" * 64)
+
+
+def test_bad_reason_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    d = _tree(tmp_path / "d")
+    digest = seal(d)
+    (d / "x").write_text("1\n")
+    with pytest.raises(UsageError, match="not valid UTF-8"):
+        seal(d, reseal=True, expect=digest_of(preview(d)), reason="bad\udcff")
+    report = verify(d, expect=digest)
+    assert [f.kind for f in report.findings] == ["added"]  # the seal itself is intact
+
+
+def test_duplicate_or_unsorted_manifest_entries_are_tamper(tmp_path: Path) -> None:
+    from tri_agent._manifest import Entry, parse, render
+
+    a, b = Entry("a", "0" * 64, 1), Entry("b", "1" * 64, 1)
+    for entries in ([b, a], [a, b, a], [a, a]):
+        with pytest.raises(TamperDetected, match="strictly sorted"):
+            parse(render(entries), "m")
+
+
+def test_verify_reports_the_log_head(tmp_path: Path) -> None:
+    import hashlib
+
+    d = _tree(tmp_path / "d")
+    seal(d)
+    line = (d / "SEAL-LOG.jsonl").read_bytes().splitlines()[-1]
+    assert verify(d).log_head == hashlib.sha256(line).hexdigest()

@@ -105,6 +105,8 @@ def parse(data: bytes, where: str) -> tuple[list[Entry], bool]:
     if not lines or not lines[0].startswith(_HEADER) or lines[-1] != "":
         raise TamperDetected(f"{where}:1: not a tri-agent manifest v1", hint="re-seal from trusted content")
     entries = _parse_entries(lines[1:-1], where)
+    if any(a.path >= b.path for a, b in zip(entries, entries[1:], strict=False)):
+        raise TamperDetected(f"{where}: manifest paths are not strictly sorted (a duplicate or moved entry)")
     crlf_kept = lines[0].endswith(_CRLF_KEPT)
     if render(entries, crlf_kept) != data:
         raise TamperDetected(f"{where}: manifest is not in canonical form (edited by hand?)")

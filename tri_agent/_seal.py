@@ -50,6 +50,8 @@ class VerifyReport(BaseModel):
     schema_version: int = Field(default=1, description="Version of this report format.")
     digest: str = Field(description="Digest of the manifest found in the directory.")
     expected_digest: str | None = Field(description="Digest the caller pinned with --expect.")
+    log_head: str | None = Field(default=None, description="SHA-256 of the seal log's last line: pin it to make "
+                                                           "a rewrite of the whole log detectable.")
     files: int = Field(description="Number of files the manifest lists.")
     findings: list[Finding] = Field(description="Every difference found, in a stable order.")
 
@@ -80,7 +82,8 @@ def seal(directory: Path, *, reseal: bool = False, expect: str | None = None, re
     root = _root(directory)
     manifest_path = root / MANIFEST_NAME
     old = _current_digest(manifest_path)
-    _check_seal_request(old, reseal, expect, reason, manifest_path)
+    sealed_before = old is not None or (root / SEAL_LOG_NAME).exists()  # a deleted manifest is no fresh start
+    _check_seal_request(sealed_before, reseal, expect, reason, root)
     entries = preview(root, crlf_kept)
     digest = digest_of(entries, crlf_kept)
     if reseal and digest != expect:
@@ -88,24 +91,29 @@ def seal(directory: Path, *, reseal: bool = False, expect: str | None = None, re
             f"reseal of {root} would produce {digest}, but --expect declared {expect}",
             hint="check what changed (tri-agent verify) and declare the digest you mean",
         )
+    # everything that can fail is done before the first write: the log line is built and encoded first
+    record = _log_record(root, "reseal" if reseal else "seal", digest, old, reason)
     _write_atomic(manifest_path, render(entries, crlf_kept))
-    _append_log(root, "reseal" if reseal else "seal", digest, old, reason)
+    _append_log(root, record)
     return digest
 
 
-def _check_seal_request(
-    old: str | None, reseal: bool, expect: str | None, reason: str | None, manifest_path: Path
-) -> None:
-    if old is not None and not reseal:
-        raise TamperDetected(
-            f"{manifest_path.parent} is already sealed (digest {old})",
-            hint="to change sealed content run: seal --reseal --expect NEW_DIGEST --reason TEXT",
-        )
-    if reseal and old is None:
-        raise UsageError(f"--reseal given but {manifest_path.parent} is not sealed", hint="seal it first")
+def _check_seal_request(sealed_before: bool, reseal: bool, expect: str | None, reason: str | None,
+                        root: Path) -> None:
+    if sealed_before and not reseal:
+        raise TamperDetected(f"{root} is already sealed (it has a manifest or a seal log)",
+                             hint="to change sealed content run: seal --reseal --expect NEW_DIGEST --reason TEXT")
+    if reseal and not sealed_before:
+        raise UsageError(f"--reseal given but {root} is not sealed", hint="seal it first")
+    if not reseal and (expect is not None or reason is not None):
+        raise UsageError("--expect and --reason belong to --reseal", hint="a first seal takes neither")
     if reseal and (not expect or not reason or not reason.strip()):
         raise UsageError("--reseal needs --expect NEW_DIGEST and a non-empty --reason TEXT",
                          hint="get the digest with: tri-agent seal DIR --dry-run")
+    try:
+        (reason or "").encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError("--reason is not valid UTF-8 text", hint="write the reason in UTF-8") from None
 
 
 def verify(directory: Path, *, expect: str | None = None) -> VerifyReport:
@@ -123,7 +131,10 @@ def verify(directory: Path, *, expect: str | None = None) -> VerifyReport:
     if expect is not None and expect != digest:
         findings.append(Finding(kind="digest", path="", detail=f"manifest digest {digest} != expected {expect}"))
     findings += _log_findings(root, digest)
-    return VerifyReport(digest=digest, expected_digest=expect, files=len(sealed), findings=findings)
+    log = root / SEAL_LOG_NAME
+    head = log.read_bytes().splitlines()[-1:] if log.is_file() else []
+    return VerifyReport(digest=digest, expected_digest=expect, files=len(sealed), findings=findings,
+                        log_head=hashlib.sha256(head[0]).hexdigest() if head else None)
 
 
 def diff(sealed: list[Entry], now: list[Entry]) -> list[Finding]:
@@ -201,7 +212,7 @@ def _log_line_problem(line: bytes, i: int, previous: bytes | None) -> str:
     return ""
 
 
-def _append_log(root: Path, action: str, digest: str, old: str | None, reason: str | None) -> None:
+def _log_record(root: Path, action: str, digest: str, old: str | None, reason: str | None) -> bytes:
     path = root / SEAL_LOG_NAME
     lines = path.read_bytes().splitlines() if path.exists() else []
     entry = SealLogEntry(
@@ -213,10 +224,13 @@ def _append_log(root: Path, action: str, digest: str, old: str | None, reason: s
         at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         previous_line_sha256=hashlib.sha256(lines[-1]).hexdigest() if lines else None,
     )
-    record = json.dumps(entry.model_dump(mode="json"), sort_keys=True, ensure_ascii=False) + "\n"
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    return (json.dumps(entry.model_dump(mode="json"), sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _append_log(root: Path, record: bytes) -> None:
+    fd = os.open(root / SEAL_LOG_NAME, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
     try:
-        os.write(fd, record.encode("utf-8"))
+        os.write(fd, record)
         os.fsync(fd)
     finally:
         os.close(fd)
