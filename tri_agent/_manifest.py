@@ -17,6 +17,7 @@ Scanning a tree, rendering and parsing are here; the rules about *when* to seal 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import queue
 import re
@@ -105,7 +106,7 @@ def parse(data: bytes, where: str) -> tuple[list[Entry], bool]:
     if not lines or not lines[0].startswith(_HEADER) or lines[-1] != "":
         raise TamperDetected(f"{where}:1: not a tri-agent manifest v1", hint="re-seal from trusted content")
     entries = _parse_entries(lines[1:-1], where)
-    if any(a.path >= b.path for a, b in zip(entries, entries[1:], strict=False)):
+    if any(a.path >= b.path for a, b in itertools.pairwise(entries)):
         raise TamperDetected(f"{where}: manifest paths are not strictly sorted (a duplicate or moved entry)")
     crlf_kept = lines[0].endswith(_CRLF_KEPT)
     if render(entries, crlf_kept) != data:
