@@ -97,3 +97,33 @@ def test_installed_entry_point_prints_no_traceback(tmp_path: Path) -> None:
                           capture_output=True, text=True)
     assert done.returncode == ExitCode.USAGE
     assert done.stderr.startswith("tri-agent: error:") and "Traceback" not in done.stderr
+
+
+def test_json_to_stdout_is_pure_json(tmp_path: Path, cli: Cli) -> None:
+    cal, ans, act = _files(tmp_path)
+    code, out, err = cli("score", "--caliber", cal, "--answers", ans, "--actual", act, "--json", "-")
+    assert code == 0 and json.loads(out)["verdict"] == "pass" and "PASS" in err
+
+
+@pytest.mark.parametrize("make_args,code,message", [
+    (lambda t, c, a, x: ["score", "--caliber", c, "--answers", a, "--actual", x, "--json", t], 2, "is a folder"),
+    (lambda t, c, a, x: ["leaks", "--answers", a, "--actual", t / "nope.jsonl"], 2, "not a regular file"),
+])
+def test_bad_output_and_table_paths_are_usage_errors(tmp_path: Path, cli: Cli, make_args: object, code: int,
+                                                     message: str) -> None:
+    cal, ans, act = _files(tmp_path)
+    rc, _, err = cli(*make_args(tmp_path, cal, ans, act))  # type: ignore[operator]
+    assert rc == code and message in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("caliber,message", [
+    ("schema_version: 1\nkey: [case, case]\nfields: {avg: amount}\n", "names a column twice"),
+    ("schema_version: 1\nkey: [case]\nfields: {avg: amount}\nbehaviors: {key: [behavior], values: [a]}\n",
+     "both the key and the behaviour field"),
+    ("schema_version: 1\nkey: &a [*a]\nfields: {avg: amount}\n", "nests too deeply"),
+])
+def test_bad_calibers_are_exit_3(tmp_path: Path, cli: Cli, caliber: str, message: str) -> None:
+    cal, ans, act = _files(tmp_path)
+    cal.write_text(caliber)
+    rc, _, err = cli("score", "--caliber", cal, "--answers", ans, "--actual", act)
+    assert rc == ExitCode.MALFORMED and message in err and err.count("\n") == 1

@@ -91,8 +91,23 @@ def test_idempotent_replay(tmp_path: Path) -> None:
     rows = _rows("c-1") + _rows("c-2") + _rows("c-3", n="2")
     assert _outcome(_score(tmp_path, rows, rows, cal, replay=rows), "replay-stable") == (9, 0, [])
     drifted = _rows("c-1", a="1.11") + _rows("c-2") + _rows("c-3", n="2")
-    assert _outcome(_score(tmp_path, rows, rows, cal, replay=drifted), "replay-stable") == (9, 1, ["exam"])
+    assert _outcome(_score(tmp_path, rows, rows, cal, replay=drifted), "replay-stable") == (9, 1, ["engine"])
     with pytest.raises(UsageError, match="--replay"):
         _score(tmp_path, rows, rows, cal)
     with pytest.raises(MalformedInput, match="duplicate key"):
         _score(tmp_path, rows, rows, cal, replay=[*rows, rows[0]])
+
+
+def test_a_dropped_part_is_the_engines_fault_not_the_exams(tmp_path: Path) -> None:
+    answers = _rows("c-1") + _rows("c-2") + _rows("c-3", n="2")
+    actual = [r for r in answers if (r["case"], r["group"]) != ("c-1", "b")]
+    report = _score(tmp_path, answers, actual)
+    assert report.answers.rows_missing == 1
+    assert _outcome(report, "groups-sum") == (3, 1, ["engine"])
+
+
+def test_duplicate_pairs_count_as_separate_instances(tmp_path: Path) -> None:
+    cal = CAL.replace("pairs: [[c-1, c-2]]}", "pairs: [[c-1, c-2], [c-1, c-2]]}")
+    answers = _rows("c-1") + _rows("c-2") + _rows("c-3", n="2")
+    actual = _rows("c-1") + _rows("c-2", a="1.20", b="2.10") + _rows("c-3", n="2")
+    assert _outcome(_score(tmp_path, answers, actual, cal), "order-free")[:2] == (2, 2)

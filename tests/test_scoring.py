@@ -178,3 +178,22 @@ def test_row_and_column_order_do_not_matter(tmp_path_factory: pytest.TempPathFac
     for r in (x, y):
         r.pop("inputs"), r.pop("actual_sha256")
     assert x == y
+
+
+def test_an_empty_answer_key_is_malformed(scored: Scored) -> None:
+    with pytest.raises(MalformedInput, match="no rows"):
+        scored([], answers=[])
+
+
+def test_drift_share_is_compared_exactly(scored: Scored) -> None:
+    answers = [{"case": f"c-{i}", "group": "g", "avg": "1.00", "share": "0.1", "n": "1", "state": "ok",
+                "label": "l"} for i in range(25)]
+    actual = [dict(r, avg="1.01" if i < 14 else "0.99") for i, r in enumerate(copy.deepcopy(answers))]
+    cal = CALIBER + "drift: {min_cases: 3, direction_share: 0.56}\n"  # 14 of 25 is exactly 56%
+    [audit] = [d for d in scored(actual, caliber=cal, answers=answers)["answers"]["drift"] if d["field"] == "avg"]
+    assert audit["systematic"]
+
+
+def test_unicode_digits_are_not_numbers(scored: Scored) -> None:
+    with pytest.raises(MalformedInput, match="decimal number"):
+        scored([*copy.deepcopy(ANSWERS[:1]), dict(ANSWERS[1], avg="١.١٠"), *copy.deepcopy(ANSWERS[2:])])

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from tri_agent import MalformedInput, UsageError
-from tri_agent._tables import read_table
+from tri_agent._tables import ROW, read_table
 
 
 def _cells(path: Path) -> list[dict[str, str | None]]:
-    return read_table(path).frame.drop("_row").collect().to_dicts()
+    return read_table(path).frame.drop(ROW).collect().to_dicts()
 
 
 def test_csv_bom_crlf_and_quoted_multiline(tmp_path: Path) -> None:
@@ -66,3 +66,23 @@ def test_unknown_extension_and_missing_file(tmp_path: Path) -> None:
         read_table(tmp_path / "t.xlsx")
     with pytest.raises(UsageError, match="does not exist"):
         read_table(tmp_path / "t.csv")
+
+
+@pytest.mark.parametrize("content,message", [
+    (b'{"k": NaN}\n', "NaN is not JSON"),
+    (b'{"k": "\\ud800"}\n', "not UTF-8 text"),
+    (b'{"k": ' + b"[" * 100000 + b"]" * 100000 + b"}\n", "nested too deeply"),
+])
+def test_jsonl_that_is_not_json_text(tmp_path: Path, content: bytes, message: str) -> None:
+    p = tmp_path / "t.jsonl"
+    p.write_bytes(content)
+    with pytest.raises(MalformedInput, match=message):
+        read_table(p)
+
+
+def test_csv_blank_lines_are_no_rows(tmp_path: Path) -> None:
+    p = tmp_path / "t.csv"
+    p.write_text("k,v\na,1\n\nb,2\n\n")
+    table = read_table(p)
+    assert _cells(p) == [{"k": "a", "v": "1"}, {"k": "b", "v": "2"}]
+    assert table.line_of(2) == 4  # rows keep their record index, so lines stay right

@@ -24,7 +24,7 @@ from ._grading import ScoreInputs, score
 from ._manifest import scan
 from ._process import Completed, base_env, run
 from ._seal import diff, seal
-from ._tables import read_table
+from ._tables import ROW, read_table
 from ._tolerance import EXACT, parse_count, parse_decimal
 
 
@@ -156,7 +156,7 @@ def _self_checks(caliber_path: Path, caliber: Caliber, sealed: Path, scratch: Pa
 
 def _corrupt(answers: Path, caliber: Caliber, out: Path) -> Path:
     """The answer key with its first row's first field changed beyond any tolerance."""
-    rows = read_table(answers).frame.drop("_row").collect().to_dicts()
+    rows = read_table(answers).frame.drop(ROW).collect().to_dicts()
     if not rows:
         raise InfrastructureFailure("the oracle wrote an empty answer key", hint="every exam needs answer rows")
     name, spec = next(iter(caliber.fields.items()))

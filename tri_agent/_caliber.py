@@ -129,6 +129,10 @@ class Caliber(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> Caliber:
+        if len(set(self.key)) != len(self.key):
+            raise ValueError(f"key {self.key} names a column twice")
+        if self.behaviors is not None and self.behaviors.field in self.behaviors.key:
+            raise ValueError(f"behaviors: {self.behaviors.field!r} is both the key and the behaviour field")
         overlap = set(self.key) & set(self.fields)
         if overlap:
             raise ValueError(f"column {sorted(overlap)[0]!r} is both a key and a scored field")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from . import __version__
-from ._errors import ExitCode, TriAgentError
+from ._errors import ExitCode, TriAgentError, UsageError
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -39,9 +39,9 @@ def _verify(args: argparse.Namespace) -> int:
     report = verify(args.dir, expect=args.expect)
     _write(args.json, json.dumps(report.model_dump(mode="json"), indent=1, sort_keys=True) + "\n")
     for f in report.findings:
-        print(f"{f.kind}: {f.path or '(seal)'}: {f.detail}")
+        _say(args, f"{f.kind}: {f.path or '(seal)'}: {f.detail}")
     if report.ok:
-        print(f"OK {report.files} files, digest {report.digest}")
+        _say(args, f"OK {report.files} files, digest {report.digest}")
         return ExitCode.PASS
     print(f"TAMPER {len(report.findings)} finding(s), digest {report.digest}", file=sys.stderr)
     return ExitCode.TAMPER
@@ -56,12 +56,12 @@ def _score(args: argparse.Namespace) -> int:
     _write(args.json, report.to_json())
     _write(args.md, render_markdown(report))
     a = report.answers
-    print(f"{report.verdict.upper()} answers {a.passed}/{a.total}"
-          + (f", behaviors {report.behaviors.passed}/{report.behaviors.total}" if report.behaviors else "")
-          + (f", relations {report.relations.passed}/{report.relations.total}" if report.relations else "")
-          + f"; caliber {report.caliber_sha256[:12]}, answers {report.answers_sha256[:12]}")
+    _say(args, f"{report.verdict.upper()} answers {a.passed}/{a.total}"
+         + (f", behaviors {report.behaviors.passed}/{report.behaviors.total}" if report.behaviors else "")
+         + (f", relations {report.relations.passed}/{report.relations.total}" if report.relations else "")
+         + f"; caliber {report.caliber_sha256[:12]}, answers {report.answers_sha256[:12]}")
     for blocker in report.blockers:
-        print(f"  blocker: {blocker}")
+        _say(args, f"  blocker: {blocker}")
     return ExitCode.PASS if report.verdict == "pass" else ExitCode.FAIL
 
 
@@ -69,14 +69,14 @@ def _leaks(args: argparse.Namespace) -> int:
     from ._leaks import scan_leaks
 
     report = scan_leaks(args.answers, args.paths, inputs=args.inputs, actual=args.actual,
-                        min_length=args.min_length)
+                        min_length=args.min_length, key=args.key)
     _write(args.json, report.to_json())
     for hit in report.hits:
-        print(f"{hit.where}: {hit.kind}: {hit.detail}")
+        _say(args, f"{hit.where}: {hit.kind}: {hit.detail}")
     if report.hits:
         print(f"LEAK {len(report.hits)} hit(s) for {report.distinctive_values} distinctive values", file=sys.stderr)
         return ExitCode.LEAK
-    print(f"OK no leaks ({report.distinctive_values} distinctive values, {report.files_scanned} files)")
+    _say(args, f"OK no leaks ({report.distinctive_values} distinctive values, {report.files_scanned} files)")
     return ExitCode.PASS
 
 
@@ -132,12 +132,19 @@ def _schema(args: argparse.Namespace) -> int:
     return ExitCode.PASS
 
 
+def _say(args: argparse.Namespace, line: str) -> None:
+    """A summary line: to stdout, unless stdout carries the JSON report (--json -)."""
+    print(line, file=sys.stderr if str(getattr(args, "json", None)) == "-" else sys.stdout)
+
+
 def _write(path: Path | None, text: str) -> None:
     if path is None:
         return
     if str(path) == "-":
         sys.stdout.write(text)
         return
+    if path.is_dir():
+        raise UsageError(f"{path} is a folder", hint="give a file name for the report")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.partial")
     tmp.write_text(text, encoding="utf-8")
@@ -185,6 +192,8 @@ def _parser() -> argparse.ArgumentParser:
     lk.add_argument("--actual", type=Path, action="append", default=[], metavar="TABLE",
                     help="an actual table: checked for mirroring the answers, not for values")
     lk.add_argument("--min-length", type=int, default=4, help="shortest value treated as distinctive")
+    lk.add_argument("--key", action="append", default=[], metavar="COLUMN",
+                    help="a key column of the answer table: it names rows and is not searched")
     lk.add_argument("--json", type=Path, metavar="OUT")
     lk.add_argument("paths", type=Path, nargs="*", metavar="PATH")
     lk.set_defaults(handler=_leaks)
@@ -247,7 +256,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a bug of ours: one line, exit 7, traceback only on request
         if os.environ.get("TRI_AGENT_DEBUG"):
             traceback.print_exc()
-        print(f"tri-agent: internal error: {type(exc).__name__}: {exc}; rerun with TRI_AGENT_DEBUG=1 and report it",
-              file=sys.stderr)
+        first = str(exc).strip().splitlines()[:1] or [""]
+        print(f"tri-agent: internal error: {type(exc).__name__}: {first[0]}; rerun with TRI_AGENT_DEBUG=1 and "
+              "report it", file=sys.stderr)
         return int(ExitCode.INFRASTRUCTURE)
 

@@ -22,7 +22,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from ._errors import InfrastructureFailure, PolicyViolation, TamperDetected, UsageError
-from ._exam import Case, read_cases
+from ._exam import BuildRecord, Case, read_cases
 from ._manifest import Entry, scan
 from ._process import base_env, run
 from ._seal import diff, verify
@@ -158,9 +158,10 @@ def run_exam(build: Path, target_file: Path, out: Path, *, twice: bool = False) 
 
 def verified_visible(build: Path) -> Path:
     visible = build / "visible"
-    if not (visible / "cases.jsonl").is_file():
+    if not (visible / "cases.jsonl").is_file() or not (build / "build.json").is_file():
         raise UsageError(f"{build} is not an exam build", hint="pass the folder `tri-agent exam build` wrote")
-    report = verify(visible)
+    pinned = BuildRecord.model_validate_json((build / "build.json").read_text(encoding="utf-8")).visible_digest
+    report = verify(visible, expect=pinned)  # a consistent rewrite of cases and manifest fails here
     if not report.ok:
         raise TamperDetected(f"{visible} does not match its seal: {report.findings[0].kind} "
                              f"{report.findings[0].path}", hint="rebuild the exam; never edit a build")

@@ -245,7 +245,8 @@ def _case_failure(exam: _Exam, case: Case, result: CaseResult) -> str:
     expected = exam.answers.subset("case", case.case)
     actual = table_from_rows(f"<{case.case}>", result.rows, columns)
     try:
-        channel, _ = compare_tables(exam.caliber.key, dict(exam.caliber.fields), expected, actual, exam.caliber.drift)
+        channel, _ = compare_tables(exam.caliber.key, dict(exam.caliber.fields), expected, actual,
+                                    exam.caliber.drift, allow_empty=True)
     except MalformedInput as exc:
         return f"case {case.case}: unreadable output ({exc.message})"
     if channel.verdict == "fail":

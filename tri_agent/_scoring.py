@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
 import polars as pl
@@ -38,10 +39,17 @@ class _Tally:
 
 
 def compare_tables(key: list[str], fields: dict[str, FieldSpec], expected: Table, actual: Table,
-                   drift: Drift | None = None) -> tuple[AnswersChannel, set[KeyTuple]]:
-    """Score ``actual`` against ``expected``; returns the channel and the keys of every failing row."""
+                   drift: Drift | None = None, allow_empty: bool = False) -> tuple[AnswersChannel, set[KeyTuple]]:
+    """Score ``actual`` against ``expected``; returns the channel and the keys of every failing row.
+
+    An empty answer key proves nothing and is refused, unless the caller scores one case of a larger
+    key (``allow_empty``), where "this case has no rows" is a legitimate expectation.
+    """
     _require_columns(key, fields, expected, actual)
     e, a = _load(key, fields, expected, actual)
+    if e.height == 0 and not allow_empty:
+        raise MalformedInput("the answer key has no rows; an empty key would pass anything",
+                             where=str(expected.path), hint="check that the oracle wrote its answers")
     _check_keys(key, e, expected)
     _check_keys(key, a, actual)
     rows = _interesting_rows(key, fields, e, a)
@@ -198,7 +206,9 @@ def _audit(name: str, spec: FieldSpec, deltas: list[Decimal], drift: Drift) -> D
     # 0.010 and 0.01 are one difference: count normalised values so the text is order-independent
     counts = Counter(EXACT.normalize(d) for d in deltas)
     top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:10]
-    systematic = len(deltas) >= drift.min_cases and max(up, down) >= drift.direction_share * len(deltas)
+    # the share is compared as an exact fraction: 0.56 * 25 is 14.000000000000002 in binary floats
+    share = Fraction(str(drift.direction_share))
+    systematic = len(deltas) >= drift.min_cases and max(up, down) * share.denominator >= share.numerator * len(deltas)
     return DriftAudit(
         field=name, cls=spec.cls, tolerance=str(CLASSES[spec.cls].tolerance), nonzero=len(deltas),
         positive=up, negative=down, top_deltas=[DeltaCount(delta=format(d, "f"), count=c) for d, c in top],

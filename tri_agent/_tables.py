@@ -22,7 +22,7 @@ import polars as pl
 from ._errors import MalformedInput, UsageError
 
 Format = Literal["csv", "jsonl"]
-ROW = "_row"
+ROW = "\x1frow"  # a name no header or JSON key of a real table holds
 _FORMATS: dict[str, Format] = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 _HASHER = ThreadPoolExecutor(max_workers=2, thread_name_prefix="tri-agent-sha256")
 
@@ -135,7 +135,9 @@ def _csv_header(data: bytes, path: Path) -> list[str]:
 
 def _parse_csv(data: bytes, path: Path, ncols: int) -> pl.DataFrame:
     try:
-        return pl.read_csv(data, infer_schema=False, encoding="utf8", quote_char='"').with_row_index(ROW)
+        frame = pl.read_csv(data, infer_schema=False, encoding="utf8", quote_char='"').with_row_index(ROW)
+        # a blank line is a record of nulls (polars and the csv module agree): no row, as in JSONL
+        return frame.filter(~pl.all_horizontal(pl.exclude(ROW).is_null()))
     except pl.exceptions.PolarsError as exc:
         found = locate_csv_problem(data, path, ncols)
         if found.where == str(path):
@@ -183,8 +185,12 @@ def _parse_jsonl(data: bytes, path: Path, json_columns: frozenset[str]) -> tuple
         for name in row:
             if name not in columns:
                 columns[name] = [None] * len(lines)
-        for name, values in columns.items():
-            values.append(_cell(row.get(name), name in json_columns))
+        try:
+            cells = [_cell(row.get(name), name in json_columns) for name in columns]
+        except RecursionError:
+            raise MalformedInput("JSON nested too deeply", where=f"{path}:{lineno}") from None
+        for values, cell in zip(columns.values(), cells, strict=True):
+            values.append(cell)
         lines.append(lineno)
     frame = pl.DataFrame({name: pl.Series(name, v, dtype=pl.String) for name, v in columns.items()})
     frame = frame.with_row_index(ROW) if columns else pl.DataFrame({ROW: pl.Series([], dtype=pl.UInt32)})
@@ -194,14 +200,22 @@ def _parse_jsonl(data: bytes, path: Path, json_columns: frozenset[str]) -> tuple
 def _parse_jsonl_line(raw: bytes, where: str) -> dict[str, Any]:
     try:
         row = json.loads(raw.decode("utf-8").removeprefix("\ufeff"), parse_float=JsonNumber, parse_int=JsonNumber,
-                         object_pairs_hook=unique_keys_object)
-    except UnicodeDecodeError:
-        raise MalformedInput("line is not UTF-8", where=where, hint="save the file as UTF-8") from None
+                         object_pairs_hook=unique_keys_object, parse_constant=_no_constant)
+        if b"\\u" in raw:  # an escaped lone surrogate decodes, but is no text
+            json.dumps(row, ensure_ascii=False).encode("utf-8")
+    except UnicodeError:
+        raise MalformedInput("line is not UTF-8 text", where=where, hint="save the file as UTF-8") from None
+    except RecursionError:
+        raise MalformedInput("JSON nested too deeply", where=where) from None
     except ValueError as exc:
         raise MalformedInput(f"not valid JSON ({exc})", where=where, hint="one JSON object per line") from None
     if not isinstance(row, dict):
         raise MalformedInput(f"expected a JSON object, found {type(row).__name__}", where=where)
     return row
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 def unique_keys_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

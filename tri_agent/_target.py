@@ -29,7 +29,7 @@ from . import _yamldoc
 from ._errors import UsageError
 from ._exam import Extract
 from ._process import Completed
-from ._tables import JsonNumber, read_table, to_json_text, unique_keys_object
+from ._tables import ROW, JsonNumber, read_table, to_json_text, unique_keys_object
 
 Cell = str | None
 PLACEHOLDERS = ("{target}", "{input}", "{output}", "{case}")
@@ -119,7 +119,7 @@ def extract_rows(output: Path, extract: Extract, case: str) -> tuple[list[dict[s
 
 
 def _table_rows(path: Path) -> list[dict[str, Cell]]:
-    frame = read_table(path).frame.drop("_row").collect()
+    frame = read_table(path).frame.drop(ROW).collect()
     return [{k: v for k, v in row.items()} for row in frame.iter_rows(named=True)]
 
 

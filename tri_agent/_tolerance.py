@@ -23,10 +23,10 @@ ClassName = Literal["amount", "ratio", "count", "status", "text", "json", "set"]
 Reason = Literal["out_of_tolerance", "not_equal", "missing_field", "not_in_enum"]
 
 BLANK_CHARS = " \t\n\r\f\v"
-_NUMBER = re.compile(r"[+-]?\d+(\.\d+)?([eE][+-]?\d+)?")
-_INTEGER = re.compile(r"[+-]?\d+")
-_FAST_DECIMAL = r"^[+-]?\d{1,19}(\.\d{1,18})?$"
-_FAST_INTEGER = r"^[+-]?\d{1,18}$"
+_NUMBER = re.compile(r"[+-]?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?")  # ASCII digits only: "١٢" is no number
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_FAST_DECIMAL = r"^[+-]?[0-9]{1,19}(\.[0-9]{1,18})?$"
+_FAST_INTEGER = r"^[+-]?[0-9]{1,18}$"
 _BLANK_RE = r"^[ \t\n\r\f\v]*$"
 _MAX_LITERAL = 200
 _MAX_EXPONENT = 1000
@@ -46,8 +46,12 @@ class Cell(NamedTuple):
     delta: Decimal | None = None  # actual - expected, for the decimal classes
 
 
-def is_blank(raw: str | None) -> bool:
-    return raw is None or not raw.strip(BLANK_CHARS)
+def is_blank(raw: str | None, cls: ClassName | None = None) -> bool:
+    """Blank is no value: null, empty or whitespace; for json and set also the JSON literal null, so that
+    a CSV cell ``null`` and a JSONL ``null`` mean the same."""
+    if raw is None or not raw.strip(BLANK_CHARS):
+        return True
+    return cls in ("json", "set") and raw.strip(BLANK_CHARS) == "null"
 
 
 def parse_decimal(raw: str) -> Decimal:
@@ -67,7 +71,11 @@ def parse_count(raw: str) -> int:
 
 def canonical_json(raw: str) -> str:
     """Semantic JSON: object key order ignored, list order kept, numbers compared as decimals."""
-    return _dump(_load_json(raw))
+    value = _load_json(raw)
+    try:
+        return _dump(value)
+    except (RecursionError, ArithmeticError):
+        raise BadValue(f"JSON {_clip(raw)} is nested too deeply or holds a number out of range") from None
 
 
 def canonical_set(raw: str) -> str:
@@ -75,15 +83,18 @@ def canonical_set(raw: str) -> str:
     value = _load_json(raw)
     if not isinstance(value, list):
         raise BadValue(f"needs a JSON list, found {_clip(raw)}")
-    return "[" + ",".join(sorted(_dump(v) for v in value)) + "]"
+    try:
+        return "[" + ",".join(sorted(_dump(v) for v in value)) + "]"
+    except (RecursionError, ArithmeticError):
+        raise BadValue(f"JSON {_clip(raw)} is nested too deeply or holds a number out of range") from None
 
 
 def _load_json(raw: str) -> Any:
     try:
         return json.loads(raw, parse_float=Decimal, parse_int=Decimal, parse_constant=_no_constant,
                           object_pairs_hook=unique_keys_object)
-    except (ValueError, RecursionError) as exc:
-        raise BadValue(f"needs JSON text, found {_clip(raw)} ({exc})") from None
+    except (ValueError, RecursionError, ArithmeticError) as exc:
+        raise BadValue(f"needs JSON text, found {_clip(raw)} ({type(exc).__name__})") from None
 
 
 def _no_constant(name: str) -> Any:
@@ -197,7 +208,7 @@ CLASSES: dict[str, ToleranceClass] = {
 
 def check_expected(cls: ToleranceClass, expected: str | None, enum: frozenset[str] | None = None) -> str:
     """The sealed value, or BadValue: the answer key must hold a readable, non-blank value."""
-    if expected is None or is_blank(expected):
+    if expected is None or is_blank(expected, cls.name):
         raise BadValue("the answer key holds a blank value; blank is not a value")
     if enum is not None and expected not in enum:
         raise BadValue(f"answer {expected!r} is not in the declared values {sorted(enum)}")
@@ -211,7 +222,7 @@ def compare_cell(cls: ToleranceClass, expected: str, actual: str | None,
 
     An unreadable actual value raises BadValue (malformed input); a blank one is a missing field.
     """
-    if actual is None or is_blank(actual):
+    if actual is None or is_blank(actual, cls.name):
         return Cell(False, "missing_field")
     if enum is not None and actual not in enum:
         return Cell(False, "not_in_enum")

@@ -24,13 +24,18 @@ def load(path: Path, model: type[M]) -> M:
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)
+    except RecursionError:
+        raise MalformedInput("YAML nests too deeply (a recursive alias?)", where=str(path)) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
         raise MalformedInput(f"not valid YAML ({getattr(exc, 'problem', exc)})", where=f"{path}{line}") from None
     lines: dict[_Loc, int] = {}
-    if node is not None:
-        _index(node, (), lines, path)
+    try:
+        if node is not None:
+            _index(node, (), lines, path)
+    except RecursionError:
+        raise MalformedInput("YAML nests too deeply (a recursive alias?)", where=str(path)) from None
     try:
         return model.model_validate(data if data is not None else {})
     except ValidationError as exc:

@@ -24,7 +24,7 @@ STEPS = [
      ["score", "--caliber", "caliber.yaml", "--answers", "sealed/answers.jsonl", "--actual", "runs/buggy/actual.csv",
       "--json", OUT / "buggy.json", "--md", OUT / "buggy.md"], 1),
     ("scan the tester's notes for sealed values (exit 6: a leak)",
-     ["leaks", "--answers", "sealed/answers.jsonl", "--inputs", "invoices.csv", "runs/leaky"], 6),
+     ["leaks", "--answers", "sealed/answers.jsonl", "--key", "customer", "--inputs", "invoices.csv", "runs/leaky"], 6),
 ]
 
 
