@@ -124,6 +124,19 @@ def _mutate(args: argparse.Namespace) -> int:
     return ExitCode.PASS if summary.verdict == "pass" else ExitCode.FAIL
 
 
+def _presets(args: argparse.Namespace) -> int:
+    from ._presets import get_preset, load_presets
+
+    if args.name is None:
+        for p in load_presets().values():
+            print(f"{p.name:<12} {p.title}: {p.driven_by} (classes {', '.join(p.tolerance_classes)}; "
+                  f"cost {p.relative_cost:g}x)")
+        return ExitCode.PASS
+    preset = get_preset(args.name)
+    print(json.dumps(preset.model_dump(mode="json"), indent=1, ensure_ascii=False))
+    return ExitCode.PASS
+
+
 def _schema(args: argparse.Namespace) -> int:
     from ._schemas import export_schemas
 
@@ -232,6 +245,10 @@ def _parser() -> argparse.ArgumentParser:
     mu.add_argument("--only", nargs="+", metavar="ID", help="judge only these menu mutants")
     mu.set_defaults(handler=_mutate)
 
+    pr = sub.add_parser("presets", help="list the target presets, or show one")
+    pr.add_argument("name", nargs="?")
+    pr.set_defaults(handler=_presets)
+
     sc = sub.add_parser("schema", help="export the JSON Schemas of every on-disk format")
     sc.add_argument("--out", type=Path, default=Path("schemas"))
     sc.set_defaults(handler=_schema)
@@ -246,6 +263,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TriAgentError as exc:
         print(f"tri-agent: error: {exc.line()}", file=sys.stderr)
         return int(exc.exit_code)
+    except BrokenPipeError:  # the reader (e.g. `| head`) left: not an error of ours
+        sys.stderr.close()
+        return int(ExitCode.PASS)
     except OSError as exc:
         print(f"tri-agent: error: {exc.strerror or exc}: {exc.filename or ''}; check the path and permissions",
               file=sys.stderr)

@@ -12,6 +12,8 @@ from ._exam import BuildRecord, Case, ExamConfig, Pair
 from ._gateway import Provenance, RunRecord
 from ._leaks import LeakReport
 from ._manifest import Manifest
+from ._mutation import Menu, MutationSummary
+from ._presets import Preset
 from ._report import ScoreReport
 from ._seal import SealLogEntry, VerifyReport
 from ._target import TargetConfig
@@ -30,6 +32,9 @@ FORMATS: dict[str, type[BaseModel]] = {
     "target": TargetConfig,
     "provenance": Provenance,
     "run-record": RunRecord,
+    "mutation-menu": Menu,
+    "mutation-summary": MutationSummary,
+    "preset": Preset,
 }
 
 

@@ -88,6 +88,10 @@ class Target:
     @classmethod
     def load(cls, path: Path) -> Target:
         config = _yamldoc.load(path, TargetConfig)
+        if config.preset is not None:
+            from ._presets import get_preset
+
+            get_preset(config.preset)  # an unknown preset name is a usage error, named now
         baseline = (path.parent / config.baseline).resolve()
         if not baseline.is_dir():
             raise UsageError(f"{path}: baseline {config.baseline!r} is not a folder ({baseline})")
