@@ -1,0 +1,97 @@
+"""The mutation gate on toy-grades: kills, an equivalent mutant, survivors, drifted anchors, rotation."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+from conftest import toy_copy
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tri_agent import InfrastructureFailure, MalformedInput, UsageError
+from tri_agent._mutation import mutate, rotate
+
+SCHEMA = json.loads((Path(__file__).parent / "data" / "mutation-testing-report-schema.json").read_text())
+
+
+def test_gate_kills_every_menu_mutant_and_detects_the_equivalent_one(toy_build: Path, tmp_path: Path) -> None:
+    toy = toy_copy(tmp_path / "toy", fixed=True)
+    summary = mutate(toy / "target.yaml", toy_build, toy / "exam" / "mutations.yaml", tmp_path / "m")
+    status = {m.id: m.status for m in summary.mutants}
+    assert status.pop("m-sorted-keys") == "Ignored"  # the witness shows no difference: equivalent
+    assert set(status.values()) == {"Killed"} and len(status) == 8
+    assert summary.verdict == "pass" and summary.kill_rate == 1.0
+    # drift-only bugs are killed by the whole-exam check, the others by a first failing case
+    assert {m.id for m in summary.mutants if m.killed_by == ["whole-exam"]} == {"m-half-even", "m-half-down"}
+    report = json.loads((tmp_path / "m" / "mutation-report.json").read_text())
+    jsonschema.validate(report, SCHEMA)
+    assert report["files"]["grades.py"]["mutants"][0]["location"]["start"]["line"] > 1
+    page = (tmp_path / "m" / "mutation-report.html").read_text()
+    assert "<script" not in page and "http" not in page.lower().replace('lang="en"', "") and "m-half-even" in page
+
+
+def test_a_survivor_is_a_blind_spot_and_fails_the_gate(toy_build: Path, tmp_path: Path) -> None:
+    toy = toy_copy(tmp_path / "toy", fixed=True)
+    menu = tmp_path / "menu.yaml"
+    menu.write_text("""schema_version: 1
+mutants:
+  - id: m-clamp-high-scores
+    bug_class: bounds
+    file: grades.py
+    anchor: "score = Decimal(row[col[\\"score\\"]].strip())"
+    replace: "score = min(Decimal(row[col[\\"score\\"]].strip()), Decimal(1000))"
+    witness: {scores.csv: "student,group,score\\ns1,A,5000\\n"}
+  - id: m-count-plus-one
+    bug_class: off-by-one
+    file: grades.py
+    anchor: "len(values), total.quantize(CENT)"
+    replace: "len(values) + 1, total.quantize(CENT)"
+    witness: {scores.csv: "student,group,score\\ns1,A,70\\n"}
+""")
+    summary = mutate(toy / "target.yaml", toy_build, menu, tmp_path / "m", minimum=2)
+    assert [m.status for m in summary.mutants] == ["Survived", "Killed"]
+    assert summary.verdict == "fail" and summary.kill_rate == 0.5
+    assert any("blind spots: m-clamp-high-scores" in r for r in summary.reasons)
+    too_few = mutate(toy / "target.yaml", toy_build, menu, tmp_path / "m2", only=["m-count-plus-one"])
+    assert too_few.verdict == "fail" and "the gate needs at least 3" in too_few.reasons[0]
+
+
+def test_a_drifted_anchor_is_refused_before_anything_runs(toy_build: Path, tmp_path: Path) -> None:
+    toy = toy_copy(tmp_path / "toy", fixed=False)  # the menu's anchors name the fixed code
+    with pytest.raises(MalformedInput, match="anchor 'rounding=ROUND_HALF_UP\\)' occurs 0 times"):
+        mutate(toy / "target.yaml", toy_build, toy / "exam" / "mutations.yaml", tmp_path / "m")
+    assert not (tmp_path / "m").exists()
+
+
+def test_the_clean_run_must_pass(toy_build: Path, tmp_path: Path) -> None:
+    toy = toy_copy(tmp_path / "toy", fixed=False)
+    menu = tmp_path / "menu.yaml"
+    menu.write_text("""schema_version: 1
+mutants:
+  - {id: m-x, bug_class: off-by-one, file: grades.py, anchor: "len(values), total", replace: "len(values) + 1, total",
+     witness: {scores.csv: "student,group,score\\ns1,A,70\\n"}}
+""")
+    with pytest.raises(InfrastructureFailure, match="clean run does not pass"):
+        mutate(toy / "target.yaml", toy_build, menu, tmp_path / "m")
+
+
+@given(size=st.integers(1, 12), used=st.integers(0, 12), red=st.booleans(), seed=st.text(max_size=4))
+def test_rotation_brings_enough_new_mutants(size: int, used: int, red: bool, seed: str) -> None:
+    menu = [f"m{i:02d}" for i in range(24)]
+    previous = menu[:used]
+    try:
+        chosen = rotate(menu, previous, red=red, size=size, seed=seed)
+    except UsageError:
+        return
+    new = [m for m in chosen if m not in previous]
+    assert len(chosen) == size == len(set(chosen)) and set(chosen) <= set(menu)
+    assert len(new) * (2 if red else 10) >= size * (1 if red else 3)
+    assert chosen == rotate(menu, previous, red=red, size=size, seed=seed)  # deterministic for a seed
+
+
+def test_rotation_refuses_when_the_menu_is_exhausted() -> None:
+    with pytest.raises(UsageError, match="unused mutants"):
+        rotate(["a", "b", "c"], ["a", "b", "c"], red=True, size=2, seed="s")
