@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
@@ -370,6 +371,82 @@ def _(d: Path) -> None:
     mirror = d / "actual.jsonl"
     mirror.write_bytes(ans.read_bytes())
     ensure("mirror" in tri("leaks", "--answers", ans, "--actual", mirror, expect=6), "mirror not flagged")
+
+
+# --- the exam pipeline (issue 3), on the toy-grades example ----------------------------------------------------
+
+TOY = Path(__file__).resolve().parents[1] / "examples" / "toy-grades"
+
+
+def toy(d: Path, fixed: bool = True) -> tuple[Path, Path]:
+    """A scratch copy of toy-grades (fixed unless asked) and its exam built for seed 1."""
+    if not (TOY / "exam" / "exam.yaml").is_file():
+        raise CheckFailed(f"the toy-grades example is missing at {TOY}")
+    copy = d / "toy"
+    shutil.copytree(TOY, copy, ignore=shutil.ignore_patterns("builds", "runs", "mutation"))
+    if fixed:
+        subprocess.run(["git", "apply", "-p1", "../fix.patch"], cwd=copy / "target", check=True)
+    tri("exam", "build", copy / "exam", "--seed", "1", "--out", copy / "build", expect=0)
+    return copy, copy / "build"
+
+
+def build_score(build: Path, actual: Path, expect: int) -> str:
+    sealed = build / "sealed"
+    return tri("score", "--caliber", build / "caliber.yaml", "--answers", sealed / "answers.jsonl", "--actual", actual,
+               "--expected-behaviors", sealed / "behaviors.jsonl", "--observed-behaviors", sealed / "behaviors.jsonl",
+               expect=expect)
+
+
+@check("exam build is deterministic: the same seed seals the same key")
+def _(d: Path) -> None:
+    copy, build = toy(d)
+    tri("exam", "build", copy / "exam", "--seed", "1", "--out", d / "again", expect=0)
+    first, second = (json.loads((b / "build.json").read_text())["sealed_digest"] for b in (build, d / "again"))
+    ensure(first == second, f"{first} != {second}")
+
+
+@check("the answer key passes against itself (gold)")
+def _(d: Path) -> None:
+    _, build = toy(d)
+    build_score(build, build / "sealed" / "answers.jsonl", 0)
+
+
+@check("a corrupted answer key fails")
+def _(d: Path) -> None:
+    _, build = toy(d)
+    rows = [json.loads(x) for x in (build / "sealed" / "answers.jsonl").read_text().splitlines()]
+    rows[0]["total"] = str(Decimal(rows[0]["total"]) + 1)
+    out = build_score(build, jsonl(d / "corrupted.jsonl", rows), 1)
+    ensure("out_of_tolerance" in (d / "corrupted.jsonl").read_text() or "FAIL" in out, out)
+
+
+@check("a killable mutant is killed")
+def _(d: Path) -> None:
+    copy, build = toy(d)
+    out = tri("mutate", "--target", copy / "target.yaml", "--exam", build, "--menu", copy / "exam" / "mutations.yaml",
+              "--out", d / "m", "--only", "m-count-plus-one", "--min-mutants", "1", expect=0)
+    ensure("Killed" in out and "m-count-plus-one" in out, out)
+
+
+@check("an equivalent mutant is detected by its witness, not counted as a survivor")
+def _(d: Path) -> None:
+    copy, build = toy(d)
+    out = tri("mutate", "--target", copy / "target.yaml", "--exam", build, "--menu", copy / "exam" / "mutations.yaml",
+              "--out", d / "m", "--only", "m-sorted-keys", "--min-mutants", "0", expect=1)
+    ensure("Ignored" in out and "equivalent" in out and "Survived" not in out, out)
+
+
+@check("a hanging target times out and its process group is killed")
+def _(d: Path) -> None:
+    _, build = toy(d, fixed=False)
+    (d / "hang").mkdir()
+    (d / "hang" / "hang.py").write_text("import subprocess, time\nsubprocess.Popen(['sleep', '60'])\ntime.sleep(60)\n")
+    (d / "hang.yaml").write_text('schema_version: 1\nbaseline: hang\nrun: [python3, "{target}/hang.py"]\n'
+                                 "timeout: 0.5\nextract: {file: out.csv, format: csv}\n")
+    start = time.monotonic()
+    tri("exam", "run", build, "--target", d / "hang.yaml", "--out", d / "run", expect=0)
+    behaviors = (d / "run" / "observed_behaviors.jsonl").read_text()
+    ensure(behaviors.count('"timeout"') == 13 and time.monotonic() - start < 60, behaviors[:200])
 
 
 def _run(item: tuple[str, Callable[[Path], None]]) -> tuple[str, str | None]:

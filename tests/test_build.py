@@ -84,3 +84,9 @@ def test_corruption_always_leaves_tolerance(cls: str, value: str, values: list[s
     enum = frozenset(values) if values else None
     assert not compare_cell(c, check_expected(c, value, enum), _changed(value, cls, values), enum).ok
     json.dumps(_changed(value, cls, values))
+
+
+def test_relative_paths_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.copytree(TOY / "exam", tmp_path / "exam")
+    monkeypatch.chdir(tmp_path)
+    assert build_exam(Path("exam"), "3", Path("builds/s3")).cases == 13

@@ -44,3 +44,11 @@ def test_invoice_totals_example_runs_as_documented(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "4 steps as expected, 0 surprises" in done.stdout
     assert "drift: total has 4 in-tolerance differences" in done.stdout
+
+
+def test_toy_grades_walkthrough_runs_as_documented(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "examples" / "toy-grades" / "run_example.py")],
+                          capture_output=True, text=True, env=_env(TRI_AGENT_EXAMPLE_OUT=str(tmp_path)), timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "8 steps as expected, 0 surprises" in done.stdout
+    assert "PASS kill rate 100% (Ignored 1, Killed 8)" in done.stdout

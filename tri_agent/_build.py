@@ -30,6 +30,7 @@ from ._tolerance import EXACT, parse_count, parse_decimal
 
 def build_exam(exam_dir: Path, seed: str, out: Path) -> BuildRecord:
     """Build ``exam_dir`` for ``seed`` into ``out`` (which must not exist yet)."""
+    exam_dir, out = exam_dir.resolve(), out.resolve()  # children run elsewhere: give them absolute paths
     config = load_exam(exam_dir)
     caliber, _ = load_caliber(exam_dir / "caliber.yaml")
     if out.exists() and any(out.iterdir()):

@@ -9,10 +9,13 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from . import __version__
 from ._errors import ExitCode, TriAgentError, UsageError
+
+if TYPE_CHECKING:
+    from ._grading import ScoreInputs
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -48,11 +51,23 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _score(args: argparse.Namespace) -> int:
-    from ._grading import ScoreInputs, score
+    from ._grading import ScoreInputs
+
+    return _print_score(args, ScoreInputs(args.caliber, args.answers, args.actual, args.expected_behaviors,
+                                          args.observed_behaviors, args.replay))
+
+
+def _exam_score(args: argparse.Namespace) -> int:
+    from ._gateway import run_score_inputs
+
+    return _print_score(args, run_score_inputs(args.build, args.run))
+
+
+def _print_score(args: argparse.Namespace, inputs: ScoreInputs) -> int:
+    from ._grading import score
     from ._report import render_markdown
 
-    report = score(ScoreInputs(args.caliber, args.answers, args.actual, args.expected_behaviors,
-                               args.observed_behaviors, args.replay))
+    report = score(inputs)
     _write(args.json, report.to_json())
     _write(args.md, render_markdown(report))
     a = report.answers
@@ -111,10 +126,14 @@ def _rerun(args: argparse.Namespace) -> int:
 
 
 def _mutate(args: argparse.Namespace) -> int:
-    from ._mutation import mutate
+    from ._mutation import mutate, rotation_sample
 
+    only = args.only
+    if args.sample is not None:
+        only = rotation_sample(args.menu, args.previous, args.sample, args.rotation_seed)
+        print(f"rotation: judging {', '.join(only)}")
     summary = mutate(args.target, args.exam, args.menu, args.out, jobs=args.jobs, threshold=args.threshold / 100,
-                     minimum=args.min_mutants, timeout_factor=args.timeout_factor, only=args.only)
+                     minimum=args.min_mutants, timeout_factor=args.timeout_factor, only=only)
     for m in summary.mutants:
         print(f"{m.status:<12} {m.id} ({m.bug_class}): {m.reason}")
     counts = ", ".join(f"{k} {v}" for k, v in summary.counts.items())
@@ -224,6 +243,12 @@ def _parser() -> argparse.ArgumentParser:
     er.add_argument("--out", type=Path, required=True, help="new run folder")
     er.add_argument("--twice", action="store_true", help="run twice and require byte-identical results")
     er.set_defaults(handler=_exam_run)
+    es = exs.add_parser("score", help="score a run folder against its build's sealed key (all three channels)")
+    es.add_argument("build", type=Path)
+    es.add_argument("run", type=Path)
+    es.add_argument("--json", type=Path, metavar="OUT")
+    es.add_argument("--md", type=Path, metavar="OUT")
+    es.set_defaults(handler=_exam_score)
 
     rr = sub.add_parser("rerun", help="re-run a sample of a run's cases and compare fingerprints")
     rr.add_argument("run", type=Path, help="the folder `exam run` wrote")
@@ -243,6 +268,11 @@ def _parser() -> argparse.ArgumentParser:
     mu.add_argument("--min-mutants", type=int, default=3, help="fewest judged mutants the gate accepts")
     mu.add_argument("--timeout-factor", type=float, default=5.0, help="mutant timeout as a multiple of the clean run")
     mu.add_argument("--only", nargs="+", metavar="ID", help="judge only these menu mutants")
+    mu.add_argument("--sample", type=int, metavar="N",
+                    help="judge N menu mutants, rotated: >= 30%% new ones (50%% after a red --previous round)")
+    mu.add_argument("--previous", type=Path, action="append", default=[], metavar="SUMMARY.json",
+                    help="summary.json of an earlier round (its mutants count as used)")
+    mu.add_argument("--rotation-seed", default="0", help="seed of the rotation sample")
     mu.set_defaults(handler=_mutate)
 
     pr = sub.add_parser("presets", help="list the target presets, or show one")

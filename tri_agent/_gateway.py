@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from ._errors import InfrastructureFailure, PolicyViolation, TamperDetected, UsageError
 from ._exam import BuildRecord, Case, read_cases
+from ._grading import ScoreInputs
 from ._manifest import Entry, scan
 from ._process import base_env, run
 from ._seal import diff, verify
@@ -239,3 +240,15 @@ def _read_provenance(path: Path) -> list[Provenance]:
     if not path.is_file():
         raise UsageError(f"{path} does not exist", hint="pass the folder `tri-agent exam run` wrote")
     return [Provenance.model_validate_json(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def run_score_inputs(build: Path, run_dir: Path) -> ScoreInputs:
+    """Where a build keeps its key and a run its results, as score inputs."""
+    if not (run_dir / "actual.jsonl").is_file():
+        raise UsageError(f"{run_dir} is not a run folder", hint="pass the folder `tri-agent exam run` wrote")
+    verified_visible(build)
+    behaviors = build / "sealed" / "behaviors.jsonl"
+    observed = run_dir / "observed_behaviors.jsonl"
+    has_behaviors = behaviors.is_file() and observed.is_file()
+    return ScoreInputs(build / "caliber.yaml", build / "sealed" / "answers.jsonl", run_dir / "actual.jsonl",
+                       behaviors if has_behaviors else None, observed if has_behaviors else None)

@@ -358,3 +358,18 @@ def rotate(menu_ids: list[str], used: list[str], *, red: bool, size: int, seed: 
     take_new = max(need, size - len(seen))
     chosen = rng.sample(fresh, take_new) + rng.sample(seen, size - take_new)
     return sorted(chosen)
+
+
+def rotation_sample(menu_path: Path, previous: list[Path], size: int, seed: str) -> list[str]:
+    """The ids to judge this round, rotated against the mutants of earlier rounds' summaries."""
+    menu = load_menu(menu_path)
+    used: list[str] = []
+    red = False
+    for path in previous:
+        try:
+            summary = MutationSummary.model_validate_json(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"{path} is not a mutation summary ({type(exc).__name__})") from None
+        used += [m.id for m in summary.mutants]
+        red = summary.verdict == "fail"  # the latest round decides the share of new mutants
+    return rotate([m.id for m in menu.mutants], used, red=red, size=size, seed=seed)
