@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -387,6 +388,7 @@ def toy(d: Path, fixed: bool = True) -> tuple[Path, Path]:
     if fixed:
         subprocess.run(["git", "apply", "-p1", "../fix.patch"], cwd=copy / "target", check=True)
     tri("exam", "build", copy / "exam", "--seed", "1", "--out", copy / "build", expect=0)
+    ensure((copy / "build" / "build.json").is_file(), "exam build wrote no build.json")
     return copy, copy / "build"
 
 
@@ -408,7 +410,8 @@ def _(d: Path) -> None:
 @check("the answer key passes against itself (gold)")
 def _(d: Path) -> None:
     _, build = toy(d)
-    build_score(build, build / "sealed" / "answers.jsonl", 0)
+    out = build_score(build, build / "sealed" / "answers.jsonl", 0)
+    ensure(re.search(r"PASS answers ([1-9][0-9]*)/\1", out) is not None, out)
 
 
 @check("a corrupted answer key fails")
