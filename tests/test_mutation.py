@@ -95,3 +95,19 @@ def test_rotation_brings_enough_new_mutants(size: int, used: int, red: bool, see
 def test_rotation_refuses_when_the_menu_is_exhausted() -> None:
     with pytest.raises(UsageError, match="unused mutants"):
         rotate(["a", "b", "c"], ["a", "b", "c"], red=True, size=2, seed="s")
+
+
+def test_mutmut_mutants_are_selected_by_environment_and_judged_by_the_case_runner(toy_build: Path,
+                                                                                    tmp_path: Path) -> None:
+    toy = toy_copy(tmp_path / "toy", fixed=True)
+    summary = mutate(toy / "target.yaml", toy_build, toy / "exam" / "mutations.yaml", tmp_path / "m",
+                     only=[], mutmut=5, seed="7", minimum=1, threshold=0.0)
+    syntactic = [m for m in summary.mutants if m.id.startswith("mutmut:grades.x_")]
+    assert len(syntactic) == 5
+    # a selected mutant really runs: mutmut's own trampolines would run the original code otherwise
+    assert any(m.status == "Killed" for m in syntactic)
+    report = json.loads((tmp_path / "m" / "mutation-report.json").read_text())
+    jsonschema.validate(report, SCHEMA)
+    again = mutate(toy / "target.yaml", toy_build, toy / "exam" / "mutations.yaml", tmp_path / "m2",
+                   only=[], mutmut=5, seed="7", minimum=1, threshold=0.0)
+    assert [m.id for m in again.mutants] == [m.id for m in summary.mutants]  # the sample is seeded

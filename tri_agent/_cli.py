@@ -133,7 +133,8 @@ def _mutate(args: argparse.Namespace) -> int:
         only = rotation_sample(args.menu, args.previous, args.sample, args.rotation_seed)
         print(f"rotation: judging {', '.join(only)}")
     summary = mutate(args.target, args.exam, args.menu, args.out, jobs=args.jobs, threshold=args.threshold / 100,
-                     minimum=args.min_mutants, timeout_factor=args.timeout_factor, only=only)
+                     minimum=args.min_mutants, timeout_factor=args.timeout_factor, only=only, mutmut=args.mutmut,
+                     seed=args.rotation_seed)
     for m in summary.mutants:
         print(f"{m.status:<12} {m.id} ({m.bug_class}): {m.reason}")
     counts = ", ".join(f"{k} {v}" for k, v in summary.counts.items())
@@ -272,7 +273,9 @@ def _parser() -> argparse.ArgumentParser:
                     help="judge N menu mutants, rotated: >= 30%% new ones (50%% after a red --previous round)")
     mu.add_argument("--previous", type=Path, action="append", default=[], metavar="SUMMARY.json",
                     help="summary.json of an earlier round (its mutants count as used)")
-    mu.add_argument("--rotation-seed", default="0", help="seed of the rotation sample")
+    mu.add_argument("--rotation-seed", default="0", help="seed of the rotation and mutmut samples")
+    mu.add_argument("--mutmut", type=int, default=0, metavar="N",
+                    help="add N syntactic mutants sampled from mutmut (Python targets), judged by the case runner")
     mu.set_defaults(handler=_mutate)
 
     pr = sub.add_parser("presets", help="list the target presets, or show one")

@@ -18,14 +18,15 @@ import random
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from . import __version__, _yamldoc
+from . import __version__, _mutmut, _yamldoc
 from ._caliber import Caliber, FieldSpec, load_caliber
 from ._errors import InfrastructureFailure, MalformedInput, UsageError
 from ._exam import Case, read_cases
@@ -107,23 +108,41 @@ def load_menu(path: Path) -> Menu:
     return menu
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """One mutant as the gate runs it, whether it came from the menu or from mutmut."""
+
+    id: str
+    bug_class: str
+    file: str
+    replacement: str
+    location: dict[str, dict[str, int]]
+    witness: dict[str, str] | None  # None: a syntactic mutant, which has no witness
+    make: Callable[[Path], Path]  # builds (or names) the mutated tree, given a scratch folder
+    env: dict[str, str] = field(default_factory=dict)
+
+
 def mutate(target_file: Path, build: Path, menu_path: Path, out: Path, *, jobs: int = 2, threshold: float = 1.0,
-           minimum: int = 3, timeout_factor: float = 5.0, only: list[str] | None = None) -> MutationSummary:
+           minimum: int = 3, timeout_factor: float = 5.0, only: list[str] | None = None, mutmut: int = 0,
+           seed: str = "0") -> MutationSummary:
     """Run the gate; write the Stryker report, an HTML report and ``summary.json`` into ``out``."""
     if out.exists() and any(out.iterdir()):
         raise UsageError(f"{out} already holds a mutation report", hint="reports are evidence: choose a new --out")
     menu = load_menu(menu_path)
-    chosen = [m for m in menu.mutants if only is None or m.id in only]
     target = Target.load(target_file)
     exam = _load_exam(build)
-    patched = {m.id: _patched_text(target, m) for m in chosen}  # refuse drifted anchors before running anything
-    clean_seconds = _clean_run(target, exam)
-    timeout = max(target.config.timeout, timeout_factor * max(clean_seconds.values(), default=1.0))
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        outcomes = list(pool.map(lambda m: _judge_mutant(target, exam, m, patched[m.id], timeout), chosen))
+    # drifted anchors are refused before anything runs
+    plans = [_menu_plan(target, m) for m in menu.mutants if only is None or m.id in only]
+    with tempfile.TemporaryDirectory(prefix="tri-mutmut-") as tmp:
+        if mutmut > 0:
+            plans += _mutmut_plans(target, Path(tmp), mutmut, seed)
+        clean_seconds = _clean_run(target, exam)
+        timeout = max(target.config.timeout, timeout_factor * max(clean_seconds.values(), default=1.0))
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            outcomes = list(pool.map(lambda p: _judge_mutant(target, exam, p, timeout), plans))
     summary = _summary(outcomes, threshold, minimum)
     out.mkdir(parents=True, exist_ok=True)
-    report = stryker_report(target, chosen, outcomes)
+    report = stryker_report(target, plans, outcomes)
     (out / "mutation-report.json").write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", "utf-8")
     (out / "mutation-report.html").write_text(render_html(report, summary), "utf-8")
     (out / "summary.json").write_text(summary.model_dump_json(indent=1) + "\n", "utf-8")
@@ -140,6 +159,37 @@ def _load_exam(build: Path) -> _Exam:
     b_path = build / "sealed" / "behaviors.jsonl"
     behaviors = read_table(b_path) if b_path.exists() and caliber.behaviors is not None else None
     return _Exam(build, visible, read_cases(visible / "cases.jsonl"), caliber_path, caliber, answers, behaviors)
+
+
+def _menu_plan(target: Target, mutant: MenuMutant) -> _Plan:
+    source = (target.baseline / mutant.file).read_text(encoding="utf-8") if (target.baseline / mutant.file).is_file() \
+        else ""
+    text = _patched_text(target, mutant)
+
+    def make(scratch: Path) -> Path:
+        baseline = scratch / "baseline"
+        shutil.copytree(target.baseline, baseline, symlinks=True)
+        (baseline / mutant.file).write_text(text, encoding="utf-8")
+        return baseline
+
+    return _Plan(mutant.id, mutant.bug_class, mutant.file, mutant.replace, _location(source, mutant.anchor),
+                 mutant.witness, make)
+
+
+def _mutmut_plans(target: Target, work: Path, n: int, seed: str) -> list[_Plan]:
+    tree, mutants = _mutmut.generate(target.baseline, work)
+    entry = {a.split("{target}/", 1)[1][:-3].replace("/", ".") for a in target.config.run
+             if a.startswith("{target}/") and a.endswith(".py")}
+    env = _mutmut.mutmut_env()
+    return [_Plan(f"mutmut:{m.name}", "mutmut", m.file, m.replacement,
+                  {"start": {"line": m.line, "column": m.column}, "end": {"line": m.end_line, "column": m.end_column}},
+                  None, _shared(tree), {**env, _mutmut.ENV: m.selector(entry)})
+            for m in _mutmut.sample(mutants, n, seed)]
+
+
+def _shared(tree: Path) -> Callable[[Path], Path]:
+    # every syntactic mutant runs from the one mutated tree: the environment selects the mutant
+    return lambda _scratch: tree
 
 
 def _patched_text(target: Target, mutant: MenuMutant) -> str:
@@ -178,28 +228,24 @@ def _whole_exam(exam: _Exam, results: list[CaseResult], tmp: Path) -> ScoreRepor
                              observed if b else None, actual))
 
 
-def _judge_mutant(target: Target, exam: _Exam, mutant: MenuMutant, text: str, timeout: float) -> MutantOutcome:
+def _judge_mutant(target: Target, exam: _Exam, plan: _Plan, timeout: float) -> MutantOutcome:
     start = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix=f"tri-mutant-{mutant.id}-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="tri-mutant-") as tmp:
         scratch = Path(tmp)
-        baseline = scratch / "baseline"
-        shutil.copytree(target.baseline, baseline, symlinks=True)
-        (baseline / mutant.file).write_text(text, encoding="utf-8")
-        mutated = target.with_baseline(baseline, timeout)
+        mutated = target.with_baseline(plan.make(scratch), timeout, plan.env)
         try:
-            outcome = _replay(target, mutated, exam, mutant, scratch)
+            outcome = _replay(target, mutated, exam, plan, scratch)
         except InfrastructureFailure as exc:
-            outcome = MutantOutcome(id=mutant.id, bug_class=mutant.bug_class, status="CompileError",
-                                    reason=exc.line())
+            outcome = MutantOutcome(id=plan.id, bug_class=plan.bug_class, status="CompileError", reason=exc.line())
     return outcome.model_copy(update={"seconds": round(time.monotonic() - start, 3)})
 
 
-def _replay(original: Target, mutated: Target, exam: _Exam, mutant: MenuMutant, scratch: Path) -> MutantOutcome:
+def _replay(original: Target, mutated: Target, exam: _Exam, plan: _Plan, scratch: Path) -> MutantOutcome:
     def done(status: Status, reason: str, killed_by: list[str] | None = None, n: int = 0) -> MutantOutcome:
-        return MutantOutcome(id=mutant.id, bug_class=mutant.bug_class, status=status, reason=reason,
+        return MutantOutcome(id=plan.id, bug_class=plan.bug_class, status=status, reason=reason,
                              killed_by=killed_by or [], cases_run=n)
 
-    if not _witness_differs(original, mutated, mutant, scratch):
+    if plan.witness is not None and not _witness_differs(original, mutated, plan, scratch):
         return done("Ignored", "equivalent: the witness input gives identical results on original and mutant")
     gateway = Gateway(mutated, exam.visible, _fresh(scratch / "cases"))
     results: list[CaseResult] = []
@@ -217,16 +263,18 @@ def _replay(original: Target, mutated: Target, exam: _Exam, mutant: MenuMutant, 
         return done("Killed", f"unreadable output: {exc.message}", ["whole-exam"], len(results))
     if report.verdict == "fail":
         return done("Killed", "whole exam: " + "; ".join(report.blockers), ["whole-exam"], len(results))
-    return done("Survived", f"all {len(results)} cases, the drift audit and every relation passed", [], len(results))
+    unproven = "" if plan.witness is not None else " (a syntactic mutant without witness: it may be equivalent)"
+    return done("Survived", f"all {len(results)} cases, the drift audit and every relation passed{unproven}", [],
+                len(results))
 
 
-def _witness_differs(original: Target, mutated: Target, mutant: MenuMutant, scratch: Path) -> bool:
+def _witness_differs(original: Target, mutated: Target, plan: _Plan, scratch: Path) -> bool:
     visible = scratch / "witness"
-    case = Case(case="c-" + hashlib.sha256(mutant.id.encode()).hexdigest()[:12], inputs="inputs")
-    for name, content in mutant.witness.items():
+    case = Case(case="c-" + hashlib.sha256(plan.id.encode()).hexdigest()[:12], inputs="inputs")
+    for name, content in (plan.witness or {}).items():
         path = (visible / "inputs" / name).resolve()
         if not path.is_relative_to(visible.resolve()):
-            raise MalformedInput(f"mutant {mutant.id}: witness file {name!r} escapes its folder")
+            raise MalformedInput(f"mutant {plan.id}: witness file {name!r} escapes its folder")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(content, encoding="utf-8")
     a = Gateway(original, visible, _fresh(scratch / "w-original")).run_case(case).provenance
@@ -281,16 +329,16 @@ def _summary(outcomes: list[MutantOutcome], threshold: float, minimum: int) -> M
                            minimum=minimum, verdict="fail" if reasons else "pass", reasons=reasons)
 
 
-def stryker_report(target: Target, mutants: list[MenuMutant], outcomes: list[MutantOutcome]) -> dict[str, object]:
+def stryker_report(target: Target, plans: list[_Plan], outcomes: list[MutantOutcome]) -> dict[str, object]:
     """The run in Stryker's mutation-testing-report-schema (version 2)."""
     files: dict[str, dict[str, object]] = {}
     by_id = {o.id: o for o in outcomes}
-    for m in mutants:
+    for m in plans:
         source = (target.baseline / m.file).read_text(encoding="utf-8")
         entry = files.setdefault(m.file, {"language": _language(m.file), "source": source, "mutants": []})
         o = by_id[m.id]
         result: dict[str, object] = {
-            "id": m.id, "mutatorName": m.bug_class, "replacement": m.replace, "location": _location(source, m.anchor),
+            "id": m.id, "mutatorName": m.bug_class, "replacement": m.replacement, "location": m.location,
             "status": o.status, "statusReason": o.reason, "testsCompleted": o.cases_run,
             "duration": round(o.seconds * 1000),
         }
@@ -302,7 +350,7 @@ def stryker_report(target: Target, mutants: list[MenuMutant], outcomes: list[Mut
 
 
 def _location(source: str, anchor: str) -> dict[str, dict[str, int]]:
-    start = source.index(anchor)
+    start = max(source.find(anchor), 0)
     end = start + len(anchor)
     return {"start": _position(source, start), "end": _position(source, end)}
 

@@ -97,9 +97,10 @@ class Target:
             raise UsageError(f"{path}: baseline {config.baseline!r} is not a folder ({baseline})")
         return cls(path, config, baseline)
 
-    def with_baseline(self, baseline: Path, timeout: float) -> Target:
-        """The same target driven from another copy (a mutant), with its own timeout."""
-        return Target(self.path, self.config.model_copy(update={"timeout": timeout}), baseline)
+    def with_baseline(self, baseline: Path, timeout: float, env: dict[str, str] | None = None) -> Target:
+        """The same target driven from another tree (a mutant), with its own timeout and extra environment."""
+        config = self.config.model_copy(update={"timeout": timeout, "env": {**self.config.env, **(env or {})}})
+        return Target(self.path, config, baseline)
 
     def classify(self, done: Completed) -> str:
         stderr = done.stderr.decode("utf-8", "replace")
