@@ -111,3 +111,23 @@ def test_mutmut_mutants_are_selected_by_environment_and_judged_by_the_case_runne
     again = mutate(toy / "target.yaml", toy_build, toy / "exam" / "mutations.yaml", tmp_path / "m2",
                    only=[], mutmut=5, seed="7", minimum=1, threshold=0.0)
     assert [m.id for m in again.mutants] == [m.id for m in summary.mutants]  # the sample is seeded
+
+
+def test_a_hanging_mutant_times_out_after_a_multiple_of_the_clean_run(toy_build: Path, tmp_path: Path) -> None:
+    toy = toy_copy(tmp_path / "toy", fixed=True)
+    menu = tmp_path / "menu.yaml"
+    menu.write_text("""schema_version: 1
+mutants:
+  - id: m-hang-on-empty-group
+    bug_class: hang
+    file: grades.py
+    anchor: "    groups = {}\\n"
+    replace: "    groups = {}\\n    __import__('time').sleep(60 if len(scores) > 1 else 0)\\n"
+    witness: {scores.csv: "student,group,score\\ns1,A,70\\ns2,A,71\\n"}
+""")
+    import time
+
+    start = time.monotonic()
+    summary = mutate(toy / "target.yaml", toy_build, menu, tmp_path / "m", minimum=1)
+    assert [m.status for m in summary.mutants] == ["Timeout"] and summary.verdict == "pass"
+    assert time.monotonic() - start < 45  # 20 s is the target's own limit; the mutant's is far lower

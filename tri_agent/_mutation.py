@@ -137,7 +137,7 @@ def mutate(target_file: Path, build: Path, menu_path: Path, out: Path, *, jobs: 
         if mutmut > 0:
             plans += _mutmut_plans(target, Path(tmp), mutmut, seed)
         clean_seconds = _clean_run(target, exam)
-        timeout = max(target.config.timeout, timeout_factor * max(clean_seconds.values(), default=1.0))
+        timeout = _mutant_timeout(target.config.timeout, timeout_factor, clean_seconds)
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             outcomes = list(pool.map(lambda p: _judge_mutant(target, exam, p, timeout), plans))
     summary = _summary(outcomes, threshold, minimum)
@@ -147,6 +147,11 @@ def mutate(target_file: Path, build: Path, menu_path: Path, out: Path, *, jobs: 
     (out / "mutation-report.html").write_text(render_html(report, summary), "utf-8")
     (out / "summary.json").write_text(summary.model_dump_json(indent=1) + "\n", "utf-8")
     return summary
+
+
+def _mutant_timeout(limit: float, factor: float, clean_seconds: dict[str, float]) -> float:
+    """A multiple of the slowest clean case, at least a second (start-up noise), never above the target's limit."""
+    return min(limit, max(1.0, factor * max(clean_seconds.values(), default=1.0)))
 
 
 def _load_exam(build: Path) -> _Exam:
