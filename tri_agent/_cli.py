@@ -157,6 +157,42 @@ def _presets(args: argparse.Namespace) -> int:
     return ExitCode.PASS
 
 
+def _contract_show(args: argparse.Namespace) -> int:
+    from ._contract import load_charter, violations
+
+    charter = load_charter(args.role, args.roles, unsafe=args.unsafe_contract)
+    c = charter.contract
+    print(f"role {c.role} ({charter.path})")
+    for name in ("readable", "hidden", "writable", "protected", "tools"):
+        print(f"  {name:<9} {', '.join(getattr(c, name)) or '-'}")
+    print(f"  memory    {c.memory}")
+    broken = violations(c)
+    for v in broken:
+        print(f"  BREAKS    {v}")
+    print("  iron rules: " + ("BROKEN (--unsafe-contract): this role can never certify" if broken else "all hold"))
+    return ExitCode.PASS
+
+
+def _workspace(args: argparse.Namespace) -> int:
+    from ._contract import load_charter
+    from ._workspace import assemble
+
+    charter = load_charter(args.role, args.roles, unsafe=args.unsafe_contract)
+    record = assemble(charter.contract, args.project, args.out)
+    print(f"{args.role} workspace in {args.out}: {record.files} files copied, {record.omitted} kept out, "
+          f"{len(record.stripped)} agent-config or history files stripped, {len(record.symlinks_skipped)} symlinks "
+          "not copied")
+    return ExitCode.PASS
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    from ._doctor import diagnose
+
+    for line in diagnose():
+        print(line)
+    return ExitCode.PASS
+
+
 def _schema(args: argparse.Namespace) -> int:
     from ._schemas import export_schemas
 
@@ -281,6 +317,25 @@ def _parser() -> argparse.ArgumentParser:
     pr = sub.add_parser("presets", help="list the target presets, or show one")
     pr.add_argument("name", nargs="?")
     pr.set_defaults(handler=_presets)
+
+    ct = sub.add_parser("contract", help="role contracts")
+    cts = ct.add_subparsers(dest="contract_command", required=True, parser_class=_Parser)
+    cs = cts.add_parser("show", help="show a role's contract and check the iron rules")
+    cs.add_argument("role")
+    cs.add_argument("--roles", type=Path, help="folder of charters (default: the shipped roles/)")
+    cs.add_argument("--unsafe-contract", action="store_true", help="show a contract that breaks an iron rule")
+    cs.set_defaults(handler=_contract_show)
+
+    ws = sub.add_parser("workspace", help="assemble exactly what a role would see")
+    ws.add_argument("role")
+    ws.add_argument("--project", type=Path, required=True)
+    ws.add_argument("--out", type=Path, required=True)
+    ws.add_argument("--roles", type=Path, help="folder of charters (default: the shipped roles/)")
+    ws.add_argument("--unsafe-contract", action="store_true")
+    ws.set_defaults(handler=_workspace)
+
+    dr = sub.add_parser("doctor", help="isolation layers, drivers and credentials on this machine")
+    dr.set_defaults(handler=_doctor)
 
     sc = sub.add_parser("schema", help="export the JSON Schemas of every on-disk format")
     sc.add_argument("--out", type=Path, default=Path("schemas"))

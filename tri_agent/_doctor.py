@@ -1,0 +1,52 @@
+"""``tri-agent doctor``: what this machine offers a run, checked, never the value of a secret."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import shutil
+
+from ._contract import ROLES, load_charter, violations
+from ._errors import TriAgentError
+from ._sandbox import probe
+
+CREDENTIALS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL")
+CLI_AGENTS = {"claude": "Claude Code CLI", "codex": "Codex CLI"}
+SDKS = {"anthropic": "Anthropic SDK", "openai": "OpenAI SDK", "mutmut": "syntactic mutants"}
+
+
+def diagnose() -> list[str]:
+    """One line per fact: isolation layers, charters, drivers, SDKs and which credentials are set."""
+    sandbox = probe()
+    lines = ["isolation layers:",
+             "  1 physical omission   yes (always)",
+             "  2 write audit         yes (always)",
+             f"  3 OS sandbox          {'bubblewrap ' + sandbox.bubblewrap if sandbox.bubblewrap else 'no: ' + sandbox.reason}",
+             f"    landlock            {'yes' if sandbox.landlock else 'no (no standard-library binding)'}",
+             "role charters:"]
+    lines += [f"  {role:<10}{_charter_state(role)}" for role in ROLES]
+    lines.append("agent CLIs and SDKs (the role drivers that use them are not built yet):")
+    for cmd, what in CLI_AGENTS.items():
+        found = shutil.which(cmd)
+        lines.append(f"  {cmd:<10} {'found at ' + found if found else 'not installed'} ({what})")
+    for dist, what in SDKS.items():
+        lines.append(f"  {dist:<10} {_version(dist)} ({what})")
+    lines.append("credentials (presence only):")
+    lines += [f"  {name:<18} {'set' if os.environ.get(name) else 'not set'}" for name in CREDENTIALS]
+    return lines
+
+
+def _charter_state(role: str) -> str:
+    try:
+        charter = load_charter(role, unsafe=True)
+    except TriAgentError as exc:
+        return f"INVALID: {exc.line()}"
+    broken = violations(charter.contract)
+    return f"breaks {len(broken)} iron rule(s): {broken[0]}" if broken else f"ok ({charter.path})"
+
+
+def _version(dist: str) -> str:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
