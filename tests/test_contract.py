@@ -45,7 +45,8 @@ B_HIDDEN = 'hidden: ["builds/**", "exam/oracle/**", "exam/generator/**", "eviden
 @pytest.mark.parametrize("role,changes,rule", [
     ("tester", [('readable: ["builds/*/visible/**"', 'readable: ["builds/**"'), (T_HIDDEN, 'hidden: ["target/**"]')],
      "tester-never-sees-answers"),
-    ("tester", [(T_HIDDEN, 'hidden: ["builds/*/sealed/**"]'), ('readable: ["builds', 'readable: ["target/**", "builds')],
+    ("tester", [(T_HIDDEN, 'hidden: ["builds/*/sealed/**"]'),
+                ('readable: ["builds', 'readable: ["target/**", "builds')],
      "tester-never-sees-implementation"),
     ("tester", [("memory: fresh", "memory: kept")], "the-tester-has-no-memory"),
     ("judge", [('writable: ["exam/tickets/**"', 'writable: ["target/**", "exam/tickets/**"')],

@@ -169,7 +169,7 @@ def load_charter(role: str, folder: Path | None = None, *, unsafe: bool = False)
     broken = violations(contract)
     if broken and not unsafe:
         raise PolicyViolation(f"{path}: the contract breaks an iron rule ({broken[0]})",
-                              hint="fix the charter; --unsafe-contract runs it anyway, and such a run can never certify")
+                              hint="fix the charter; --unsafe-contract runs it anyway, and that run can never certify")
     return Charter(contract, body, path)
 
 

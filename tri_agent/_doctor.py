@@ -18,10 +18,11 @@ SDKS = {"anthropic": "Anthropic SDK", "openai": "OpenAI SDK", "mutmut": "syntact
 def diagnose() -> list[str]:
     """One line per fact: isolation layers, charters, drivers, SDKs and which credentials are set."""
     sandbox = probe()
+    os_sandbox = f"bubblewrap {sandbox.bubblewrap}" if sandbox.bubblewrap else f"no: {sandbox.reason}"
     lines = ["isolation layers:",
              "  1 physical omission   yes (always)",
              "  2 write audit         yes (always)",
-             f"  3 OS sandbox          {'bubblewrap ' + sandbox.bubblewrap if sandbox.bubblewrap else 'no: ' + sandbox.reason}",
+             f"  3 OS sandbox          {os_sandbox}",
              f"    landlock            {'yes' if sandbox.landlock else 'no (no standard-library binding)'}",
              "role charters:"]
     lines += [f"  {role:<10}{_charter_state(role)}" for role in ROLES]

@@ -64,14 +64,14 @@ def wrap(argv: Sequence[str], workspace: Path, home: Path, env: Mapping[str, str
     args = [bwrap, "--die-with-parent", "--new-session", "--unshare-all", "--clearenv"]
     if network:
         args.append("--share-net")
-    for path in _SYSTEM:
-        args += ["--ro-bind-try", path, path]
+    for system in _SYSTEM:
+        args += ["--ro-bind-try", system, system]
     for name in _MERGED:
-        target = Path("/") / name
-        args += ["--symlink", f"usr/{name}", f"/{name}"] if target.is_symlink() else ["--ro-bind-try", str(target),
-                                                                                          str(target)]
-    for path in (*_interpreters(), *extra_ro):
-        args += ["--ro-bind-try", str(path), str(path)]
+        merged = Path("/") / name
+        args += ["--symlink", f"usr/{name}", f"/{name}"] if merged.is_symlink() else ["--ro-bind-try", str(merged),
+                                                                                          str(merged)]
+    for extra in (*_interpreters(), *extra_ro):
+        args += ["--ro-bind-try", str(extra), str(extra)]
     args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", str(workspace), WORKSPACE,
              "--bind", str(home), HOME, "--chdir", WORKSPACE]
     for key, value in {**env, "HOME": HOME, "PATH": env.get("PATH", "/usr/local/bin:/usr/bin:/bin")}.items():
