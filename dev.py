@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -40,6 +41,16 @@ def ensure_env(extras: str) -> dict[str, str]:
     return env
 
 
+def ensure_system_packages() -> None:
+    """bubblewrap backs the OS-sandbox tests; install it where we can (root with apt), else they skip."""
+    if shutil.which("bwrap") or not shutil.which("apt-get") or not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return
+    print("dev.py: installing bubblewrap (apt-get)", flush=True)
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    subprocess.run(["apt-get", "update", "-qq"], check=False, **quiet)  # type: ignore[call-overload]
+    subprocess.run(["apt-get", "install", "-y", "-qq", "bubblewrap"], check=False, **quiet)  # type: ignore[call-overload]
+
+
 def _run(cmd: list[str], env: dict[str, str] | None = None) -> int:
     return subprocess.run(cmd, cwd=ROOT, env=env).returncode
 
@@ -54,6 +65,7 @@ def demo() -> int:
 
 def test(pytest_args: list[str]) -> int:
     env = ensure_env("test")
+    ensure_system_packages()
     python = str(BIN / "python")
     for name, cmd in (("ruff", [python, "-m", "ruff", "check", "."]), ("mypy", [python, "-m", "mypy"])):
         if _run(cmd, env) != 0:

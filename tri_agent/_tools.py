@@ -1,0 +1,162 @@
+"""The tool set the engine implements for API-driven roles: their only access to anything.
+
+Every path a role names is taken relative to its workspace; absolute paths, ``..`` that leaves the
+workspace, and any symlink on the way are refused, and the refusal is recorded as an attempted breach.
+Writes are further limited to the contract's writable globs, reads and writes to size caps. The
+tester's ``run_case`` goes through the gateway: it returns the case's outputs, never the target's files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from ._contract import Contract
+
+READ_CAP = 256 << 10
+WRITE_CAP = 1 << 20
+LIST_CAP = 2000
+SEARCH_CAP = 200
+
+# name -> (what it does, JSON Schema of its input); drivers turn these into each API's tool format
+TOOL_SPECS: dict[str, tuple[str, dict[str, Any]]] = {
+    "list": ("List files under a folder of your workspace.",
+             {"type": "object", "properties": {"path": {"type": "string"}}, "additionalProperties": False}),
+    "read": ("Read a text file of your workspace (large files are cut at 256 KiB).",
+             {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"],
+              "additionalProperties": False}),
+    "search": ("Search the text files of your workspace for a regular expression; returns file:line: text.",
+               {"type": "object", "properties": {"pattern": {"type": "string"}, "path": {"type": "string"}},
+                "required": ["pattern"], "additionalProperties": False}),
+    "write": ("Write a text file, only where your contract allows.",
+              {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+               "required": ["path", "content"], "additionalProperties": False}),
+    "run_case": ("Run one exam case against the target; returns its output rows and behaviour.",
+                 {"type": "object", "properties": {"case": {"type": "string"}}, "required": ["case"],
+                  "additionalProperties": False}),
+    "submit": ("End your episode with your result.",
+               {"type": "object", "properties": {"summary": {"type": "string"}, "blocked": {"type": "boolean"},
+                                                 "reason": {"type": "string"}},
+                "required": ["summary"], "additionalProperties": False}),
+}
+
+
+class ToolError(Exception):
+    """A refused or failed tool call; its message goes back to the role."""
+
+
+@dataclass
+class ToolBox:
+    contract: Contract
+    workspace: Path
+    run_case: Callable[[str], dict[str, Any]] | None = None
+    attempts: list[str] = field(default_factory=list)  # refused escapes: evidence of a breach attempt
+    submitted: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        self.root = self.workspace.resolve()
+
+    def specs(self) -> dict[str, tuple[str, dict[str, Any]]]:
+        return {n: TOOL_SPECS[n] for n in self.contract.tools if n in TOOL_SPECS}
+
+    def call(self, name: str, args: dict[str, Any]) -> str:
+        """Run one tool call; refusals raise ToolError with a message for the role."""
+        if name not in self.contract.tools or name not in _HANDLERS:
+            raise ToolError(f"tool {name!r} is not available to the {self.contract.role}")
+        return _HANDLERS[name](self, args)
+
+    def resolve(self, path: str) -> tuple[str, Path]:
+        """(relative POSIX path, absolute path) inside the workspace, or ToolError."""
+        rel = PurePosixPath(path or ".")
+        if rel.is_absolute() or "\\" in path or "\0" in path:
+            return self._refuse(f"path {path!r} is not relative to your workspace")
+        parts = [p for p in rel.parts if p != "."]
+        if ".." in parts:
+            return self._refuse(f"path {path!r} leaves your workspace")
+        current = self.root
+        for part in parts:
+            current = current / part
+            if current.is_symlink():
+                return self._refuse(f"path {path!r} goes through a symlink")
+        return "/".join(parts) or ".", current
+
+    def _refuse(self, why: str) -> tuple[str, Path]:
+        self.attempts.append(why)
+        raise ToolError(why)
+
+
+def _list(box: ToolBox, args: dict[str, Any]) -> str:
+    rel, folder = box.resolve(str(args.get("path", ".")))
+    if not folder.is_dir():
+        raise ToolError(f"{rel} is not a folder")
+    out = []
+    for base, dirs, names in os.walk(folder, followlinks=False):
+        dirs.sort()
+        for name in sorted(names):
+            out.append(Path(base, name).relative_to(box.root).as_posix())
+            if len(out) >= LIST_CAP:
+                return "\n".join(out) + f"\n(listing cut at {LIST_CAP} files)"
+    return "\n".join(out)
+
+
+def _read(box: ToolBox, args: dict[str, Any]) -> str:
+    rel, path = box.resolve(str(args["path"]))
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as exc:
+        raise ToolError(f"cannot read {rel}: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as f:
+        data = f.read(READ_CAP + 1)
+    text = data[:READ_CAP].decode("utf-8", errors="replace")
+    return text + (f"\n(cut at {READ_CAP} bytes)" if len(data) > READ_CAP else "")
+
+
+def _search(box: ToolBox, args: dict[str, Any]) -> str:
+    try:
+        pattern = re.compile(str(args["pattern"]))
+    except re.error as exc:
+        raise ToolError(f"bad regular expression: {exc}") from None
+    listing = _list(box, {"path": args.get("path", ".")}).splitlines()
+    hits = []
+    for rel in (r for r in listing if not r.startswith("(")):
+        text = _read(box, {"path": rel})
+        hits += [f"{rel}:{i}: {line[:200]}" for i, line in enumerate(text.splitlines(), 1) if pattern.search(line)]
+        if len(hits) >= SEARCH_CAP:
+            return "\n".join(hits[:SEARCH_CAP]) + f"\n(cut at {SEARCH_CAP} hits)"
+    return "\n".join(hits) or "(no match)"
+
+
+def _write(box: ToolBox, args: dict[str, Any]) -> str:
+    rel, path = box.resolve(str(args["path"]))
+    if not box.contract.can_write(rel):
+        box.attempts.append(f"write to {rel} outside the writable globs")
+        raise ToolError(f"the {box.contract.role} may not write {rel}")
+    data = str(args["content"]).encode("utf-8")
+    if len(data) > WRITE_CAP:
+        raise ToolError(f"content of {len(data)} bytes is over the {WRITE_CAP}-byte cap")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    return f"wrote {len(data)} bytes to {rel}"
+
+
+def _run_case(box: ToolBox, args: dict[str, Any]) -> str:
+    if box.run_case is None:
+        raise ToolError("no exam is running: run_case is unavailable")
+    return json.dumps(box.run_case(str(args["case"])), ensure_ascii=False)
+
+
+def _submit(box: ToolBox, args: dict[str, Any]) -> str:
+    box.submitted = dict(args)
+    return "submitted"
+
+
+_HANDLERS: dict[str, Callable[[ToolBox, dict[str, Any]], str]] = {
+    "list": _list, "read": _read, "search": _search, "write": _write, "run_case": _run_case, "submit": _submit,
+}
