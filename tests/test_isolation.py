@@ -107,7 +107,8 @@ def test_write_audit_catches_changes_the_contract_forbids(project: Path, tmp_pat
     with pytest.raises(PolicyViolation, match="breached its contract") as err:
         harvest(contract, before, snapshot(ws), ws, project)
     assert err.value.exit_code == 5
-    assert (project / "exam" / "TESTPLAN.md").read_text() == "plan\n" and not (project / "exam/judge/result.md").exists()
+    assert (project / "exam" / "TESTPLAN.md").read_text() == "plan\n"
+    assert not (project / "exam" / "judge" / "result.md").exists()
     kept = quarantine(ws, tmp_path / "quarantine", "tester-r1")
     assert (kept / "exam" / "TESTPLAN.md").read_text() == "weakened plan\n" and not ws.exists()
 
