@@ -1,0 +1,174 @@
+"""Drivers run one role episode; this module holds what they share.
+
+An episode gets the role's charter, its task, its tool box (workspace and contract), and limits; it
+ends with an ``EpisodeResult`` whose status is one of a closed taxonomy::
+
+    ok                 a valid result
+    blocked            the role validly refuses, with a reason
+    spawn_failure      the agent could not be started            \\
+    timeout            it ran past its time limit                  |
+    runtime_failure    it crashed or its API failed                |  evaluation failures: never graded,
+    oversized_output   its output was past the cap                 |  never counted as clean, always in
+    malformed_output   its output could not be read                |  the denominator
+    protocol_mismatch  it spoke another protocol version          /
+
+Every attempt records the model, token usage, cost with its basis, latency and the driver's version.
+Secrets are masked from anything a driver returns. The ``scripted`` driver replays recorded role
+actions through the same tool box: it is a simulation and its results can never certify acceptance.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from . import __version__, _yamldoc
+from ._contract import Charter
+from ._errors import MalformedInput
+from ._tools import ToolBox, ToolError
+
+Status = Literal["ok", "blocked", "spawn_failure", "timeout", "runtime_failure", "oversized_output",
+                 "malformed_output", "protocol_mismatch"]
+STATUSES: dict[Status, bool] = {  # status -> is it a valid (gradable) outcome
+    "ok": True, "blocked": True, "spawn_failure": False, "timeout": False, "runtime_failure": False,
+    "oversized_output": False, "malformed_output": False, "protocol_mismatch": False,
+}
+PROTOCOL = "tri-agent-executor/1"
+
+
+class Limits(BaseModel):
+    """What one episode may spend."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    turns: int = Field(default=40, ge=1, description="Model turns (tool-use round trips).")
+    seconds: float = Field(default=900, gt=0, description="Wall time.")
+    budget_usd: float = Field(default=2.0, ge=0, description="Cost cap; the episode stops when it is reached.")
+    output_bytes: int = Field(default=1 << 20, ge=1024, description="Cap on what the agent returns.")
+
+
+class Usage(BaseModel):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(**{k: getattr(self, k) + getattr(other, k) for k in Usage.model_fields})
+
+
+class Attempt(BaseModel):
+    """One try at an episode."""
+
+    driver: str
+    driver_version: str = __version__
+    model: str | None = Field(description="Model identity as the provider reported it.")
+    status: Status
+    usage: Usage = Field(default_factory=Usage)
+    cost_usd: float = 0.0
+    cost_basis: str = Field(description="How the cost was computed (price table, provider figure, or none).")
+    seconds: float
+    error: str | None = None
+
+
+class EpisodeResult(BaseModel):
+    """What a driver returns for one role episode."""
+
+    schema_version: Literal[1] = 1
+    role: str
+    status: Status
+    summary: str = ""
+    reason: str | None = Field(default=None, description="Why the role blocked, or why the episode failed.")
+    simulation: bool = Field(description="True for the scripted driver: such a result can never certify.")
+    attempts: list[Attempt]
+    tool_calls: int = 0
+    breach_attempts: list[str] = Field(default_factory=list, description="Refused tool calls that tried to escape.")
+
+    @property
+    def valid(self) -> bool:
+        return STATUSES[self.status]
+
+
+@dataclass(frozen=True)
+class Episode:
+    charter: Charter
+    task: str
+    tools: ToolBox
+    limits: Limits
+
+
+class Driver(Protocol):
+    name: str
+
+    def run(self, episode: Episode) -> EpisodeResult: ...
+
+
+def mask(text: str, secrets: dict[str, str]) -> str:
+    """``text`` with every secret value replaced by its name (short values are not secrets)."""
+    for name, value in sorted(secrets.items(), key=lambda kv: -len(kv[1])):
+        if len(value) >= 8:
+            text = text.replace(value, f"[masked:{name}]")
+    return text
+
+
+# --- scripted: replays recorded role actions ----------------------------------------------------------------------
+
+class ScriptedCall(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class ScriptedEpisode(BaseModel):
+    """One recorded episode: the tool calls a role made and how it ended."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    role: str
+    round: int = Field(ge=1)
+    calls: list[ScriptedCall] = Field(default_factory=list)
+    submit: dict[str, Any] = Field(description="The submit call's arguments (summary, blocked, reason).")
+
+
+class Script(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: Literal[1] = 1
+    episodes: list[ScriptedEpisode]
+
+
+class ScriptedDriver:
+    """Replays a script through the real tool box; labelled a simulation."""
+
+    name = "scripted"
+
+    def __init__(self, script: Path, round_number: int = 1) -> None:
+        self.script = _yamldoc.load(script, Script)
+        self.path = script
+        self.round = round_number
+
+    def run(self, episode: Episode) -> EpisodeResult:
+        start = time.monotonic()
+        role = episode.charter.contract.role
+        recorded = next((e for e in self.script.episodes if e.role == role and e.round == self.round), None)
+        if recorded is None:
+            raise MalformedInput(f"no scripted episode for {role} in round {self.round}", where=str(self.path))
+        errors = []
+        for call in recorded.calls[: episode.limits.turns]:
+            try:
+                episode.tools.call(call.tool, call.args)
+            except ToolError as exc:  # a refused call is evidence, as it would be for a live agent
+                errors.append(f"{call.tool}: {exc}")
+        episode.tools.call("submit", recorded.submit) if "submit" in episode.tools.contract.tools else None
+        blocked = bool(recorded.submit.get("blocked"))
+        attempt = Attempt(driver=self.name, model=None, status="blocked" if blocked else "ok",
+                          cost_basis="none: a simulation", seconds=round(time.monotonic() - start, 3),
+                          error="; ".join(errors) or None)
+        return EpisodeResult(role=role, status=attempt.status, summary=str(recorded.submit.get("summary", "")),
+                             reason=recorded.submit.get("reason"), simulation=True, attempts=[attempt],
+                             tool_calls=len(recorded.calls), breach_attempts=list(episode.tools.attempts))
