@@ -48,7 +48,8 @@ def test_tool_loop_through_the_real_sdk(tmp_path: Path, kind: str) -> None:
     assert (tmp_path / "ws" / "exam" / "judge" / "notes.md").read_text() == "ok\n"
     assert result.breach_attempts == ["path '../outside.txt' leaves your workspace"]
     attempt = result.attempts[0]
-    assert attempt.model == "fake-model-1" and attempt.usage.input_tokens == 300 and attempt.usage.cache_read_tokens == 150
+    assert attempt.model == "fake-model-1"
+    assert attempt.usage.input_tokens == 300 and attempt.usage.cache_read_tokens == 150
     assert {r["path"] for r in server.requests} == {PATHS[kind]} and len(server.requests) == 3
     # the refused read went back to the model as an error, and the charter is the system prompt
     last = str(server.requests[-1]["body"])
