@@ -127,3 +127,24 @@ def test_bad_calibers_are_exit_3(tmp_path: Path, cli: Cli, caliber: str, message
     cal.write_text(caliber)
     rc, _, err = cli("score", "--caliber", cal, "--answers", ans, "--actual", act)
     assert rc == ExitCode.MALFORMED and message in err and err.count("\n") == 1
+
+
+def test_doctor_reports_presence_never_values(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-should-never-print-0123")
+    code, out, _ = cli("doctor")
+    assert code == 0 and "physical omission" in out and "write audit" in out and "OS sandbox" in out
+    assert "ANTHROPIC_API_KEY  set" in out and "sk-ant-should-never-print" not in out
+    assert "tester    ok" in out
+
+
+def test_contract_show_and_workspace(tmp_path: Path, cli: Cli) -> None:
+    code, out, _ = cli("contract", "show", "tester")
+    assert code == 0 and "memory    fresh" in out and "iron rules: all hold" in out
+    (tmp_path / "p" / "target").mkdir(parents=True)
+    (tmp_path / "p" / "target" / "app.py").write_text("x\n")
+    (tmp_path / "p" / "exam").mkdir()
+    (tmp_path / "p" / "exam" / "TESTPLAN.md").write_text("plan\n")
+    code, out, _ = cli("workspace", "tester", "--project", tmp_path / "p", "--out", tmp_path / "ws")
+    assert code == 0 and "1 files copied, 1 kept out" in out
+    assert (tmp_path / "ws" / "exam" / "TESTPLAN.md").exists() and not (tmp_path / "ws" / "target").exists()
+    assert cli("contract", "show", "auditor")[0] == ExitCode.USAGE

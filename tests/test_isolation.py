@@ -168,3 +168,19 @@ def test_the_sandbox_environment_is_cleared(tmp_path: Path, monkeypatch: pytest.
     argv = wrap(["/bin/sh", "-c", "env"], tmp_path / "ws", tmp_path / "home", {"ROLE_TOKEN": "mine"})
     out = subprocess.run(argv, capture_output=True, text=True, timeout=60).stdout
     assert SECRET not in out and "ROLE_TOKEN=mine" in out and "HOME=/home/role" in out
+
+
+def test_the_judge_files_tickets_only_where_its_contract_allows(project: Path, tmp_path: Path) -> None:
+    contract = load_charter("judge").contract
+    ws = tmp_path / "judge-ws"
+    assemble(contract, project, ws)
+    box = ToolBox(contract, ws, engine={"score": lambda _args: "PASS answers 3/3"})
+    assert box.call("score", {}) == "PASS answers 3/3"
+    filed = box.call("file_ticket", {"route": "builder", "title": "counts wrong", "body": "case c-1 shows it",
+                                     "cases": ["c-00000001"]})
+    ticket = next((ws / "exam" / "tickets" / "builder").glob("t-*.md"))
+    assert filed.startswith("filed t-") and "counts wrong" in ticket.read_text()
+    with pytest.raises(ToolError, match="no round is running"):
+        box.call("rerun", {"sample": 2})
+    with pytest.raises(ToolError, match="may not write"):
+        box.call("write", {"path": "target/app.py", "content": "judge edits code"})

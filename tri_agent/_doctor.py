@@ -12,7 +12,8 @@ from ._sandbox import probe
 
 CREDENTIALS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL")
 CLI_AGENTS = {"claude": "Claude Code CLI", "codex": "Codex CLI"}
-SDKS = {"anthropic": "Anthropic SDK", "openai": "OpenAI SDK", "mutmut": "syntactic mutants"}
+SDKS = {"anthropic": "anthropic driver (Messages API)", "openai": "openai driver (Responses, Chat Completions)",
+        "mutmut": "syntactic mutants"}
 
 
 def diagnose() -> list[str]:
@@ -26,7 +27,10 @@ def diagnose() -> list[str]:
              f"    landlock            {'yes' if sandbox.landlock else 'no (no standard-library binding)'}",
              "role charters:"]
     lines += [f"  {role:<10}{_charter_state(role)}" for role in ROLES]
-    lines.append("agent CLIs and SDKs (the role drivers that use them are not built yet):")
+    lines.append("drivers:")
+    lines.append("  scripted   yes (replays recorded role actions; a simulation that can never certify)")
+    lines.append("  command    yes (executor protocol v1; any CLI agent that speaks it)")
+    lines.append("agent CLIs (profiles that adapt them to the executor protocol are not built yet) and SDKs:")
     for cmd, what in CLI_AGENTS.items():
         found = shutil.which(cmd)
         lines.append(f"  {cmd:<10} {'found at ' + found if found else 'not installed'} ({what})")

@@ -8,15 +8,20 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from ._caliber import Caliber
+from ._contract import Contract
+from ._driver import EpisodeResult, Script
 from ._exam import BuildRecord, Case, ExamConfig, Pair
+from ._executor import Request, Response
 from ._gateway import Provenance, RunRecord
 from ._leaks import LeakReport
 from ._manifest import Manifest
 from ._mutation import Menu, MutationSummary
 from ._presets import Preset
 from ._report import ScoreReport
+from ._rulings import Ruling
 from ._seal import SealLogEntry, VerifyReport
 from ._target import TargetConfig
+from ._workspace import WorkspaceRecord
 
 FORMATS: dict[str, type[BaseModel]] = {
     "caliber": Caliber,
@@ -35,6 +40,13 @@ FORMATS: dict[str, type[BaseModel]] = {
     "mutation-menu": Menu,
     "mutation-summary": MutationSummary,
     "preset": Preset,
+    "role-contract": Contract,
+    "episode-result": EpisodeResult,
+    "scripted-episodes": Script,
+    "executor-request-v1": Request,
+    "executor-response-v1": Response,
+    "workspace-record": WorkspaceRecord,
+    "ruling": Ruling,
 }
 
 

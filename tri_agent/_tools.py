@@ -8,6 +8,7 @@ tester's ``run_case`` goes through the gateway: it returns the case's outputs, n
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -39,6 +40,20 @@ TOOL_SPECS: dict[str, tuple[str, dict[str, Any]]] = {
     "run_case": ("Run one exam case against the target; returns its output rows and behaviour.",
                  {"type": "object", "properties": {"case": {"type": "string"}}, "required": ["case"],
                   "additionalProperties": False}),
+    "exam_build": ("Build your exam for a seed: generator and oracle run twice, the answer key is sealed.",
+                   {"type": "object", "properties": {"seed": {"type": "string"}}, "required": ["seed"],
+                    "additionalProperties": False}),
+    "score": ("Score the tester's results mechanically (all three channels); returns the report summary.",
+              {"type": "object", "properties": {}, "additionalProperties": False}),
+    "rerun": ("Re-run a sample of cases and compare their fingerprints with the recorded run.",
+              {"type": "object", "properties": {"sample": {"type": "integer", "minimum": 1}},
+               "additionalProperties": False}),
+    "file_ticket": ("File a ticket for the builder, the exam or the orchestrator.",
+                    {"type": "object", "properties": {
+                        "route": {"type": "string", "enum": ["builder", "exam", "orchestrator"]},
+                        "title": {"type": "string"}, "body": {"type": "string"},
+                        "cases": {"type": "array", "items": {"type": "string"}}},
+                     "required": ["route", "title", "body"], "additionalProperties": False}),
     "submit": ("End your episode with your result.",
                {"type": "object", "properties": {"summary": {"type": "string"}, "blocked": {"type": "boolean"},
                                                  "reason": {"type": "string"}},
@@ -55,6 +70,8 @@ class ToolBox:
     contract: Contract
     workspace: Path
     run_case: Callable[[str], dict[str, Any]] | None = None
+    # tools only the engine can carry out (exam_build, score, rerun): name -> handler of the call's arguments
+    engine: dict[str, Callable[[dict[str, Any]], str]] = field(default_factory=dict)
     attempts: list[str] = field(default_factory=list)  # refused escapes: evidence of a breach attempt
     submitted: dict[str, Any] | None = None
 
@@ -152,6 +169,26 @@ def _run_case(box: ToolBox, args: dict[str, Any]) -> str:
     return json.dumps(box.run_case(str(args["case"])), ensure_ascii=False)
 
 
+def _engine(name: str) -> Callable[[ToolBox, dict[str, Any]], str]:
+    def handler(box: ToolBox, args: dict[str, Any]) -> str:
+        if name not in box.engine:
+            raise ToolError(f"{name} is unavailable: no round is running")
+        return box.engine[name](args)
+
+    return handler
+
+
+def _file_ticket(box: ToolBox, args: dict[str, Any]) -> str:
+    route = str(args.get("route"))
+    if route not in ("builder", "exam", "orchestrator"):
+        raise ToolError(f"route {route!r} is not builder, exam or orchestrator")
+    cases = ", ".join(args.get("cases") or []) or "-"
+    text = f"# {args['title']}\n\nroute: {route}\ncases: {cases}\n\n{args['body']}\n"
+    ticket = "t-" + hashlib.sha256(text.encode()).hexdigest()[:10]
+    _write(box, {"path": f"exam/tickets/{route}/{ticket}.md", "content": text})
+    return f"filed {ticket} for the {route}"
+
+
 def _submit(box: ToolBox, args: dict[str, Any]) -> str:
     box.submitted = dict(args)
     return "submitted"
@@ -159,4 +196,6 @@ def _submit(box: ToolBox, args: dict[str, Any]) -> str:
 
 _HANDLERS: dict[str, Callable[[ToolBox, dict[str, Any]], str]] = {
     "list": _list, "read": _read, "search": _search, "write": _write, "run_case": _run_case, "submit": _submit,
+    "exam_build": _engine("exam_build"), "score": _engine("score"), "rerun": _engine("rerun"),
+    "file_ticket": _file_ticket,
 }
