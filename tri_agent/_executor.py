@@ -55,6 +55,7 @@ class Response(BaseModel):
     model: str | None = None
     usage: Usage = Usage()
     cost_usd: float = 0.0
+    denials: list[str] = []  # tool uses the agent's own permission layer refused: breach attempts
 
 
 class CommandDriver:
@@ -99,9 +100,11 @@ class CommandDriver:
         if response.protocol != PROTOCOL:
             return self._result(episode, "protocol_mismatch", response, done.seconds,
                                 f"the agent speaks {response.protocol!r}, not {PROTOCOL!r}")
+        if response.status == "error":  # a profile reporting that its agent failed
+            return self._result(episode, "runtime_failure", response, done.seconds, response.reason)
         if response.status not in ("ok", "blocked"):
             return self._result(episode, "malformed_output", response, done.seconds,
-                                f"status {response.status!r} is not ok or blocked")
+                                response.reason or f"status {response.status!r} is not ok or blocked")
         status = "blocked" if response.status == "blocked" else "ok"
         return self._result(episode, status, response, done.seconds, response.reason)
 
@@ -114,4 +117,5 @@ class CommandDriver:
         secrets = self.credentials
         return EpisodeResult(role=episode.charter.contract.role, status=status,
                              summary=mask(response.summary, secrets) if response else "",
-                             reason=mask(reason, secrets) if reason else None, simulation=False, attempts=[attempt])
+                             reason=mask(reason, secrets) if reason else None, simulation=False, attempts=[attempt],
+                             breach_attempts=[mask(d, secrets) for d in response.denials] if response else [])

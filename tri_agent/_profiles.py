@@ -1,0 +1,115 @@
+"""Profiles: adapters that let a CLI agent speak the executor protocol.
+
+Run as ``python -m tri_agent._profiles claude`` (the command driver's argv); it reads the executor
+request on stdin, runs the agent, and prints the executor response. The Claude Code profile:
+
+- runs ``claude -p`` with ``--output-format json``, the charter appended to the system prompt, the
+  request's turn limit, and no web tools;
+- gives it its own config folder (``CLAUDE_CONFIG_DIR`` in the role's HOME) holding generated user
+  settings, and loads no project or local settings (``--setting-sources user``), so nothing in a
+  workspace can steer it;
+- denies its file tools every absolute path named in ``TRI_AGENT_DENY`` (colon-separated: the project
+  and the evidence store), and turns its own sandbox on;
+- judges the run by the JSON it prints, not by its exit code: ``is_error`` is a runtime failure, each
+  ``permission_denials`` entry is reported as a breach attempt, and the role's verdict is the last JSON
+  object of its final message (``{"status": "ok" | "blocked", "summary": ..., "reason": ...}``).
+
+Claude Code's own permission rules are a courtesy layer: the write audit and bubblewrap are what
+enforce the contract.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from ._driver import PROTOCOL
+from ._executor import Request
+
+VERDICT_INSTRUCTIONS = ("\n\nWhen you are done, end your final message with one line holding only a JSON object: "
+                        '{"status": "ok" or "blocked", "summary": "what you did", "reason": "why, if blocked"}.')
+_JSON_LINE = re.compile(r"\{.*\}")
+
+
+def claude_settings(deny: list[str]) -> dict[str, Any]:
+    rules = [f"{tool}(/{path.rstrip('/')}/**)" for path in deny for tool in ("Read", "Edit")]
+    return {"permissions": {"deny": [*rules, "WebFetch", "WebSearch"], "defaultMode": "acceptEdits"},
+            "sandbox": {"enabled": True, "filesystem": {"denyRead": deny, "denyWrite": deny}}}
+
+
+def claude_argv(binary: str, request: Request) -> list[str]:
+    argv = [binary, "-p", request.task, "--output-format", "json", "--append-system-prompt",
+            request.charter + VERDICT_INSTRUCTIONS, "--max-turns", str(request.limits.get("turns", 40)),
+            "--setting-sources", "user", "--disallowedTools", "WebFetch", "WebSearch"]
+    model = os.environ.get("TRI_AGENT_MODEL")
+    return [*argv, "--model", model] if model else argv
+
+
+def claude_response(stdout: str) -> dict[str, Any]:
+    """The executor response for Claude Code's ``--output-format json`` output."""
+    try:
+        out = json.loads(stdout)
+    except ValueError:
+        return {"protocol": PROTOCOL, "status": "malformed", "reason": "claude printed no JSON result"}
+    usage = out.get("usage") or {}
+    base = {
+        "protocol": PROTOCOL, "model": next(iter(out.get("modelUsage") or {}), None),
+        "usage": {"input_tokens": usage.get("input_tokens", 0), "output_tokens": usage.get("output_tokens", 0),
+                  "cache_read_tokens": usage.get("cache_read_input_tokens", 0),
+                  "cache_write_tokens": usage.get("cache_creation_input_tokens", 0)},
+        "cost_usd": out.get("total_cost_usd", 0.0),
+        "denials": [f"{d.get('tool_name')} {json.dumps(d.get('tool_input'), sort_keys=True)}"
+                    for d in out.get("permission_denials") or []],
+    }
+    if out.get("is_error") or out.get("subtype") != "success":
+        return {**base, "status": "error", "reason": f"claude ended with {out.get('subtype')}"}
+    verdict = _last_json(str(out.get("result", "")))
+    if verdict is None or verdict.get("status") not in ("ok", "blocked"):
+        return {**base, "status": "malformed", "reason": "the final message holds no verdict line"}
+    return {**base, "status": verdict["status"], "summary": str(verdict.get("summary", "")),
+            "reason": verdict.get("reason")}
+
+
+def _last_json(text: str) -> dict[str, Any] | None:
+    for line in reversed(text.strip().splitlines()):
+        if _JSON_LINE.fullmatch(line.strip()):
+            try:
+                value = json.loads(line)
+            except ValueError:
+                return None
+            return value if isinstance(value, dict) else None
+    return None
+
+
+def run_claude(request: Request, binary: str = "claude") -> dict[str, Any]:
+    home = Path(os.environ.get("HOME", "."))
+    config = home / ".claude-config"
+    config.mkdir(parents=True, exist_ok=True)
+    deny = [p for p in os.environ.get("TRI_AGENT_DENY", "").split(":") if p]
+    (config / "settings.json").write_text(json.dumps(claude_settings(deny), indent=1))
+    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(config)}
+    done = subprocess.run(claude_argv(binary, request), capture_output=True, text=True, env=env,
+                          cwd=request.workspace, check=False)
+    response = claude_response(done.stdout)
+    if response["status"] == "malformed" and done.returncode != 0:
+        return {**response, "status": "error", "reason": (done.stderr.strip().splitlines() or ["no output"])[-1]}
+    return response
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] != ["claude"]:
+        print(json.dumps({"protocol": PROTOCOL, "status": "error", "reason": f"unknown profile {argv[:1]}"}))
+        return 2
+    request = Request.model_validate_json(sys.stdin.read())
+    binary = argv[1] if len(argv) > 1 else "claude"
+    print(json.dumps(run_claude(request, binary)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
