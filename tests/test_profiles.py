@@ -69,3 +69,37 @@ def test_settings_deny_absolute_paths_and_turn_the_sandbox_on() -> None:
 def test_unreadable_output_is_malformed() -> None:
     assert claude_response("not json")["status"] == "malformed"
     assert json.loads(json.dumps(claude_response("{}")))["status"] == "error"
+
+
+FAKE_CODEX = r'''
+import json, os, sys
+args = sys.argv[1:]
+assert args[:2] == ["exec", "--json"] and args[args.index("--sandbox") + 1] == "workspace-write"
+assert "--ephemeral" in args and os.environ["CODEX_HOME"].endswith(".codex-home")
+mode = args[-1].rsplit("\n", 1)[-1]
+events = [{"type": "thread.started", "thread_id": "t1"}, {"type": "turn.started"}]
+if mode == "fail":
+    events.append({"type": "turn.failed", "error": {"message": "usage limit"}})
+else:
+    text = 'Done.\n{"status": "ok", "summary": "ran the cases"}' if mode == "ok" else "Done."
+    events += [{"type": "item.completed", "item": {"type": "agent_message", "text": text}},
+               {"type": "turn.completed", "usage": {"input_tokens": 9, "cached_input_tokens": 4, "output_tokens": 2}}]
+print("\n".join(json.dumps(e) for e in events))
+'''
+
+
+@pytest.mark.parametrize("mode,status", [("ok", "ok"), ("fail", "runtime_failure"), ("quiet", "malformed_output")])
+def test_codex_profile(tmp_path: Path, mode: str, status: str) -> None:
+    (tmp_path / "codex.py").write_text(FAKE_CODEX)
+    launcher = tmp_path / "codex-bin"
+    launcher.write_text(f"#!/bin/sh\nexec {sys.executable} {tmp_path / 'codex.py'} \"$@\"\n")
+    launcher.chmod(0o755)
+    charter = load_charter("builder")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    episode = Episode(charter, mode, ToolBox(charter.contract, ws), Limits(seconds=60))
+    driver = CommandDriver([sys.executable, "-m", "tri_agent._profiles", "codex", str(launcher)], sandbox=False)
+    result = driver.run(episode)
+    assert result.status == status, result.reason
+    if status == "ok":
+        assert result.summary == "ran the cases" and result.attempts[0].usage.cache_read_tokens == 4

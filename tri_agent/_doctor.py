@@ -30,7 +30,7 @@ def diagnose() -> list[str]:
     lines.append("drivers:")
     lines.append("  scripted   yes (replays recorded role actions; a simulation that can never certify)")
     lines.append("  command    yes (executor protocol v1; any CLI agent that speaks it)")
-    lines.append("agent CLIs (profiles that adapt them to the executor protocol are not built yet) and SDKs:")
+    lines.append("agent CLIs (run through `python -m tri_agent._profiles claude|codex` as command agents) and SDKs:")
     for cmd, what in CLI_AGENTS.items():
         found = shutil.which(cmd)
         lines.append(f"  {cmd:<10} {'found at ' + found if found else 'not installed'} ({what})")

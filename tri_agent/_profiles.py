@@ -14,8 +14,13 @@ request on stdin, runs the agent, and prints the executor response. The Claude C
   ``permission_denials`` entry is reported as a breach attempt, and the role's verdict is the last JSON
   object of its final message (``{"status": "ok" | "blocked", "summary": ..., "reason": ...}``).
 
-Claude Code's own permission rules are a courtesy layer: the write audit and bubblewrap are what
-enforce the contract.
+The Codex profile runs ``codex exec --json`` with the workspace-write sandbox, no approvals, no
+persisted session, its own ``CODEX_HOME``; it reads the JSONL event stream: usage from every
+``turn.completed``, a ``turn.failed`` or ``error`` event is a runtime failure, and the verdict is the
+last JSON line of the last ``agent_message``.
+
+The agents' own permission rules and sandboxes are a courtesy layer: the write audit and bubblewrap are
+what enforce the contract.
 """
 
 from __future__ import annotations
@@ -86,6 +91,54 @@ def _last_json(text: str) -> dict[str, Any] | None:
     return None
 
 
+def codex_argv(binary: str, request: Request) -> list[str]:
+    argv = [binary, "exec", "--json", "--sandbox", "workspace-write", "--skip-git-repo-check", "--ephemeral",
+            "-C", request.workspace, "-c", 'approval_policy="never"']
+    model = os.environ.get("TRI_AGENT_MODEL")
+    return [*argv, *(["-m", model] if model else []), request.charter + VERDICT_INSTRUCTIONS + "\n\n" + request.task]
+
+
+def codex_response(stdout: str) -> dict[str, Any]:
+    """The executor response for the JSONL events of ``codex exec --json``."""
+    usage = {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0, "cache_write_tokens": 0}
+    last_message, failure = "", None
+    for line in stdout.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue  # progress noise
+        kind = event.get("type")
+        if kind == "turn.completed":
+            u = event.get("usage") or {}
+            usage["input_tokens"] += u.get("input_tokens", 0)
+            usage["output_tokens"] += u.get("output_tokens", 0)
+            usage["cache_read_tokens"] += u.get("cached_input_tokens", 0)
+        elif kind == "item.completed" and (event.get("item") or {}).get("type") == "agent_message":
+            last_message = str(event["item"].get("text", ""))
+        elif kind in ("turn.failed", "error"):
+            failure = (event.get("error") or {}).get("message") or event.get("message") or kind
+    base = {"protocol": PROTOCOL, "model": os.environ.get("TRI_AGENT_MODEL"), "usage": usage, "cost_usd": 0.0}
+    if failure:
+        return {**base, "status": "error", "reason": f"codex: {failure}"}
+    verdict = _last_json(last_message)
+    if verdict is None or verdict.get("status") not in ("ok", "blocked"):
+        return {**base, "status": "malformed", "reason": "the final message holds no verdict line"}
+    return {**base, "status": verdict["status"], "summary": str(verdict.get("summary", "")),
+            "reason": verdict.get("reason")}
+
+
+def run_codex(request: Request, binary: str = "codex") -> dict[str, Any]:
+    home = Path(os.environ.get("HOME", ".")) / ".codex-home"
+    home.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "CODEX_HOME": str(home)}
+    done = subprocess.run(codex_argv(binary, request), capture_output=True, text=True, env=env,
+                          cwd=request.workspace, check=False)
+    response = codex_response(done.stdout)
+    if response["status"] == "malformed" and done.returncode != 0:
+        return {**response, "status": "error", "reason": (done.stderr.strip().splitlines() or ["no output"])[-1]}
+    return response
+
+
 def run_claude(request: Request, binary: str = "claude") -> dict[str, Any]:
     home = Path(os.environ.get("HOME", "."))
     config = home / ".claude-config"
@@ -101,13 +154,16 @@ def run_claude(request: Request, binary: str = "claude") -> dict[str, Any]:
     return response
 
 
+PROFILES = {"claude": run_claude, "codex": run_codex}
+
+
 def main(argv: list[str]) -> int:
-    if argv[:1] != ["claude"]:
+    profile = PROFILES.get(argv[0]) if argv else None
+    if profile is None:
         print(json.dumps({"protocol": PROTOCOL, "status": "error", "reason": f"unknown profile {argv[:1]}"}))
         return 2
     request = Request.model_validate_json(sys.stdin.read())
-    binary = argv[1] if len(argv) > 1 else "claude"
-    print(json.dumps(run_claude(request, binary)))
+    print(json.dumps(profile(request, argv[1]) if len(argv) > 1 else profile(request)))
     return 0
 
 
