@@ -26,6 +26,16 @@ DRIVERS: dict[str, Make] = {
     "openai-responses": lambda url: openai_driver("fake-model-1", api_key=KEY, base_url=url + "/v1"),
     "openai-chat": lambda url: openai_driver("fake-model-1", api_key=KEY, base_url=url + "/v1", api="chat"),
 }
+
+
+def test_transcripts_are_kept_with_secrets_masked(tmp_path: Path) -> None:
+    with FakeModelServer(play_script(TESTER_MOVES)) as server:
+        driver = anthropic_driver("fake-model-1", api_key=KEY, base_url=server.base_url,
+                                  transcripts=tmp_path / "transcripts")
+        driver.run(_episode(tmp_path))
+    text = (tmp_path / "transcripts" / "tester-001.jsonl").read_text()
+    assert "Run every case." in text and "leaves your workspace" in text
+    assert KEY not in text and "[masked:ANTHROPIC_API_KEY]" in text
 PATHS = {"anthropic": "/v1/messages", "openai-responses": "/v1/responses", "openai-chat": "/v1/chat/completions"}
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 from ._driver import Attempt, Episode, EpisodeResult, Status, Usage, mask
@@ -35,6 +36,8 @@ class Adapter(Protocol):
 
     def answer(self, turn: Turn, results: list[tuple[str, str, bool]]) -> None: ...
 
+    def history(self) -> list[dict[str, Any]]: ...
+
 
 @dataclass
 class LLMDriver:
@@ -46,11 +49,13 @@ class LLMDriver:
     errors: tuple[type[BaseException], ...]
     secrets: dict[str, str]
     prices: Prices
+    transcripts: Path | None = None  # where to keep each episode's conversation, secrets masked
 
     def run(self, episode: Episode) -> EpisodeResult:
         start = time.monotonic()
         usage, model, turns = Usage(), self.model, 0
         outcome: tuple[Status, str | None] = ("timeout", f"no submit within {episode.limits.turns} turns")
+        adapter: Adapter | None = None
         try:
             adapter = self.make_adapter(episode, self.model)
             for turns in range(1, episode.limits.turns + 1):  # noqa: B007 - the count is reported
@@ -63,7 +68,16 @@ class LLMDriver:
         except self.errors as exc:
             first = str(exc).splitlines()[0] if str(exc) else ""
             outcome = ("runtime_failure", f"{type(exc).__name__}: {first}")
+        if adapter is not None and self.transcripts is not None:
+            self._keep(self.transcripts, episode, adapter)
         return self._result(episode, *outcome, usage, model, time.monotonic() - start, turns)
+
+    def _keep(self, folder: Path, episode: Episode, adapter: Adapter) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        role = episode.charter.contract.role
+        n = len(list(folder.glob(f"{role}-*.jsonl"))) + 1
+        lines = [mask(json.dumps(m, ensure_ascii=False, default=str), self.secrets) for m in adapter.history()]
+        (folder / f"{role}-{n:03d}.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
 
     def _after(self, episode: Episode, adapter: Adapter, turn: Turn, usage: Usage,
                start: float) -> tuple[Status, str | None] | None:
@@ -76,6 +90,7 @@ class LLMDriver:
                 results.append((call_id, episode.tools.call(name, args), False))
             except ToolError as exc:
                 results.append((call_id, str(exc), True))
+        adapter.answer(turn, results)  # also when the episode ends here: the transcript keeps the last turn
         submitted = episode.tools.submitted
         if submitted is not None:
             return ("blocked", str(submitted.get("reason") or "")) if submitted.get("blocked") else ("ok", None)
@@ -83,7 +98,6 @@ class LLMDriver:
             return "runtime_failure", f"budget of ${episode.limits.budget_usd} spent before submit"
         if time.monotonic() - start > episode.limits.seconds:
             return "timeout", f"no submit within {episode.limits.seconds:.0f}s"
-        adapter.answer(turn, results)
         return None
 
     def _cost(self, usage: Usage, model: str) -> tuple[float, str]:
@@ -127,6 +141,9 @@ class _Anthropic:
         calls = [(b.id, b.name, dict(b.input)) for b in resp.content if b.type == "tool_use"]
         return Turn(calls, usage, resp.model, resp)
 
+    def history(self) -> list[dict[str, Any]]:
+        return [{"role": "system", "content": self.system}, *self.messages]
+
     def answer(self, turn: Turn, results: list[tuple[str, str, bool]]) -> None:
         content = [b.model_dump(exclude_none=True) for b in turn.raw.content]
         self.messages.append({"role": "assistant", "content": content})
@@ -135,12 +152,13 @@ class _Anthropic:
 
 
 def anthropic_driver(model: str, *, api_key: str, base_url: str | None = None, temperature: float | None = 0.0,
-                     max_tokens: int = 4096, prices: Prices | None = None, timeout: float = 120) -> LLMDriver:
+                     max_tokens: int = 4096, prices: Prices | None = None, timeout: float = 120,
+                     transcripts: Path | None = None) -> LLMDriver:
     import anthropic
 
     client = anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
     return LLMDriver("anthropic", model, lambda ep, m: _Anthropic(ep, m, client, temperature, max_tokens),
-                     (anthropic.APIError,), {"ANTHROPIC_API_KEY": api_key}, prices or {})
+                     (anthropic.APIError,), {"ANTHROPIC_API_KEY": api_key}, prices or {}, transcripts)
 
 
 # --- OpenAI Responses and Chat Completions -------------------------------------------------------------------------
@@ -171,6 +189,9 @@ class _Responses:
         calls = [(i.call_id, i.name, _arguments(i.arguments)) for i in resp.output if i.type == "function_call"]
         return Turn(calls, usage, resp.model, resp)
 
+    def history(self) -> list[dict[str, Any]]:
+        return [{"role": "system", "content": self.instructions}, *self.items]
+
     def answer(self, turn: Turn, results: list[tuple[str, str, bool]]) -> None:
         self.items += [i.model_dump(exclude_none=True) for i in turn.raw.output]
         self.items += [{"type": "function_call_output", "call_id": cid, "output": ("ERROR: " if err else "") + out}
@@ -196,6 +217,9 @@ class _Chat:
         calls = [(c.id, c.function.name, _arguments(c.function.arguments)) for c in message.tool_calls or []]
         return Turn(calls, usage, resp.model, message)
 
+    def history(self) -> list[dict[str, Any]]:
+        return list(self.messages)
+
     def answer(self, turn: Turn, results: list[tuple[str, str, bool]]) -> None:
         message = turn.raw
         self.messages.append({"role": "assistant", "content": message.content,
@@ -205,7 +229,8 @@ class _Chat:
 
 
 def openai_driver(model: str, *, api_key: str, base_url: str | None = None, api: str = "responses",
-                  temperature: float = 0.0, prices: Prices | None = None, timeout: float = 120) -> LLMDriver:
+                  temperature: float = 0.0, prices: Prices | None = None, timeout: float = 120,
+                  transcripts: Path | None = None) -> LLMDriver:
     """``api="responses"`` for OpenAI itself; ``api="chat"`` for Chat Completions and compatible servers."""
     import openai
 
@@ -213,4 +238,4 @@ def openai_driver(model: str, *, api_key: str, base_url: str | None = None, api:
     make = (lambda ep, m: _Responses(ep, m, client, temperature)) if api == "responses" else \
         (lambda ep, m: _Chat(ep, m, client, temperature))
     return LLMDriver("openai" if api == "responses" else "openai-chat", model, make, (openai.APIError,),
-                     {"OPENAI_API_KEY": api_key}, prices or {})
+                     {"OPENAI_API_KEY": api_key}, prices or {}, transcripts)
