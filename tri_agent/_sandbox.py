@@ -70,10 +70,11 @@ def wrap(argv: Sequence[str], workspace: Path, home: Path, env: Mapping[str, str
         merged = Path("/") / name
         args += ["--symlink", f"usr/{name}", f"/{name}"] if merged.is_symlink() else ["--ro-bind-try", str(merged),
                                                                                           str(merged)]
+    # later mounts shadow earlier ones: /tmp first, so an interpreter living under /tmp stays visible
+    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     for extra in (*_interpreters(), *extra_ro):
         args += ["--ro-bind-try", str(extra), str(extra)]
-    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", str(workspace), WORKSPACE,
-             "--bind", str(home), HOME, "--chdir", WORKSPACE]
+    args += ["--bind", str(workspace), WORKSPACE, "--bind", str(home), HOME, "--chdir", WORKSPACE]
     for key, value in {**env, "HOME": HOME, "PATH": env.get("PATH", "/usr/local/bin:/usr/bin:/bin")}.items():
         args += ["--setenv", key, value]
     return [*args, "--", *argv]
