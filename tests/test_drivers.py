@@ -112,3 +112,19 @@ episodes:
 
 def test_mask_replaces_only_real_secrets() -> None:
     assert mask("token sk-abcdefgh and x", {"KEY": "sk-abcdefgh", "SHORT": "x"}) == "token [masked:KEY] and x"
+
+
+def test_run_budget_caps_every_episode_and_stops_the_run() -> None:
+    from tri_agent import InfrastructureFailure
+    from tri_agent._driver import Attempt, EpisodeResult, RunBudget
+
+    budget = RunBudget(1.0)
+    assert budget.limits_for(Limits(budget_usd=2.0)).budget_usd == 1.0
+    spent = EpisodeResult(role="tester", status="ok", simulation=False,
+                          attempts=[Attempt(driver="x", model="m", status="ok", cost_usd=0.75, cost_basis="t",
+                                            seconds=1)])
+    budget.charge(spent)
+    assert budget.limits_for(Limits(budget_usd=2.0)).budget_usd == pytest.approx(0.25)
+    budget.charge(spent)
+    with pytest.raises(InfrastructureFailure, match="budget of \\$1 is spent"):
+        budget.limits_for(Limits())

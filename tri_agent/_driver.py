@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from . import __version__, _yamldoc
 from ._contract import Charter
-from ._errors import MalformedInput
+from ._errors import InfrastructureFailure, MalformedInput
 from ._tools import ToolBox, ToolError
 
 Status = Literal["ok", "blocked", "spawn_failure", "timeout", "runtime_failure", "oversized_output",
@@ -172,3 +172,20 @@ class ScriptedDriver:
         return EpisodeResult(role=role, status=attempt.status, summary=str(recorded.submit.get("summary", "")),
                              reason=recorded.submit.get("reason"), simulation=True, attempts=[attempt],
                              tool_calls=len(recorded.calls), breach_attempts=list(episode.tools.attempts))
+
+
+class RunBudget:
+    """The money a whole run may spend: each episode gets at most what is left, and none once it is gone."""
+
+    def __init__(self, total_usd: float) -> None:
+        self.total, self.spent = total_usd, 0.0
+
+    def limits_for(self, limits: Limits) -> Limits:
+        remaining = self.total - self.spent
+        if remaining <= 0:
+            raise InfrastructureFailure(f"the run's budget of ${self.total:g} is spent (${self.spent:.4f})",
+                                        hint="raise the run budget, or resume with a new one")
+        return limits.model_copy(update={"budget_usd": min(limits.budget_usd, remaining)})
+
+    def charge(self, result: EpisodeResult) -> None:
+        self.spent += sum(a.cost_usd for a in result.attempts)
