@@ -193,6 +193,22 @@ def _doctor(args: argparse.Namespace) -> int:
     return ExitCode.PASS
 
 
+def _verify_trail(args: argparse.Namespace) -> int:
+    from ._evidence import EvidenceStore
+
+    store = EvidenceStore(args.store)
+    if not store.trail.exists():
+        raise UsageError(f"{args.store} holds no TRAIL.jsonl", hint="pass the evidence store of a run")
+    findings = store.verify_trail(expect=args.expect)
+    for f in findings:
+        print(f"{f.where}: {f.detail}")
+    if findings:
+        print(f"TAMPER {len(findings)} finding(s) in the trail", file=sys.stderr)
+        return ExitCode.TAMPER
+    print(f"OK {len(store.entries())} records, trail digest {store.digest()}")
+    return ExitCode.PASS
+
+
 def _schema(args: argparse.Namespace) -> int:
     from ._schemas import export_schemas
 
@@ -333,6 +349,11 @@ def _parser() -> argparse.ArgumentParser:
     ws.add_argument("--roles", type=Path, help="folder of charters (default: the shipped roles/)")
     ws.add_argument("--unsafe-contract", action="store_true")
     ws.set_defaults(handler=_workspace)
+
+    vt = sub.add_parser("verify-trail", help="check every sealed record of an evidence store and its hash chain")
+    vt.add_argument("store", type=Path)
+    vt.add_argument("--expect", metavar="DIGEST", help="the trail digest recorded earlier")
+    vt.set_defaults(handler=_verify_trail)
 
     dr = sub.add_parser("doctor", help="isolation layers, drivers and credentials on this machine")
     dr.set_defaults(handler=_doctor)

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 from ._caliber import Caliber
 from ._contract import Contract
 from ._driver import EpisodeResult, Script
+from ._evidence import TrailEntry
 from ._exam import BuildRecord, Case, ExamConfig, Pair
 from ._executor import Request, Response
 from ._gateway import Provenance, RunRecord
@@ -47,6 +48,7 @@ FORMATS: dict[str, type[BaseModel]] = {
     "executor-response-v1": Response,
     "workspace-record": WorkspaceRecord,
     "ruling": Ruling,
+    "trail-entry": TrailEntry,
 }
 
 
