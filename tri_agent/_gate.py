@@ -1,0 +1,92 @@
+"""The gate, the green counter and the fuse: what a round's facts mean for the acceptance.
+
+A round is green only if the run was stable (two byte-identical runs), every channel passed, no
+blocker stands, the mutation gate killed every judged mutant (at least the minimum), and every seal
+verified. Any red round resets the counter; N green rounds in a row call for the final round; a ticket
+(by its signature, which survives new seeds) failing three fix attempts blows the fuse: a human decides.
+A simulated run or an unsafe contract can pass every gate and still never certify.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+FUSE = 3
+Decision = Literal["next_round", "final_round", "accepted", "escalate"]
+
+
+class RoundFacts(BaseModel):
+    """What one round established, mechanically."""
+
+    round: int = Field(ge=1)
+    stable: bool = Field(description="The tester's run was repeated and found byte-identical.")
+    passed: int = Field(description="Units passed over all channels.")
+    total: int = Field(description="Units over all channels (the denominator).")
+    blockers: list[str] = Field(default_factory=list)
+    mutants_judged: int = 0
+    mutants_detected: int = 0
+    min_mutants: int = 3
+    seals_ok: bool = True
+    failing_tickets: list[str] = Field(default_factory=list, description="Signatures of this round's tickets.")
+
+
+class GateResult(BaseModel):
+    round: int
+    green: bool
+    reasons: list[str] = Field(description="Why the round is red (empty when green).")
+
+
+class Progress(BaseModel):
+    """The acceptance's state between rounds."""
+
+    schema_version: Literal[1] = 1
+    gate_n: int = Field(ge=1, description="Consecutive green rounds required.")
+    green_streak: int = 0
+    rounds: int = 0
+    final_round: bool = False
+    attempts: dict[str, int] = Field(default_factory=dict, description="Ticket signature -> failed fix attempts.")
+    ever_red: list[str] = Field(default_factory=list, description="Tickets that were ever red (for the final round).")
+
+
+def gate(facts: RoundFacts) -> GateResult:
+    reasons = []
+    if not facts.stable:
+        reasons.append("the run was not byte-identical when repeated")
+    if facts.total == 0 or facts.passed != facts.total:
+        reasons.append(f"{facts.passed}/{facts.total} pass")
+    reasons += facts.blockers
+    if facts.mutants_judged < facts.min_mutants:
+        reasons.append(f"only {facts.mutants_judged} mutants judged (the gate needs {facts.min_mutants})")
+    elif facts.mutants_detected != facts.mutants_judged:
+        reasons.append(f"kill rate {facts.mutants_detected}/{facts.mutants_judged}: the exam has blind spots")
+    if not facts.seals_ok:
+        reasons.append("a seal did not verify")
+    return GateResult(round=facts.round, green=not reasons, reasons=reasons)
+
+
+def advance(progress: Progress, result: GateResult, facts: RoundFacts) -> tuple[Progress, Decision]:
+    """The state after a round, and what happens next."""
+    attempts = dict(progress.attempts)
+    for signature in facts.failing_tickets:
+        attempts[signature] = attempts.get(signature, 0) + 1
+    ever_red = sorted(set(progress.ever_red) | set(facts.failing_tickets))
+    streak = progress.green_streak + 1 if result.green else 0
+    state = progress.model_copy(update={"green_streak": streak, "rounds": progress.rounds + 1,
+                                        "attempts": attempts, "ever_red": ever_red})
+    if any(n >= FUSE for n in attempts.values()) and not result.green:
+        return state, "escalate"
+    if progress.final_round:
+        return state.model_copy(update={"final_round": False}), "accepted" if result.green else "next_round"
+    if streak >= progress.gate_n:
+        return state.model_copy(update={"final_round": True}), "final_round"
+    return state, "next_round"
+
+
+def can_certify(simulation: bool, unsafe_contract: bool) -> tuple[bool, str]:
+    if simulation:
+        return False, "a simulation (scripted roles) can never certify acceptance"
+    if unsafe_contract:
+        return False, "a role ran under --unsafe-contract: this run can never certify"
+    return True, ""
