@@ -209,6 +209,30 @@ def _verify_trail(args: argparse.Namespace) -> int:
     return ExitCode.PASS
 
 
+def _init(args: argparse.Namespace) -> int:
+    from ._acceptance import check_spec, survey, write_config
+    from ._presets import get_preset
+
+    drivers = dict.fromkeys(("examiner", "builder", "tester", "judge"), "scripted")
+    for item in args.driver:
+        role, _, name = item.partition("=")
+        if role not in drivers or not name:
+            raise UsageError(f"--driver {item!r} is not ROLE=DRIVER", hint="roles: examiner, builder, tester, judge")
+        drivers[role] = name
+    answers = {"scope": args.scope, "spec": args.spec, "depth": args.depth, "gate_n": args.gate_n,
+               "target_kind": args.target_kind}
+    ask = input if sys.stdin.isatty() and not args.non_interactive else None
+    config = survey(answers, ask, lambda kind: get_preset(kind).relative_cost, drivers)  # type: ignore[arg-type]
+    get_preset(config.target_kind)
+    spec = check_spec(args.project, config)
+    if not spec.ok:
+        raise UsageError(f"spec: {spec.detail}")
+    path = write_config(args.project, config)
+    print(config.consent.cost_note)
+    print(f"wrote {path} (consent recorded at {config.consent.given_at})")
+    return ExitCode.PASS
+
+
 def _schema(args: argparse.Namespace) -> int:
     from ._schemas import export_schemas
 
@@ -349,6 +373,18 @@ def _parser() -> argparse.ArgumentParser:
     ws.add_argument("--roles", type=Path, help="folder of charters (default: the shipped roles/)")
     ws.add_argument("--unsafe-contract", action="store_true")
     ws.set_defaults(handler=_workspace)
+
+    it = sub.add_parser("init", help="the startup survey: writes PROJECT/acceptance.yaml (answering is consent)")
+    it.add_argument("project", type=Path, nargs="?", default=Path("."))
+    it.add_argument("--scope", help="what is being accepted")
+    it.add_argument("--spec", help="spec file(s), comma-separated, relative to the project")
+    it.add_argument("--depth", choices=["quick", "standard", "deep"])
+    it.add_argument("--gate-n", help="consecutive green rounds required")
+    it.add_argument("--target-kind", help="preset: warehouse, document")
+    it.add_argument("--driver", action="append", default=[], metavar="ROLE=DRIVER",
+                    help="scripted, in-session, command, anthropic or openai (default scripted)")
+    it.add_argument("--non-interactive", action="store_true", help="never ask; every answer comes from a flag")
+    it.set_defaults(handler=_init)
 
     vt = sub.add_parser("verify-trail", help="check every sealed record of an evidence store and its hash chain")
     vt.add_argument("store", type=Path)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from ._acceptance import AcceptanceConfig
 from ._caliber import Caliber
 from ._contract import Contract
 from ._driver import EpisodeResult, Script
@@ -49,6 +50,7 @@ FORMATS: dict[str, type[BaseModel]] = {
     "workspace-record": WorkspaceRecord,
     "ruling": Ruling,
     "trail-entry": TrailEntry,
+    "acceptance": AcceptanceConfig,
 }
 
 
