@@ -30,6 +30,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -128,28 +129,30 @@ def codex_response(stdout: str) -> dict[str, Any]:
 
 
 def run_codex(request: Request, binary: str = "codex") -> dict[str, Any]:
-    home = Path(os.environ.get("HOME", ".")) / ".codex-home"
-    home.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "CODEX_HOME": str(home)}
-    done = subprocess.run(codex_argv(binary, request), capture_output=True, text=True, env=env,
-                          cwd=request.workspace, check=False)
-    response = codex_response(done.stdout)
-    if response["status"] == "malformed" and done.returncode != 0:
-        return {**response, "status": "error", "reason": (done.stderr.strip().splitlines() or ["no output"])[-1]}
-    return response
+    home = _private_dir(".codex-home")
+    return _run_agent(codex_argv(binary, request), {"CODEX_HOME": str(home)}, request, codex_response)
 
 
 def run_claude(request: Request, binary: str = "claude") -> dict[str, Any]:
-    home = Path(os.environ.get("HOME", "."))
-    config = home / ".claude-config"
-    config.mkdir(parents=True, exist_ok=True)
+    config = _private_dir(".claude-config")
     deny = [p for p in os.environ.get("TRI_AGENT_DENY", "").split(":") if p]
     (config / "settings.json").write_text(json.dumps(claude_settings(deny), indent=1))
-    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(config)}
-    done = subprocess.run(claude_argv(binary, request), capture_output=True, text=True, env=env,
-                          cwd=request.workspace, check=False)
-    response = claude_response(done.stdout)
-    if response["status"] == "malformed" and done.returncode != 0:
+    return _run_agent(claude_argv(binary, request), {"CLAUDE_CONFIG_DIR": str(config)}, request, claude_response)
+
+
+def _private_dir(name: str) -> Path:
+    # the agent's own configuration lives in the role's HOME, never in the project or the user's home
+    folder = Path(os.environ.get("HOME", ".")) / name
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _run_agent(argv: list[str], env: dict[str, str], request: Request,
+               parse: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
+    done = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, **env}, cwd=request.workspace,
+                          check=False)
+    response = parse(done.stdout)
+    if response["status"] == "malformed" and done.returncode != 0:  # it died before it could answer
         return {**response, "status": "error", "reason": (done.stderr.strip().splitlines() or ["no output"])[-1]}
     return response
 
