@@ -131,3 +131,32 @@ mutants:
     summary = mutate(toy / "target.yaml", toy_build, menu, tmp_path / "m", minimum=1)
     assert [m.status for m in summary.mutants] == ["Timeout"] and summary.verdict == "pass"
     assert time.monotonic() - start < 45  # 20 s is the target's own limit; the mutant's is far lower
+
+
+def test_differential_calibration_on_a_target_that_does_not_pass_yet(toy_build: Path, tmp_path: Path) -> None:
+    toy = toy_copy(tmp_path / "toy", fixed=False)  # still has both planted bugs
+    summary = mutate(toy / "target.yaml", toy_build, toy / "exam" / "mutations.yaml", tmp_path / "m",
+                     differential=True, skip_drifted=True)
+    status = {m.id: m.status for m in summary.mutants}
+    # the rounding and strip anchors name code the fix will write: not in this version
+    assert {status["m-half-even"], status["m-half-down"], status["m-strip-dropped"]} == {"Ignored"}
+    assert status["m-sorted-keys"] == "Ignored"  # equivalent, by its witness
+    killed = [i for i, s in status.items() if s == "Killed"]
+    assert len(killed) >= 3 and summary.verdict == "pass"
+    jsonschema.validate(json.loads((tmp_path / "m" / "mutation-report.json").read_text()), SCHEMA)
+
+
+def test_differential_survivor_is_still_a_blind_spot(toy_build: Path, tmp_path: Path) -> None:
+    toy = toy_copy(tmp_path / "toy", fixed=False)
+    menu = tmp_path / "menu.yaml"
+    menu.write_text("""schema_version: 1
+mutants:
+  - id: m-clamp-high-scores
+    bug_class: bounds
+    file: grades.py
+    anchor: "score = Decimal(row[col[\\"score\\"]].strip())"
+    replace: "score = min(Decimal(row[col[\\"score\\"]].strip()), Decimal(1000))"
+    witness: {scores.csv: "student,group,score\\ns1,A,5000\\n"}
+""")
+    summary = mutate(toy / "target.yaml", toy_build, menu, tmp_path / "m", differential=True, minimum=1)
+    assert [m.status for m in summary.mutants] == ["Survived"] and summary.verdict == "fail"

@@ -134,7 +134,7 @@ def _mutate(args: argparse.Namespace) -> int:
         print(f"rotation: judging {', '.join(only)}")
     summary = mutate(args.target, args.exam, args.menu, args.out, jobs=args.jobs, threshold=args.threshold / 100,
                      minimum=args.min_mutants, timeout_factor=args.timeout_factor, only=only, mutmut=args.mutmut,
-                     seed=args.rotation_seed)
+                     seed=args.rotation_seed, differential=args.differential, skip_drifted=args.skip_drifted)
     for m in summary.mutants:
         print(f"{m.status:<12} {m.id} ({m.bug_class}): {m.reason}")
     counts = ", ".join(f"{k} {v}" for k, v in summary.counts.items())
@@ -352,6 +352,10 @@ def _parser() -> argparse.ArgumentParser:
     mu.add_argument("--rotation-seed", default="0", help="seed of the rotation and mutmut samples")
     mu.add_argument("--mutmut", type=int, default=0, metavar="N",
                     help="add N syntactic mutants sampled from mutmut (Python targets), judged by the case runner")
+    mu.add_argument("--differential", action="store_true",
+                    help="calibrate against a target that does not pass yet: killed = the exam's findings change")
+    mu.add_argument("--skip-drifted", action="store_true",
+                    help="report a mutant whose anchor is not in this version as Ignored instead of refusing")
     mu.set_defaults(handler=_mutate)
 
     pr = sub.add_parser("presets", help="list the target presets, or show one")

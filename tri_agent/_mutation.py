@@ -20,7 +20,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -98,6 +98,7 @@ class _Exam:
     caliber: Caliber
     answers: Table
     behaviors: Table | None
+    baseline: frozenset[str] | None = None  # the clean target's findings, when calibrating differentially
 
 
 def load_menu(path: Path) -> Menu:
@@ -124,22 +125,30 @@ class _Plan:
 
 def mutate(target_file: Path, build: Path, menu_path: Path, out: Path, *, jobs: int = 2, threshold: float = 1.0,
            minimum: int = 3, timeout_factor: float = 5.0, only: list[str] | None = None, mutmut: int = 0,
-           seed: str = "0") -> MutationSummary:
-    """Run the gate; write the Stryker report, an HTML report and ``summary.json`` into ``out``."""
+           seed: str = "0", differential: bool = False, skip_drifted: bool = False) -> MutationSummary:
+    """Run the gate; write the Stryker report, an HTML report and ``summary.json`` into ``out``.
+
+    ``differential`` calibrates an exam against a target that does not pass yet: a mutant is killed when
+    the exam's findings on it differ from its findings on the clean target. ``skip_drifted`` reports a
+    menu mutant whose anchor is not in this version of the target as Ignored instead of refusing the run.
+    """
     if out.exists() and any(out.iterdir()):
         raise UsageError(f"{out} already holds a mutation report", hint="reports are evidence: choose a new --out")
     menu = load_menu(menu_path)
     target = Target.load(target_file)
     exam = _load_exam(build)
-    # drifted anchors are refused before anything runs
-    plans = [_menu_plan(target, m) for m in menu.mutants if only is None or m.id in only]
+    chosen = [m for m in menu.mutants if only is None or m.id in only]
+    plans, inapplicable = _menu_plans(target, chosen, skip_drifted)  # drifted anchors refused before any run
     with tempfile.TemporaryDirectory(prefix="tri-mutmut-") as tmp:
         if mutmut > 0:
             plans += _mutmut_plans(target, Path(tmp), mutmut, seed)
-        clean_seconds = _clean_run(target, exam)
+        clean_seconds, baseline = _clean_run(target, exam, differential)
+        exam = replace(exam, baseline=baseline)
         timeout = _mutant_timeout(target.config.timeout, timeout_factor, clean_seconds)
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             outcomes = list(pool.map(lambda p: _judge_mutant(target, exam, p, timeout), plans))
+    outcomes += [o for _, o in inapplicable]
+    plans += [p for p, _ in inapplicable]
     summary = _summary(outcomes, threshold, minimum)
     out.mkdir(parents=True, exist_ok=True)
     report = stryker_report(target, plans, outcomes)
@@ -164,6 +173,22 @@ def _load_exam(build: Path) -> _Exam:
     b_path = build / "sealed" / "behaviors.jsonl"
     behaviors = read_table(b_path) if b_path.exists() and caliber.behaviors is not None else None
     return _Exam(build, visible, read_cases(visible / "cases.jsonl"), caliber_path, caliber, answers, behaviors)
+
+
+def _menu_plans(target: Target, mutants: list[MenuMutant],
+                skip_drifted: bool) -> tuple[list[_Plan], list[tuple[_Plan, MutantOutcome]]]:
+    plans, inapplicable = [], []
+    for m in mutants:
+        try:
+            plans.append(_menu_plan(target, m))
+        except MalformedInput as exc:
+            if not skip_drifted or "anchor" not in exc.message:
+                raise
+            placeholder = _Plan(m.id, m.bug_class, m.file, m.replace, _location("", m.anchor), m.witness,
+                                _shared(Path()))
+            inapplicable.append((placeholder, MutantOutcome(id=m.id, bug_class=m.bug_class, status="Ignored",
+                                                            reason="its anchor is not in this version of the target")))
+    return plans, inapplicable
 
 
 def _menu_plan(target: Target, mutant: MenuMutant) -> _Plan:
@@ -210,15 +235,30 @@ def _patched_text(target: Target, mutant: MenuMutant) -> str:
     return text.replace(mutant.anchor, mutant.replace)
 
 
-def _clean_run(target: Target, exam: _Exam) -> dict[str, float]:
+def _clean_run(target: Target, exam: _Exam, differential: bool) -> tuple[dict[str, float], frozenset[str] | None]:
     with tempfile.TemporaryDirectory(prefix="tri-clean-") as tmp:
         gateway = Gateway(target, exam.visible, Path(tmp))
         results = [gateway.run_case(c) for c in exam.cases]
         report = _whole_exam(exam, results, Path(tmp))
-    if report.verdict != "pass":
+    seconds = {r.provenance.case: r.provenance.seconds for r in results}
+    if report.verdict == "pass":
+        return seconds, None
+    if not differential:
         raise InfrastructureFailure("the clean run does not pass the exam, so no mutant can be judged: "
-                                    + "; ".join(report.blockers), hint="fix the target (or the exam) first")
-    return {r.provenance.case: r.provenance.seconds for r in results}
+                                    + "; ".join(report.blockers), hint="fix the target first, or calibrate with "
+                                    "--differential")
+    return seconds, findings(report)
+
+
+def findings(report: ScoreReport) -> frozenset[str]:
+    """Everything the exam found wrong, as comparable lines: cells, drift flags, failed relations."""
+    cells = [f"{c.key}|{c.field}|{c.reason}|{c.actual}" for c in report.answers.failures]
+    if report.behaviors is not None:
+        cells += [f"behavior|{c.key}|{c.actual}" for c in report.behaviors.failures]
+    cells += [f"drift|{d.field}|{d.positive}|{d.negative}" for d in report.answers.drift if d.systematic]
+    if report.relations is not None:
+        cells += [f"relation|{r.name}|{f.where}" for r in report.relations.relations for f in r.failures]
+    return frozenset(cells)
 
 
 def _whole_exam(exam: _Exam, results: list[CaseResult], tmp: Path) -> ScoreReport:
@@ -252,6 +292,8 @@ def _replay(original: Target, mutated: Target, exam: _Exam, plan: _Plan, scratch
 
     if plan.witness is not None and not _witness_differs(original, mutated, plan, scratch):
         return done("Ignored", "equivalent: the witness input gives identical results on original and mutant")
+    if exam.baseline is not None:
+        return _differential(mutated, exam, scratch, done)
     gateway = Gateway(mutated, exam.visible, _fresh(scratch / "cases"))
     results: list[CaseResult] = []
     for n, case in enumerate(exam.cases, start=1):
@@ -270,6 +312,27 @@ def _replay(original: Target, mutated: Target, exam: _Exam, plan: _Plan, scratch
         return done("Killed", "whole exam: " + "; ".join(report.blockers), ["whole-exam"], len(results))
     unproven = "" if plan.witness is not None else " (a syntactic mutant without witness: it may be equivalent)"
     return done("Survived", f"all {len(results)} cases, the drift audit and every relation passed{unproven}", [],
+                len(results))
+
+
+def _differential(mutated: Target, exam: _Exam, scratch: Path,
+                  done: Callable[[Status, str, list[str] | None, int], MutantOutcome]) -> MutantOutcome:
+    """Killed when the exam's findings on the mutant differ from its findings on the clean target."""
+    assert exam.baseline is not None
+    gateway = Gateway(mutated, exam.visible, _fresh(scratch / "cases"))
+    results = []
+    for n, case in enumerate(exam.cases, start=1):
+        results.append(gateway.run_case(case))
+        if results[-1].provenance.timed_out:
+            return done("Timeout", f"case {case.case} ran past the timeout", [case.case], n)
+    try:
+        now = findings(_whole_exam(exam, results, scratch))
+    except MalformedInput as exc:
+        return done("Killed", f"unreadable output: {exc.message}", ["whole-exam"], len(results))
+    new, gone = len(now - exam.baseline), len(exam.baseline - now)
+    if new or gone:
+        return done("Killed", f"the exam's findings changed: {new} new, {gone} gone", ["whole-exam"], len(results))
+    return done("Survived", f"the exam found exactly what it found on the clean target ({len(now)} findings)", [],
                 len(results))
 
 
