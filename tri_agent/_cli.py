@@ -233,6 +233,25 @@ def _init(args: argparse.Namespace) -> int:
     return ExitCode.PASS
 
 
+def _accept(args: argparse.Namespace) -> int:
+    from ._evidence import EvidenceStore
+    from ._rounds import accept, scoreboard
+
+    try:
+        decision, progress = accept(args.project, resume=args.resume)
+    finally:
+        from ._acceptance import load_config
+
+        config = load_config(args.project.resolve())
+        root = Path(config.evidence)
+        store = EvidenceStore(root if root.is_absolute() else args.project.resolve() / root)
+        if store.entries():
+            (args.project / "SCOREBOARD.md").write_text(scoreboard(store), encoding="utf-8")
+    print(f"{decision.upper()} after {progress.rounds} rounds ({progress.gate_n} green in a row, then the final "
+          f"round); trail digest {store.digest()}; see {args.project / 'SCOREBOARD.md'}")
+    return ExitCode.PASS
+
+
 def _schema(args: argparse.Namespace) -> int:
     from ._schemas import export_schemas
 
@@ -389,6 +408,11 @@ def _parser() -> argparse.ArgumentParser:
                     help="scripted, in-session, command, anthropic or openai (default scripted)")
     it.add_argument("--non-interactive", action="store_true", help="never ask; every answer comes from a flag")
     it.set_defaults(handler=_init)
+
+    ac = sub.add_parser("accept", help="run the hard acceptance of a project to a decision")
+    ac.add_argument("project", type=Path, nargs="?", default=Path("."))
+    ac.add_argument("--resume", action="store_true", help="continue a trail after an interruption")
+    ac.set_defaults(handler=_accept)
 
     vt = sub.add_parser("verify-trail", help="check every sealed record of an evidence store and its hash chain")
     vt.add_argument("store", type=Path)

@@ -118,10 +118,16 @@ def mask(text: str, secrets: dict[str, str]) -> str:
 # --- scripted: replays recorded role actions ----------------------------------------------------------------------
 
 class ScriptedCall(BaseModel):
+    """One recorded tool call. ``each_case`` repeats it for every case of the visible build (as
+    ``args.case``), since case ids change with every seed; ``content_file`` (beside the script) supplies
+    a write's content."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     tool: str
     args: dict[str, Any] = Field(default_factory=dict)
+    each_case: bool = False
+    content_file: str | None = None
 
 
 class ScriptedEpisode(BaseModel):
@@ -130,7 +136,7 @@ class ScriptedEpisode(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     role: str
-    round: int = Field(ge=1)
+    round: int = Field(ge=1, description="First round this episode plays; it replays until a later one takes over.")
     calls: list[ScriptedCall] = Field(default_factory=list)
     submit: dict[str, Any] = Field(description="The submit call's arguments (summary, blocked, reason).")
 
@@ -155,15 +161,16 @@ class ScriptedDriver:
     def run(self, episode: Episode) -> EpisodeResult:
         start = time.monotonic()
         role = episode.charter.contract.role
-        recorded = next((e for e in self.script.episodes if e.role == role and e.round == self.round), None)
-        if recorded is None:
-            raise MalformedInput(f"no scripted episode for {role} in round {self.round}", where=str(self.path))
+        candidates = [e for e in self.script.episodes if e.role == role and e.round <= self.round]
+        if not candidates:
+            raise MalformedInput(f"no scripted episode for {role} up to round {self.round}", where=str(self.path))
+        recorded = max(candidates, key=lambda e: e.round)
         errors = []
-        for call in recorded.calls[: episode.limits.turns]:
+        for tool, args in self._expand(recorded.calls, episode)[: episode.limits.turns * 50]:
             try:
-                episode.tools.call(call.tool, call.args)
+                episode.tools.call(tool, args)
             except ToolError as exc:  # a refused call is evidence, as it would be for a live agent
-                errors.append(f"{call.tool}: {exc}")
+                errors.append(f"{tool}: {exc}")
         episode.tools.call("submit", recorded.submit) if "submit" in episode.tools.contract.tools else None
         blocked = bool(recorded.submit.get("blocked"))
         attempt = Attempt(driver=self.name, model=None, status="blocked" if blocked else "ok",
@@ -172,6 +179,28 @@ class ScriptedDriver:
         return EpisodeResult(role=role, status=attempt.status, summary=str(recorded.submit.get("summary", "")),
                              reason=recorded.submit.get("reason"), simulation=True, attempts=[attempt],
                              tool_calls=len(recorded.calls), breach_attempts=list(episode.tools.attempts))
+
+
+    def _expand(self, calls: list[ScriptedCall], episode: Episode) -> list[tuple[str, dict[str, Any]]]:
+        out: list[tuple[str, dict[str, Any]]] = []
+        for call in calls:
+            args = dict(call.args)
+            if call.content_file is not None:
+                args["content"] = (self.path.parent / call.content_file).read_text(encoding="utf-8")
+            if call.each_case:
+                out += [(call.tool, {**args, "case": case}) for case in _visible_cases(episode)]
+            else:
+                out.append((call.tool, args))
+        return out
+
+
+def _visible_cases(episode: Episode) -> list[str]:
+    import json
+
+    found = sorted(episode.tools.workspace.glob("builds/*/visible/cases.jsonl"))
+    if not found:
+        return []
+    return [json.loads(line)["case"] for line in found[-1].read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 class RunBudget:

@@ -1,0 +1,304 @@
+"""The orchestrator: the one module that composes a hard acceptance, round after round.
+
+Round k: the examiner's episode -> exam build (new seed) -> the builder's episode -> the gateway runs
+every case twice -> the tester's episode (fresh; it runs every case through ``run_case``) -> the judge's
+mechanical work (three-channel score, tickets routed by attribution and leak-guarded, the mutation
+gate, differential in round 1 while the target is still red) and the judge's episode -> the gate ->
+one sealed evidence record chained into the trail. Every role works in its own assembled workspace
+and is audited; a breach quarantines the role's output and stops the run (exit 5).
+
+Evidence holds no clock and no duration, so an interrupted run resumed with ``resume=True`` ends with
+the same trail digest as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from ._acceptance import AcceptanceConfig, check_git, check_spec, load_config, require
+from ._build import build_exam
+from ._contract import Charter, load_charter
+from ._driver import Episode, EpisodeResult, Limits, ScriptedDriver
+from ._errors import Escalation, InfrastructureFailure, PolicyViolation, UsageError
+from ._evidence import EvidenceStore
+from ._gate import GateResult, Progress, RoundFacts, advance, gate
+from ._gateway import Provenance, run_exam, run_score_inputs
+from ._grading import score
+from ._mutation import DETECTED, UNDETECTED, MutationSummary, mutate
+from ._report import ScoreReport, render_markdown
+from ._sandbox import Layers
+from ._tickets import Ticket, guard, tickets_from
+from ._tools import ToolBox
+from ._workspace import assemble, harvest, quarantine, snapshot
+
+_VOLATILE = frozenset({"seconds", "duration", "at", "given_at"})  # never in evidence: reruns must match
+
+
+class RoundSummary(BaseModel):
+    """What one round's evidence record says, for the scoreboard."""
+
+    round: int
+    seed: str
+    final: bool
+    green: bool
+    reasons: list[str]
+    passed: int
+    total: int
+    kill_rate: str
+    tickets: dict[str, int]
+    simulation: bool
+
+
+@dataclass
+class _Round:
+    k: int
+    seed: str
+    final: bool
+    build: Path
+    run: Path
+
+
+def accept(project: Path, *, resume: bool = False) -> tuple[str, Progress]:
+    """Run the acceptance of ``project`` to a decision; returns it ("accepted") or raises Escalation."""
+    project = project.resolve()
+    config = load_config(project)
+    store = EvidenceStore(_evidence_root(project, config))
+    if store.entries() and not resume:
+        raise UsageError(f"{store.root} already holds a trail", hint="continue it with --resume")
+    # the baseline must be clean and committed when a run starts; a resumed run has changed it on purpose
+    require([check_spec(project, config)] + ([] if store.entries() else [check_git(project)]))
+    store.resume()
+    progress = _progress(store, config)
+    while True:
+        k = progress.rounds + 1
+        facts, result, summary = _play_round(project, config, store, k, progress.final_round)
+        progress, decision = advance(progress, result, facts)
+        _record(store, k, summary, progress, project)
+        if decision in ("accepted", "escalate"):
+            break
+    if decision == "escalate":
+        raise Escalation(f"a ticket failed {max(progress.attempts.values())} fix attempts; a human must decide",
+                         hint=f"see {store.root}")
+    return decision, progress
+
+
+def _evidence_root(project: Path, config: AcceptanceConfig) -> Path:
+    root = Path(config.evidence)
+    return root if root.is_absolute() else project / root
+
+
+def _progress(store: EvidenceStore, config: AcceptanceConfig) -> Progress:
+    entries = [e for e in store.entries() if e.kind == "round"]
+    if not entries:
+        return Progress(gate_n=config.gate_n)
+    return Progress.model_validate_json((store.root / "records" / entries[-1].name / "progress.json").read_text())
+
+
+def _play_round(project: Path, config: AcceptanceConfig, store: EvidenceStore, k: int,
+                final: bool) -> tuple[RoundFacts, GateResult, dict[str, Any]]:
+    seed = "1" if final else str(k)  # the final round is the baseline again: the first round's cases
+    rnd = _Round(k, seed, final, project / "builds" / f"round-{k:04d}", project / "runs" / f"round-{k:04d}")
+    for path in (rnd.build, rnd.run):
+        shutil.rmtree(path, ignore_errors=True)  # an interrupted round starts over; evidence is never touched
+    episodes = [_episode(project, config, "examiner", k)]
+    build_exam(project / config.exam, seed, rnd.build)
+    episodes.append(_episode(project, config, "builder", k))
+    stable = _run_twice(project, config, rnd)
+    report = score(run_score_inputs(rnd.build, rnd.run)) if stable else None
+    episodes.append(_episode(project, config, "tester", k, run_case=_served(rnd)))
+    tickets = _tickets(rnd, report) if report else []
+    mutation = _mutation(project, config, rnd, report, k)
+    episodes.append(_episode(project, config, "judge", k))
+    _file(project, tickets)
+    facts = _facts(rnd, report, stable, mutation, tickets, episodes)
+    result = gate(facts)
+    summary = {"round": rnd, "report": report, "tickets": tickets, "mutation": mutation, "result": result,
+               "episodes": episodes}
+    return facts, result, summary
+
+
+def _episode(project: Path, config: AcceptanceConfig, role: str, k: int,
+             run_case: Callable[[str], dict[str, Any]] | None = None) -> EpisodeResult:
+    charter = load_charter(role)
+    with tempfile.TemporaryDirectory(prefix=f"tri-{role}-") as tmp:
+        ws = Path(tmp) / "ws"
+        assemble(charter.contract, project, ws)
+        before = snapshot(ws)
+        tools = ToolBox(charter.contract, ws, run_case=run_case)
+        result = _driver(config, role, project, k).run(Episode(charter, _task(charter, k), tools, Limits()))
+        after = snapshot(ws)
+        try:
+            harvest(charter.contract, before, after, ws, project)
+        except PolicyViolation:
+            quarantine(ws, project / "quarantine", f"{role}-round-{k:04d}")
+            raise
+    return result
+
+
+def _task(charter: Charter, k: int) -> str:
+    return f"Round {k}. Play your role as your charter says, then submit."
+
+
+def _driver(config: AcceptanceConfig, role: str, project: Path, k: int) -> ScriptedDriver:
+    name = config.drivers.get(role, "scripted")
+    if name != "scripted" or config.script is None:
+        raise UsageError(f"driver {name!r} for the {role} is not wired into accept yet",
+                         hint="this version runs acceptances with scripted drivers (a simulation)")
+    return ScriptedDriver(project / config.script, k)
+
+
+def _run_twice(project: Path, config: AcceptanceConfig, rnd: _Round) -> bool:
+    try:
+        run_exam(rnd.build, project / config.target, rnd.run, twice=True)
+    except InfrastructureFailure:
+        return False
+    return True
+
+
+def _served(rnd: _Round) -> Callable[[str], dict[str, Any]]:
+    """The tester's run_case: the gateway already ran the case; the tester gets its outputs, nothing else."""
+    if not (rnd.run / "provenance.jsonl").exists():
+        return lambda case: {"case": case, "error": "the run was unstable; no output is served"}
+    provenance = {p.case: p for p in (Provenance.model_validate_json(x)
+                                      for x in (rnd.run / "provenance.jsonl").read_text().splitlines() if x)}
+    rows = [json.loads(x) for x in (rnd.run / "actual.jsonl").read_text().splitlines() if x]
+
+    def run_case(case: str) -> dict[str, Any]:
+        if case not in provenance:
+            return {"case": case, "error": "no such case in this round"}
+        p = provenance[case]
+        return {"case": case, "behavior": p.behavior, "exit_code": p.exit_code,
+                "rows": [r for r in rows if r.get("case") == case]}
+
+    return run_case
+
+
+def _tickets(rnd: _Round, report: ScoreReport) -> list[Ticket]:
+    visible = rnd.build / "visible"
+
+    def case_input(case: str) -> str | None:
+        files = sorted((visible / "inputs" / case).glob("*")) if case else []
+        return files[0].read_text(encoding="utf-8", errors="replace") if files else None
+
+    key = report.answers.failures[0].key if report.answers.failures else {}
+    return guard(tickets_from(report, case_input), rnd.build / "sealed" / "answers.jsonl", [visible], list(key))
+
+
+def _mutation(project: Path, config: AcceptanceConfig, rnd: _Round, report: ScoreReport | None,
+              k: int) -> MutationSummary | None:
+    menu = project / config.exam / "mutations.yaml"
+    if report is None or not menu.is_file():
+        return None
+    red = report.verdict != "pass"
+    return mutate(project / config.target, rnd.build, menu, rnd.run / "mutation", differential=red,
+                  skip_drifted=True, threshold=1.0, minimum=3)
+
+
+def _file(project: Path, tickets: list[Ticket]) -> None:
+    for t in tickets:
+        folder = project / "exam" / "tickets" / t.route
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{t.id}.md").write_text(t.markdown(), encoding="utf-8")
+
+
+def _facts(rnd: _Round, report: ScoreReport | None, stable: bool, mutation: MutationSummary | None,
+           tickets: list[Ticket], episodes: list[EpisodeResult]) -> RoundFacts:
+    passed = total = 0
+    if report is not None:
+        channels = [report.answers, report.behaviors, report.relations]
+        passed = sum(c.passed for c in channels if c is not None)
+        total = sum(c.total for c in channels if c is not None)
+    blockers = list(report.blockers) if report else ["the run could not be scored"]
+    blockers += [f"{e.role} episode ended {e.status}" for e in episodes if not e.valid]
+    detected = sum(1 for m in (mutation.mutants if mutation else []) if m.status in DETECTED)
+    judged = detected + sum(1 for m in (mutation.mutants if mutation else []) if m.status in UNDETECTED)
+    return RoundFacts(round=rnd.k, stable=stable, passed=passed, total=total, blockers=blockers,
+                      mutants_judged=judged, mutants_detected=detected,
+                      failing_tickets=[t.signature for t in tickets])
+
+
+def _record(store: EvidenceStore, k: int, summary: dict[str, Any], progress: Progress, project: Path) -> None:
+    rnd: _Round = summary["round"]
+    report: ScoreReport | None = summary["report"]
+    result: GateResult = summary["result"]
+    mutation: MutationSummary | None = summary["mutation"]
+
+    def fill(folder: Path) -> None:
+        shutil.copy2(rnd.build / "build.json", folder / "build.json")
+        shutil.copy2(rnd.build / "caliber.yaml", folder / "caliber.yaml")
+        if report is not None:
+            (folder / "score.json").write_text(report.to_json(), "utf-8")
+            (folder / "score.md").write_text(render_markdown(report), "utf-8")
+        for name in ("actual.jsonl", "observed_behaviors.jsonl", "provenance.jsonl"):
+            if (rnd.run / name).exists():
+                _canonical_copy(rnd.run / name, folder / name)
+        if mutation is not None:
+            _write_json(folder / "mutation-summary.json", mutation.model_dump(mode="json"))
+        tickets = folder / "tickets"
+        tickets.mkdir()
+        for t in summary["tickets"]:
+            (tickets / f"{t.route}-{t.id}.md").write_text(t.markdown(), "utf-8")
+        _write_json(folder / "gate.json", result.model_dump(mode="json"))
+        _write_json(folder / "progress.json", progress.model_dump(mode="json"))
+        _write_json(folder / "episodes.json", [e.model_dump(mode="json") for e in summary["episodes"]])
+        _write_json(folder / "layers.json", Layers().model_dump(mode="json"))
+        _write_json(folder / "round.json", _round_summary(rnd, result, report, mutation, summary).model_dump())
+
+    store.append(f"round-{k:04d}", "round", fill)
+
+
+def _round_summary(rnd: _Round, result: GateResult, report: ScoreReport | None, mutation: MutationSummary | None,
+                   summary: dict[str, Any]) -> RoundSummary:
+    channels = [c for c in ((report.answers, report.behaviors, report.relations) if report else ()) if c]
+    routes: dict[str, int] = {}
+    for t in summary["tickets"]:
+        routes[t.route] = routes.get(t.route, 0) + 1
+    kill = "-" if mutation is None else f"{mutation.kill_rate:.0%} of {sum(mutation.counts.values())}"
+    return RoundSummary(round=rnd.k, seed=rnd.seed, final=rnd.final, green=result.green, reasons=result.reasons,
+                        passed=sum(c.passed for c in channels), total=sum(c.total for c in channels),
+                        kill_rate=kill, tickets=routes,
+                        simulation=all(e.simulation for e in summary["episodes"]))
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.write_text(json.dumps(_scrub(data), indent=1, sort_keys=True, ensure_ascii=False) + "\n", "utf-8")
+
+
+def _canonical_copy(src: Path, dest: Path) -> None:
+    lines = [json.dumps(_scrub(json.loads(x)), sort_keys=True, ensure_ascii=False)
+             for x in src.read_text(encoding="utf-8").splitlines() if x.strip()]
+    dest.write_text("".join(line + "\n" for line in lines), "utf-8")
+
+
+def _scrub(data: Any) -> Any:
+    if isinstance(data, dict):
+        return {k: _scrub(v) for k, v in data.items() if k not in _VOLATILE}
+    if isinstance(data, list):
+        return [_scrub(v) for v in data]
+    return data
+
+
+def scoreboard(store: EvidenceStore) -> str:
+    """``SCOREBOARD.md``: one line per round, from the sealed records."""
+    rows = [RoundSummary.model_validate_json((store.root / "records" / e.name / "round.json").read_text())
+            for e in store.entries() if e.kind == "round"]
+    out = ["# Scoreboard", "", "| round | seed | pass | kill rate | tickets | gate | why red |",
+           "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        tickets = ", ".join(f"{k} {v}" for k, v in sorted(r.tickets.items())) or "-"
+        out.append(f"| {r.round}{' (final)' if r.final else ''} | {r.seed} | {r.passed}/{r.total} | {r.kill_rate} | "
+                   f"{tickets} | {'GREEN' if r.green else 'red'} | {'; '.join(r.reasons) or '-'} |")
+    if rows and all(r.simulation for r in rows):
+        out += ["", "**Simulation**: every role was scripted; this trail can never certify acceptance."]
+    out += ["", f"Trail digest: `{store.digest()}`"]
+    return "\n".join(out) + "\n"
+
+
