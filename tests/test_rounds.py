@@ -1,0 +1,70 @@
+"""accept end to end on toy-grades with scripted roles: red, fixed, three greens, final, ACCEPTED;
+interrupted and resumed it leaves the same trail; any tampering with a round is caught."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import TOY
+
+from tri_agent._evidence import EvidenceStore
+from tri_agent._rounds import accept, scoreboard
+
+GIT = ["git", "-c", "user.name=tri-agent-test", "-c", "user.email=test@invalid"]
+
+
+def _project(dest: Path) -> Path:
+    shutil.copytree(TOY, dest, ignore=shutil.ignore_patterns("builds", "runs", "mutation", "evidence", "SCOREBOARD.md"))
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "baseline"]):
+        subprocess.run([*GIT, *args], cwd=dest, check=True, capture_output=True)
+    return dest
+
+
+@pytest.fixture(scope="module")
+def accepted(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    project = _project(tmp_path_factory.mktemp("acc") / "toy")
+    decision, progress = accept(project)
+    assert decision == "accepted" and progress.rounds == 5
+    return project
+
+
+def test_the_toy_trail(accepted: Path) -> None:
+    store = EvidenceStore(accepted / "evidence")
+    assert store.verify_trail() == [] and [e.name for e in store.entries()][-1] == "round-0005"
+    board = scoreboard(store)
+    lines = [x for x in board.splitlines() if x.startswith("| ")][1:]
+    assert "| red |" in lines[0] and all("GREEN" in x for x in lines[1:])
+    assert "drift: average" in lines[0] and "unexpected" in lines[0]  # both planted bugs, round 1
+    assert "(final)" in lines[-1] and "can never certify" in board
+    first = accepted / "evidence" / "records" / "round-0001"
+    assert len(list((first / "tickets").glob("builder-*.md"))) >= 2
+    assert "100% of 9" in board.splitlines()[4]  # round 1 calibrated (differentially) with the menu
+
+
+def test_tampering_with_a_round_is_caught(accepted: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "evidence"
+    shutil.copytree(accepted / "evidence", copy)
+    score = copy / "records" / "round-0001" / "score.json"
+    score.write_text(score.read_text().replace('"verdict": "fail"', '"verdict": "pass"'))
+    assert any("round-0001/score.json" in f.where for f in EvidenceStore(copy).verify_trail())
+
+
+def test_killed_and_resumed_gives_the_same_trail(accepted: Path, tmp_path: Path) -> None:
+    project = _project(tmp_path / "toy")
+    cli = [sys.executable, "-m", "tri_agent", "accept", str(project)]
+    proc = subprocess.Popen(cli, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 300
+    while not (project / "evidence" / "records" / "round-0002").exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done = subprocess.run([*cli, "--resume"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert EvidenceStore(project / "evidence").digest() == EvidenceStore(accepted / "evidence").digest()
