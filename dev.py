@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Bootstrap a virtualenv in .venv and run the project's two jobs.
 
-    python3 dev.py demo   # self-test + the bundled examples (offline, no API key)
+    python3 dev.py demo   # the toy-grades hard acceptance, the self-test and the examples (offline, no API key)
     python3 dev.py test   # ruff, mypy and the whole pytest suite
 
 Needs only Python >= 3.11: the first run creates .venv and installs the pinned dependencies; later runs
@@ -57,7 +57,8 @@ def _run(cmd: list[str], env: dict[str, str] | None = None) -> int:
 
 def demo() -> int:
     env = ensure_env("")
-    codes = [_run(["bash", "selftest/run_selftest.sh"], env)]
+    codes = [_run([str(BIN / "python"), "examples/toy-grades/run_acceptance.py"], env),
+             _run(["bash", "selftest/run_selftest.sh"], env)]
     for example in ("invoice-totals", "toy-grades"):
         codes.append(_run([str(BIN / "python"), f"examples/{example}/run_example.py"], env))
     return next((c for c in codes if c), 0)

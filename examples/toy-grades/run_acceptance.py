@@ -1,0 +1,38 @@
+"""Run the toy-grades hard acceptance with scripted roles, in a scratch copy (the example is not modified).
+
+The roles replay recorded actions: this is a simulation, labelled so in the scoreboard, and it can never
+certify acceptance. It shows the whole protocol offline: round 1 finds both planted bugs and calibrates
+the exam, the builder's recorded fix lands, three green rounds and the final regression round follow.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+TRI = os.environ.get("TRI_AGENT", "tri-agent")
+GIT = ["git", "-c", "user.name=tri-agent demo", "-c", "user.email=demo@invalid"]
+
+
+def main() -> int:
+    work = Path(os.environ.get("TRI_AGENT_EXAMPLE_OUT") or tempfile.mkdtemp(prefix="toy-acceptance-")) / "toy-grades"
+    shutil.copytree(HERE, work, ignore=shutil.ignore_patterns("builds", "runs", "mutation", "evidence",
+                                                              "SCOREBOARD.md", "__pycache__"))
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "baseline as the agent built it"]):
+        subprocess.run([*GIT, *args], cwd=work, check=True, capture_output=True)
+    print(f"$ tri-agent accept {work}", flush=True)
+    code = subprocess.run([TRI, "accept", str(work)]).returncode
+    board = work / "SCOREBOARD.md"
+    if board.exists():
+        print(board.read_text(encoding="utf-8"))
+    verify = subprocess.run([TRI, "verify-trail", str(work / "evidence")]).returncode
+    return code or verify
+
+
+if __name__ == "__main__":
+    sys.exit(main())
