@@ -246,7 +246,8 @@ def _accept(args: argparse.Namespace) -> int:
         root = Path(config.evidence)
         store = EvidenceStore(root if root.is_absolute() else args.project.resolve() / root)
         if store.entries():
-            (args.project / "SCOREBOARD.md").write_text(scoreboard(store), encoding="utf-8")
+            board = scoreboard(store, args.project / "TIMINGS.json")
+            (args.project / "SCOREBOARD.md").write_text(board, encoding="utf-8")
     print(f"{decision.upper()} after {progress.rounds} rounds ({progress.gate_n} green in a row, then the final "
           f"round); trail digest {store.digest()}; see {args.project / 'SCOREBOARD.md'}")
     return ExitCode.PASS

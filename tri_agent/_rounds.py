@@ -16,12 +16,14 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
+from rich.console import Console
 
 from ._acceptance import AcceptanceConfig, check_git, check_spec, load_config, require
 from ._build import build_exam
@@ -39,6 +41,7 @@ from ._tickets import Ticket, guard, tickets_from
 from ._tools import ToolBox
 from ._workspace import assemble, harvest, quarantine, snapshot
 
+TIMINGS = "TIMINGS.json"
 _VOLATILE = frozenset({"seconds", "duration", "at", "given_at"})  # never in evidence: reruns must match
 
 
@@ -102,24 +105,49 @@ def _progress(store: EvidenceStore, config: AcceptanceConfig) -> Progress:
     return Progress.model_validate_json((store.root / "records" / entries[-1].name / "progress.json").read_text())
 
 
+class _Clock:
+    """Wall time per role (not evidence: durations differ between runs) and live progress on stderr."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.seconds: dict[str, float] = json.loads(path.read_text()) if path.exists() else {}
+        self.console = Console(stderr=True)
+
+    def step(self, role: str, what: str, fn: Callable[[], Any]) -> Any:
+        start = time.monotonic()
+        with self.console.status(f"[bold]{what}[/bold]"):
+            try:
+                return fn()
+            finally:
+                self.seconds[role] = round(self.seconds.get(role, 0.0) + time.monotonic() - start, 3)
+                self.path.write_text(json.dumps(self.seconds, indent=1, sort_keys=True) + "\n")
+                self.console.print(f"  {what}: {time.monotonic() - start:.1f}s")
+
+
 def _play_round(project: Path, config: AcceptanceConfig, store: EvidenceStore, k: int,
                 final: bool) -> tuple[RoundFacts, GateResult, dict[str, Any]]:
     seed = "1" if final else str(k)  # the final round is the baseline again: the first round's cases
     rnd = _Round(k, seed, final, project / "builds" / f"round-{k:04d}", project / "runs" / f"round-{k:04d}")
     for path in (rnd.build, rnd.run):
         shutil.rmtree(path, ignore_errors=True)  # an interrupted round starts over; evidence is never touched
-    episodes = [_episode(project, config, "examiner", k)]
-    build_exam(project / config.exam, seed, rnd.build)
-    episodes.append(_episode(project, config, "builder", k))
-    stable = _run_twice(project, config, rnd)
-    report = score(run_score_inputs(rnd.build, rnd.run)) if stable else None
-    episodes.append(_episode(project, config, "tester", k, run_case=_served(rnd)))
-    tickets = _tickets(rnd, report) if report else []
-    mutation = _mutation(project, config, rnd, report, k)
-    episodes.append(_episode(project, config, "judge", k))
+    clock = _Clock(project / TIMINGS)
+    clock.console.print(f"[bold]round {k}[/bold]{' (final)' if final else ''}, seed {seed}")
+    episodes = [clock.step("examiner", "examiner writes the exam", lambda: _episode(project, config, "examiner", k))]
+    clock.step("examiner", "exam build and seal", lambda: build_exam(project / config.exam, seed, rnd.build))
+    episodes.append(clock.step("builder", "builder", lambda: _episode(project, config, "builder", k)))
+    stable = clock.step("tester", "every case, twice, through the gateway", lambda: _run_twice(project, config, rnd))
+    report = clock.step("judge", "three-channel score",
+                        lambda: score(run_score_inputs(rnd.build, rnd.run)) if stable else None)
+    episodes.append(clock.step("tester", "tester (fresh)",
+                               lambda: _episode(project, config, "tester", k, run_case=_served(rnd))))
+    tickets = clock.step("judge", "tickets", lambda: _tickets(rnd, report) if report else [])
+    mutation = clock.step("judge", "mutation gate", lambda: _mutation(project, config, rnd, report, k))
+    episodes.append(clock.step("judge", "judge", lambda: _episode(project, config, "judge", k)))
     _file(project, tickets)
     facts = _facts(rnd, report, stable, mutation, tickets, episodes)
     result = gate(facts)
+    clock.console.print(f"  gate: {'GREEN' if result.green else 'red'}" + (f" ({result.reasons[0]})" if
+                                                                             result.reasons else ""))
     summary = {"round": rnd, "report": report, "tickets": tickets, "mutation": mutation, "result": result,
                "episodes": episodes}
     return facts, result, summary
@@ -286,8 +314,8 @@ def _scrub(data: Any) -> Any:
     return data
 
 
-def scoreboard(store: EvidenceStore) -> str:
-    """``SCOREBOARD.md``: one line per round, from the sealed records."""
+def scoreboard(store: EvidenceStore, timings: Path | None = None) -> str:
+    """``SCOREBOARD.md``: one line per round, from the sealed records (and wall time per role, if measured)."""
     rows = [RoundSummary.model_validate_json((store.root / "records" / e.name / "round.json").read_text())
             for e in store.entries() if e.kind == "round"]
     out = ["# Scoreboard", "", "| round | seed | pass | kill rate | tickets | gate | why red |",
@@ -298,6 +326,11 @@ def scoreboard(store: EvidenceStore) -> str:
                    f"{tickets} | {'GREEN' if r.green else 'red'} | {'; '.join(r.reasons) or '-'} |")
     if rows and all(r.simulation for r in rows):
         out += ["", "**Simulation**: every role was scripted; this trail can never certify acceptance."]
+    if timings is not None and timings.exists():
+        seconds = json.loads(timings.read_text())
+        total = sum(seconds.values()) or 1.0
+        out += ["", f"Wall time {total:.0f} s (not evidence): " + ", ".join(
+            f"{role} {secs:.0f} s ({secs / total:.0%})" for role, secs in sorted(seconds.items()))]
     out += ["", f"Trail digest: `{store.digest()}`"]
     return "\n".join(out) + "\n"
 
