@@ -19,6 +19,8 @@ def test_wheel_ships_package_roles_and_presets(tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     assert "tri_agent/_cli.py" in names
     assert "tri_agent/_data/roles/README.md" in names and "tri_agent/_data/presets/README.md" in names
+    assert {"tri_agent/_data/roles/tester.md", "tri_agent/_data/presets/warehouse.yaml", "tri_agent/_data/SKILL.md"} \
+        <= set(names)
     assert not any(n.startswith(("tests/", "benchmarks/")) for n in names)
 
 

@@ -253,6 +253,14 @@ def _accept(args: argparse.Namespace) -> int:
     return ExitCode.PASS
 
 
+def _install_skill(args: argparse.Namespace) -> int:
+    from ._skill import install_skill
+
+    for path in install_skill(args.home or Path.home(), force=args.force):
+        print(f"wrote {path}")
+    return ExitCode.PASS
+
+
 def _schema(args: argparse.Namespace) -> int:
     from ._schemas import export_schemas
 
@@ -414,6 +422,11 @@ def _parser() -> argparse.ArgumentParser:
     ac.add_argument("project", type=Path, nargs="?", default=Path("."))
     ac.add_argument("--resume", action="store_true", help="continue a trail after an interruption")
     ac.set_defaults(handler=_accept)
+
+    sk = sub.add_parser("install-skill", help="install SKILL.md and a /hard-acceptance command for Claude Code")
+    sk.add_argument("--home", type=Path, help="home folder to install into (default: yours)")
+    sk.add_argument("--force", action="store_true", help="replace an installed skill")
+    sk.set_defaults(handler=_install_skill)
 
     vt = sub.add_parser("verify-trail", help="check every sealed record of an evidence store and its hash chain")
     vt.add_argument("store", type=Path)
