@@ -15,7 +15,7 @@ import pytest
 from conftest import TOY
 
 from tri_agent._evidence import EvidenceStore
-from tri_agent._rounds import accept, scoreboard
+from tri_agent._rounds import accept, acceptance_json, report_html, scoreboard
 
 GIT = ["git", "-c", "user.name=tri-agent-test", "-c", "user.email=test@invalid"]
 
@@ -68,3 +68,15 @@ def test_killed_and_resumed_gives_the_same_trail(accepted: Path, tmp_path: Path)
     done = subprocess.run([*cli, "--resume"], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert EvidenceStore(project / "evidence").digest() == EvidenceStore(accepted / "evidence").digest()
+
+
+def test_reports_render_offline_and_deterministically(accepted: Path) -> None:
+    import json
+
+    store = EvidenceStore(accepted / "evidence")
+    page = report_html(store)
+    assert "<svg" in page and "<script" not in page and "src=" not in page and "href=" not in page
+    assert page.count("<rect") == 5 and "can never certify" in page
+    data = json.loads(acceptance_json(store))
+    assert data["trail_digest"] == store.digest() and [r["green"] for r in data["rounds"]] == [False] + [True] * 4
+    assert acceptance_json(store) == acceptance_json(store)

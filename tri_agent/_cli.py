@@ -235,7 +235,7 @@ def _init(args: argparse.Namespace) -> int:
 
 def _accept(args: argparse.Namespace) -> int:
     from ._evidence import EvidenceStore
-    from ._rounds import accept, scoreboard
+    from ._rounds import accept, acceptance_json, report_html, scoreboard
 
     try:
         decision, progress = accept(args.project, resume=args.resume)
@@ -248,6 +248,8 @@ def _accept(args: argparse.Namespace) -> int:
         if store.entries():
             board = scoreboard(store, args.project / "TIMINGS.json")
             (args.project / "SCOREBOARD.md").write_text(board, encoding="utf-8")
+            (args.project / "ACCEPTANCE.json").write_text(acceptance_json(store), encoding="utf-8")
+            (args.project / "REPORT.html").write_text(report_html(store), encoding="utf-8")
     print(f"{decision.upper()} after {progress.rounds} rounds ({progress.gate_n} green in a row, then the final "
           f"round); trail digest {store.digest()}; see {args.project / 'SCOREBOARD.md'}")
     return ExitCode.PASS

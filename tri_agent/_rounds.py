@@ -13,6 +13,7 @@ the same trail digest as an uninterrupted one.
 
 from __future__ import annotations
 
+import html
 import json
 import shutil
 import tempfile
@@ -316,8 +317,7 @@ def _scrub(data: Any) -> Any:
 
 def scoreboard(store: EvidenceStore, timings: Path | None = None) -> str:
     """``SCOREBOARD.md``: one line per round, from the sealed records (and wall time per role, if measured)."""
-    rows = [RoundSummary.model_validate_json((store.root / "records" / e.name / "round.json").read_text())
-            for e in store.entries() if e.kind == "round"]
+    rows = rounds_of(store)
     out = ["# Scoreboard", "", "| round | seed | pass | kill rate | tickets | gate | why red |",
            "|---|---|---|---|---|---|---|"]
     for r in rows:
@@ -335,3 +335,47 @@ def scoreboard(store: EvidenceStore, timings: Path | None = None) -> str:
     return "\n".join(out) + "\n"
 
 
+
+
+def rounds_of(store: EvidenceStore) -> list[RoundSummary]:
+    return [RoundSummary.model_validate_json((store.root / "records" / e.name / "round.json").read_text())
+            for e in store.entries() if e.kind == "round"]
+
+
+def acceptance_json(store: EvidenceStore) -> str:
+    """The canonical JSON of the whole trail: every round's summary and the trail digest (no clock)."""
+    data = {"schema_version": 1, "trail_digest": store.digest(),
+            "rounds": [r.model_dump(mode="json") for r in rounds_of(store)]}
+    return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def report_html(store: EvidenceStore) -> str:
+    """A self-contained page (inline SVG, no script, no external asset) with a chart per round."""
+    rows = rounds_of(store)
+    width, bar = 40 + 56 * max(len(rows), 1), 40
+    bars = []
+    for i, r in enumerate(rows):
+        share = r.passed / r.total if r.total else 0.0
+        height = int(150 * share)
+        colour = "#1e8e3e" if r.green else "#d93025"
+        x = 30 + 56 * i
+        bars.append(f'<rect x="{x}" y="{170 - height}" width="{bar}" height="{height}" fill="{colour}"/>'
+                    f'<text x="{x + bar / 2}" y="188" text-anchor="middle" font-size="12">{r.round}</text>'
+                    f'<text x="{x + bar / 2}" y="{164 - height}" text-anchor="middle" font-size="11">'
+                    f"{share:.0%}</text>")
+    table = "".join(f"<tr><td>{r.round}{' (final)' if r.final else ''}</td><td>{r.passed}/{r.total}</td>"
+                    f"<td>{html.escape(r.kill_rate)}</td><td>{'GREEN' if r.green else 'red'}</td>"
+                    f"<td>{html.escape('; '.join(r.reasons) or '-')}</td></tr>" for r in rows)
+    label = ("<p><b>Simulation</b>: every role was scripted; this trail can never certify acceptance.</p>"
+             if rows and all(r.simulation for r in rows) else "")
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>tri-agent acceptance</title>
+<style>body{{font-family:sans-serif;margin:2em}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left}}
+table{{border-collapse:collapse}}</style></head><body>
+<h1>Hard acceptance: {len(rows)} rounds</h1>{label}
+<h2>Share of units passing, per round (green: the gate passed)</h2>
+<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="200" role="img">{''.join(bars)}
+<line x1="25" y1="170" x2="{width}" y2="170" stroke="#555"/></svg>
+<table><tr><th>round</th><th>pass</th><th>kill rate</th><th>gate</th><th>why red</th></tr>{table}</table>
+<p>Trail digest <code>{store.digest()}</code></p></body></html>
+"""
