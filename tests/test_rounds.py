@@ -80,3 +80,22 @@ def test_reports_render_offline_and_deterministically(accepted: Path) -> None:
     data = json.loads(acceptance_json(store))
     assert data["trail_digest"] == store.digest() and [r["green"] for r in data["rounds"]] == [False] + [True] * 4
     assert acceptance_json(store) == acceptance_json(store)
+
+
+def test_in_session_builder_stops_with_tickets_and_resumes_after_a_commit(tmp_path: Path) -> None:
+    from tri_agent import BuilderTurn
+
+    project = _project(tmp_path / "toy")
+    config = project / "acceptance.yaml"
+    config.write_text(config.read_text().replace("builder: scripted", "builder: in-session"))
+    subprocess.run([*GIT, "commit", "-qam", "the session plays the builder"], cwd=project, check=True)
+    with pytest.raises(BuilderTurn, match="round 2 waits for the builder") as err:
+        accept(project)
+    assert err.value.exit_code == 1
+    assert list((project / "exam" / "tickets" / "builder").glob("t-*.md"))
+    with pytest.raises(BuilderTurn):
+        accept(project, resume=True)  # nothing committed yet: still the builder's turn
+    subprocess.run(["git", "apply", "-p1", "../fix.patch"], cwd=project / "target", check=True)
+    subprocess.run([*GIT, "commit", "-qam", "fix: HALF_UP, trimmed keys"], cwd=project, check=True)
+    decision, progress = accept(project, resume=True)
+    assert decision == "accepted" and progress.rounds == 5

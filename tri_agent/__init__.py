@@ -21,6 +21,7 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "Caliber": "_caliber",
     "load_caliber": "_caliber",
+    "BuilderTurn": "_errors",
     "Escalation": "_errors",
     "ExitCode": "_errors",
     "InfrastructureFailure": "_errors",
@@ -43,6 +44,7 @@ _EXPORTS = {
 }
 
 __all__ = [
+    "BuilderTurn",
     "Caliber",
     "Escalation",
     "ExitCode",
@@ -70,6 +72,7 @@ __all__ = [
 if TYPE_CHECKING:
     from ._caliber import Caliber, load_caliber
     from ._errors import (
+        BuilderTurn,
         Escalation,
         ExitCode,
         InfrastructureFailure,

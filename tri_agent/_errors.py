@@ -3,6 +3,7 @@
 Every command exits with one of these codes, and every error the library raises carries its code::
 
     TriAgentError                 (base; never raised directly)
+    ├── BuilderTurn               1  an acceptance waits for the in-session builder to fix its tickets
     ├── UsageError                2  a flag, argument or option is wrong or missing
     ├── MalformedInput            3  an input file cannot be read as what it claims to be
     ├── TamperDetected            4  sealed evidence changed, or a seal rule was broken
@@ -50,6 +51,10 @@ class TriAgentError(Exception):
     def line(self) -> str:
         """The single line a user sees: what was wrong, where, and what to do next."""
         return f"{self.message}; {self.hint}" if self.hint else self.message
+
+
+class BuilderTurn(TriAgentError):
+    exit_code = ExitCode.FAIL
 
 
 class UsageError(TriAgentError):

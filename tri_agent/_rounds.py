@@ -16,6 +16,7 @@ from __future__ import annotations
 import html
 import json
 import shutil
+import subprocess
 import tempfile
 import time
 from collections.abc import Callable
@@ -29,8 +30,8 @@ from rich.console import Console
 from ._acceptance import AcceptanceConfig, check_git, check_spec, load_config, require
 from ._build import build_exam
 from ._contract import Charter, load_charter
-from ._driver import Episode, EpisodeResult, Limits, ScriptedDriver
-from ._errors import Escalation, InfrastructureFailure, PolicyViolation, UsageError
+from ._driver import Attempt, Episode, EpisodeResult, Limits, ScriptedDriver
+from ._errors import BuilderTurn, Escalation, InfrastructureFailure, PolicyViolation, UsageError
 from ._evidence import EvidenceStore
 from ._gate import GateResult, Progress, RoundFacts, advance, gate
 from ._gateway import Provenance, run_exam, run_score_inputs
@@ -135,7 +136,10 @@ def _play_round(project: Path, config: AcceptanceConfig, store: EvidenceStore, k
     clock.console.print(f"[bold]round {k}[/bold]{' (final)' if final else ''}, seed {seed}")
     episodes = [clock.step("examiner", "examiner writes the exam", lambda: _episode(project, config, "examiner", k))]
     clock.step("examiner", "exam build and seal", lambda: build_exam(project / config.exam, seed, rnd.build))
-    episodes.append(clock.step("builder", "builder", lambda: _episode(project, config, "builder", k)))
+    if config.drivers.get("builder") == "in-session":
+        episodes.append(_in_session_builder(project, store, k))
+    else:
+        episodes.append(clock.step("builder", "builder", lambda: _episode(project, config, "builder", k)))
     stable = clock.step("tester", "every case, twice, through the gateway", lambda: _run_twice(project, config, rnd))
     report = clock.step("judge", "three-channel score",
                         lambda: score(run_score_inputs(rnd.build, rnd.run)) if stable else None)
@@ -170,6 +174,28 @@ def _episode(project: Path, config: AcceptanceConfig, role: str, k: int,
             quarantine(ws, project / "quarantine", f"{role}-round-{k:04d}")
             raise
     return result
+
+
+def _in_session_builder(project: Path, store: EvidenceStore, k: int) -> EpisodeResult:
+    """The agent session is the builder: a round after builder tickets waits until it committed a fix."""
+    head = _git_head(project)
+    rounds = [e for e in store.entries() if e.kind == "round"]
+    last = store.root / "records" / rounds[-1].name if rounds else None
+    tickets = sorted((last / "tickets").glob("builder-*.md")) if last else []
+    if tickets and last is not None and json.loads((last / "session.json").read_text())["head"] == head:
+        raise BuilderTurn(f"round {k} waits for the builder: {len(tickets)} ticket(s) in exam/tickets/builder",
+                          hint="fix them in target/, commit, then run: tri-agent accept --resume")
+    summary = f"the session committed {head[:12]}" if tickets else f"the target as committed ({head[:12]})"
+    attempt = Attempt(driver="in-session", model=None, status="ok", cost_basis="none: the agent session",
+                      seconds=0.0)
+    return EpisodeResult(role="builder", status="ok", summary=summary, simulation=False, attempts=[attempt])
+
+
+def _git_head(project: Path) -> str:
+    done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=project, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise UsageError("an in-session builder needs a git work tree with commits", hint="commit the target")
+    return done.stdout.strip()
 
 
 def _task(charter: Charter, k: int) -> str:
@@ -280,6 +306,8 @@ def _record(store: EvidenceStore, k: int, summary: dict[str, Any], progress: Pro
         _write_json(folder / "episodes.json", [e.model_dump(mode="json") for e in summary["episodes"]])
         _write_json(folder / "layers.json", Layers().model_dump(mode="json"))
         _write_json(folder / "round.json", _round_summary(rnd, result, report, mutation, summary).model_dump())
+        if any(e.attempts and e.attempts[0].driver == "in-session" for e in summary["episodes"]):
+            _write_json(folder / "session.json", {"head": _git_head(project)})
 
     store.append(f"round-{k:04d}", "round", fill)
 
