@@ -99,3 +99,73 @@ def test_in_session_builder_stops_with_tickets_and_resumes_after_a_commit(tmp_pa
     subprocess.run([*GIT, "commit", "-qam", "fix: HALF_UP, trimmed keys"], cwd=project, check=True)
     decision, progress = accept(project, resume=True)
     assert decision == "accepted" and progress.rounds == 5
+
+
+def _episodes(moves):  # type: ignore[no-untyped-def]
+    """A fake-model player that knows which episode (1, 2, ...) and turn it is in."""
+    state = {"episode": 0}
+
+    def player(results: list[str]):  # type: ignore[no-untyped-def]
+        turn = results.count("\x00turn")
+        if turn == 0:
+            state["episode"] += 1
+        return moves(state["episode"], turn, [r for r in results if r != "\x00turn"])
+
+    return player
+
+
+def test_accept_with_every_role_played_by_a_model_through_the_real_sdks(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from tri_agent._fakes import FakeModelServer, Move
+
+    fixed = (TOY / "scripted" / "fixed-grades.py").read_text()
+
+    def submit_only(_e: int, _t: int, _r: list[str]) -> Move:
+        return Move(calls=[("submit", {"summary": "done"})])
+
+    def builder(episode: int, turn: int, _r: list[str]) -> Move:
+        if episode >= 2 and turn == 0:
+            return Move(calls=[("write", {"path": "target/grades.py", "content": fixed})])
+        return Move(calls=[("submit", {"summary": "fixed" if episode >= 2 else "as built"})])
+
+    def tester(_e: int, turn: int, results: list[str]) -> Move:
+        if turn == 0:
+            return Move(calls=[("list", {"path": "builds"})])
+        if turn == 1:
+            latest = sorted(x for x in results[-1].splitlines() if x.endswith("cases.jsonl"))[-1]
+            return Move(calls=[("read", {"path": latest})])
+        if turn == 2:
+            cases = [json.loads(x)["case"] for x in results[-1].splitlines() if x.startswith("{")]
+            return Move(calls=[("run_case", {"case": c}) for c in cases])
+        return Move(calls=[("submit", {"summary": f"ran {len(results) - 2} cases"})])
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-fake-0123456789")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-oai-fake-0123456789")
+    servers = {role: FakeModelServer(_episodes(player)) for role, player in
+               (("examiner", submit_only), ("builder", builder), ("tester", tester), ("judge", submit_only))}
+    project = _project(tmp_path / "toy")
+    config = project / "acceptance.yaml"
+    text = config.read_text()
+    text = text.replace("drivers: {examiner: scripted, builder: scripted, tester: scripted, judge: scripted}",
+                        "drivers: {examiner: openai, builder: openai, tester: anthropic, judge: openai}")
+    text += "models:\n" + "".join(
+        f"  {role}: {{model: fake-model-1, base_url: '{s.base_url}{'' if role == 'tester' else '/v1'}'"
+        f"{', api: chat' if role in ('examiner', 'judge') else ''}}}\n" for role, s in servers.items())
+    config.write_text(text)
+    subprocess.run([*GIT, "commit", "-qam", "model-driven roles"], cwd=project, check=True)
+    for s in servers.values():
+        s.__enter__()
+    try:
+        decision, progress = accept(project)
+    finally:
+        for s in servers.values():
+            s.__exit__(None, None, None)
+    assert decision == "accepted" and progress.rounds == 5
+    board = scoreboard(EvidenceStore(project / "evidence"))
+    assert "can never certify" not in board  # no scripted role: this trail is not a simulation
+    assert {r["path"] for r in servers["tester"].requests} == {"/v1/messages"}
+    assert {r["path"] for r in servers["examiner"].requests} == {"/v1/chat/completions"}
+    assert {r["path"] for r in servers["builder"].requests} == {"/v1/responses"}
+    assert "sk-ant-fake" not in "".join(p.read_text() for p in (project / "transcripts").glob("*.jsonl"))

@@ -40,6 +40,17 @@ def _all_scripted() -> dict[str, DriverName]:
     return {role: "scripted" for role in ("examiner", "builder", "tester", "judge")}
 
 
+class ModelSpec(BaseModel):
+    """How an API-driven role reaches its model."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    base_url: str | None = Field(default=None, description="For OpenAI-compatible servers and local fakes.")
+    api: Literal["responses", "chat"] = Field(default="responses", description="openai only.")
+    api_key_env: str | None = Field(default=None, description="Variable holding the key (default per provider).")
+
+
 class AcceptanceConfig(BaseModel):
     """``acceptance.yaml`` at the project root."""
 
@@ -56,6 +67,8 @@ class AcceptanceConfig(BaseModel):
     evidence: str = Field(default="evidence", description="The evidence store (relative or absolute).")
     drivers: dict[str, DriverName] = Field(default_factory=lambda: _all_scripted())
     script: str | None = Field(default=None, description="Recorded role actions, for scripted drivers.")
+    models: dict[str, ModelSpec] = Field(default_factory=dict, description="role -> model, for API drivers.")
+    commands: dict[str, list[str]] = Field(default_factory=dict, description="role -> argv, for command drivers.")
     budget_usd: float = Field(default=20.0, ge=0, description="Cap on the whole run's model spend.")
     consent: Consent
 

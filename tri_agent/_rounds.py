@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import shutil
 import subprocess
 import tempfile
@@ -30,12 +31,14 @@ from rich.console import Console
 from ._acceptance import AcceptanceConfig, check_git, check_spec, load_config, require
 from ._build import build_exam
 from ._contract import Charter, load_charter
-from ._driver import Attempt, Episode, EpisodeResult, Limits, ScriptedDriver
+from ._driver import Attempt, Driver, Episode, EpisodeResult, Limits, ScriptedDriver
 from ._errors import BuilderTurn, Escalation, InfrastructureFailure, PolicyViolation, UsageError
 from ._evidence import EvidenceStore
+from ._executor import CommandDriver
 from ._gate import GateResult, Progress, RoundFacts, advance, gate
 from ._gateway import Provenance, run_exam, run_score_inputs
 from ._grading import score
+from ._llm import anthropic_driver, openai_driver
 from ._mutation import DETECTED, UNDETECTED, MutationSummary, mutate
 from ._report import ScoreReport, render_markdown
 from ._sandbox import Layers
@@ -202,12 +205,33 @@ def _task(charter: Charter, k: int) -> str:
     return f"Round {k}. Play your role as your charter says, then submit."
 
 
-def _driver(config: AcceptanceConfig, role: str, project: Path, k: int) -> ScriptedDriver:
+def _driver(config: AcceptanceConfig, role: str, project: Path, k: int) -> Driver:
     name = config.drivers.get(role, "scripted")
-    if name != "scripted" or config.script is None:
-        raise UsageError(f"driver {name!r} for the {role} is not wired into accept yet",
-                         hint="this version runs acceptances with scripted drivers (a simulation)")
-    return ScriptedDriver(project / config.script, k)
+    if name == "scripted":
+        if config.script is None:
+            raise UsageError(f"the {role} is scripted but acceptance.yaml names no script")
+        return ScriptedDriver(project / config.script, k)
+    if name == "command":
+        if role not in config.commands:
+            raise UsageError(f"the {role} runs as a command but acceptance.yaml has no commands.{role}")
+        return CommandDriver(config.commands[role])
+    if name in ("anthropic", "openai"):
+        return _api_driver(config, role, name, project)
+    raise UsageError(f"driver {name!r} cannot play the {role}", hint="in-session is for the builder only")
+
+
+def _api_driver(config: AcceptanceConfig, role: str, name: str, project: Path) -> Driver:
+    spec = config.models.get(role)
+    if spec is None:
+        raise UsageError(f"the {role} uses {name} but acceptance.yaml has no models.{role}")
+    env = spec.api_key_env or ("ANTHROPIC_API_KEY" if name == "anthropic" else "OPENAI_API_KEY")
+    key = os.environ.get(env)
+    if not key:
+        raise UsageError(f"the {role}'s {name} driver needs {env}", hint=f"export {env}")
+    transcripts = project / "transcripts"
+    if name == "anthropic":
+        return anthropic_driver(spec.model, api_key=key, base_url=spec.base_url, transcripts=transcripts)
+    return openai_driver(spec.model, api_key=key, base_url=spec.base_url, api=spec.api, transcripts=transcripts)
 
 
 def _run_twice(project: Path, config: AcceptanceConfig, rnd: _Round) -> bool:
