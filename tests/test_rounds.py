@@ -169,3 +169,17 @@ def test_accept_with_every_role_played_by_a_model_through_the_real_sdks(tmp_path
     assert {r["path"] for r in servers["examiner"].requests} == {"/v1/chat/completions"}
     assert {r["path"] for r in servers["builder"].requests} == {"/v1/responses"}
     assert "sk-ant-fake" not in "".join(p.read_text() for p in (project / "transcripts").glob("*.jsonl"))
+
+
+def test_a_tester_that_skips_cases_makes_every_round_red_until_the_fuse(tmp_path: Path) -> None:
+    from tri_agent import Escalation
+
+    project = _project(tmp_path / "toy")
+    script = project / "scripted" / "roles.yaml"
+    script.write_text(script.read_text().replace("{tool: run_case, args: {}, each_case: true}",
+                                                 "{tool: list, args: {}}"))
+    subprocess.run([*GIT, "commit", "-qam", "a lazy tester"], cwd=project, check=True)
+    with pytest.raises(Escalation, match="fix attempts"):
+        accept(project)
+    board = scoreboard(EvidenceStore(project / "evidence"))
+    assert "the tester skipped" in board and "GREEN" not in board

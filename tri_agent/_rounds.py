@@ -13,6 +13,7 @@ the same trail digest as an uninterrupted one.
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import os
@@ -87,6 +88,8 @@ def accept(project: Path, *, resume: bool = False) -> tuple[str, Progress]:
     progress = _progress(store, config)
     while True:
         k = progress.rounds + 1
+        if k > _max_rounds(config):
+            raise Escalation(f"no acceptance after {k - 1} rounds", hint=f"a human must look at {store.root}")
         facts, result, summary = _play_round(project, config, store, k, progress.final_round)
         progress, decision = advance(progress, result, facts)
         _record(store, k, summary, progress, project)
@@ -96,6 +99,11 @@ def accept(project: Path, *, resume: bool = False) -> tuple[str, Progress]:
         raise Escalation(f"a ticket failed {max(progress.attempts.values())} fix attempts; a human must decide",
                          hint=f"see {store.root}")
     return decision, progress
+
+
+def _max_rounds(config: AcceptanceConfig) -> int:
+    # a run that never turns green without a repeating ticket must still end
+    return 3 * config.gate_n + 6
 
 
 def _evidence_root(project: Path, config: AcceptanceConfig) -> Path:
@@ -146,9 +154,11 @@ def _play_round(project: Path, config: AcceptanceConfig, store: EvidenceStore, k
     stable = clock.step("tester", "every case, twice, through the gateway", lambda: _run_twice(project, config, rnd))
     report = clock.step("judge", "three-channel score",
                         lambda: score(run_score_inputs(rnd.build, rnd.run)) if stable else None)
+    ran: set[str] = set()
     episodes.append(clock.step("tester", "tester (fresh)",
-                               lambda: _episode(project, config, "tester", k, run_case=_served(rnd))))
+                               lambda: _episode(project, config, "tester", k, run_case=_served(rnd, ran))))
     tickets = clock.step("judge", "tickets", lambda: _tickets(rnd, report) if report else [])
+    tickets += _process_tickets(rnd, ran)
     mutation = clock.step("judge", "mutation gate", lambda: _mutation(project, config, rnd, report, k))
     episodes.append(clock.step("judge", "judge", lambda: _episode(project, config, "judge", k)))
     _file(project, tickets)
@@ -242,8 +252,9 @@ def _run_twice(project: Path, config: AcceptanceConfig, rnd: _Round) -> bool:
     return True
 
 
-def _served(rnd: _Round) -> Callable[[str], dict[str, Any]]:
-    """The tester's run_case: the gateway already ran the case; the tester gets its outputs, nothing else."""
+def _served(rnd: _Round, seen: set[str]) -> Callable[[str], dict[str, Any]]:
+    """The tester's run_case: the gateway already ran the case; the tester gets its outputs, nothing else.
+    ``seen`` collects the cases the tester ran, so a skipped case is a process finding."""
     if not (rnd.run / "provenance.jsonl").exists():
         return lambda case: {"case": case, "error": "the run was unstable; no output is served"}
     provenance = {p.case: p for p in (Provenance.model_validate_json(x)
@@ -254,10 +265,23 @@ def _served(rnd: _Round) -> Callable[[str], dict[str, Any]]:
         if case not in provenance:
             return {"case": case, "error": "no such case in this round"}
         p = provenance[case]
+        seen.add(case)
         return {"case": case, "behavior": p.behavior, "exit_code": p.exit_code,
                 "rows": [r for r in rows if r.get("case") == case]}
 
     return run_case
+
+
+def _process_tickets(rnd: _Round, ran: set[str]) -> list[Ticket]:
+    """Findings about the run itself: a designed case that never ran is debt, and the round is red."""
+    cases = [json.loads(x)["case"] for x in (rnd.build / "visible" / "cases.jsonl").read_text().splitlines() if x]
+    skipped = sorted(set(cases) - ran)
+    if not skipped:
+        return []
+    return [Ticket(id="t-" + hashlib.sha256(b"orchestrator:tester:skipped").hexdigest()[:10], route="orchestrator",
+                   signature="orchestrator:tester:skipped", title=f"the tester skipped {len(skipped)} case(s)",
+                   body=f"{len(skipped)} of {len(cases)} designed cases never ran through run_case in round "
+                        f"{rnd.k}; every case must run.", cases=skipped[:3])]
 
 
 def _tickets(rnd: _Round, report: ScoreReport) -> list[Ticket]:
@@ -297,6 +321,7 @@ def _facts(rnd: _Round, report: ScoreReport | None, stable: bool, mutation: Muta
         total = sum(c.total for c in channels if c is not None)
     blockers = list(report.blockers) if report else ["the run could not be scored"]
     blockers += [f"{e.role} episode ended {e.status}" for e in episodes if not e.valid]
+    blockers += [t.title for t in tickets if t.route == "orchestrator"]
     detected = sum(1 for m in (mutation.mutants if mutation else []) if m.status in DETECTED)
     judged = detected + sum(1 for m in (mutation.mutants if mutation else []) if m.status in UNDETECTED)
     return RoundFacts(round=rnd.k, stable=stable, passed=passed, total=total, blockers=blockers,
