@@ -183,3 +183,21 @@ def test_a_tester_that_skips_cases_makes_every_round_red_until_the_fuse(tmp_path
         accept(project)
     board = scoreboard(EvidenceStore(project / "evidence"))
     assert "the tester skipped" in board and "GREEN" not in board
+
+
+def test_sealed_values_in_what_the_builder_wrote_are_a_leak(toy_build: Path, tmp_path: Path) -> None:
+    from tri_agent._acceptance import load_config
+    from tri_agent._rounds import _leak_tickets, _Round
+
+    project = _project(tmp_path / "toy")
+    answers = (toy_build / "sealed" / "answers.jsonl").read_text()
+    inputs = "".join(p.read_text() for p in (toy_build / "visible" / "inputs").rglob("*.csv"))
+    sealed = next(x.split('"total": "')[1].split('"')[0] for x in answers.splitlines()
+                  if x.split('"total": "')[1].split('"')[0] not in inputs)
+    (project / "target" / "cheat.py").write_text(f"EXPECTED_TOTAL = '{sealed}'\n")
+    rnd = _Round(2, "1", False, toy_build, tmp_path / "run")
+    config = load_config(project)
+    [ticket] = _leak_tickets(project, config, rnd, {"builder": ["target/cheat.py"], "tester": []})
+    assert ticket.signature == "orchestrator:leak:builder" and "target/cheat.py:1" in ticket.body
+    assert sealed not in ticket.markdown()
+    assert _leak_tickets(project, config, rnd, {"builder": ["target/grades.py"], "tester": []}) == []

@@ -31,6 +31,7 @@ from rich.console import Console
 
 from ._acceptance import AcceptanceConfig, check_git, check_spec, load_config, require
 from ._build import build_exam
+from ._caliber import load_caliber
 from ._contract import Charter, load_charter
 from ._driver import Attempt, Driver, Episode, EpisodeResult, Limits, ScriptedDriver
 from ._errors import BuilderTurn, Escalation, InfrastructureFailure, PolicyViolation, UsageError
@@ -39,6 +40,7 @@ from ._executor import CommandDriver
 from ._gate import GateResult, Progress, RoundFacts, advance, gate
 from ._gateway import Provenance, run_exam, run_score_inputs
 from ._grading import score
+from ._leaks import scan_leaks
 from ._llm import anthropic_driver, openai_driver
 from ._mutation import DETECTED, UNDETECTED, MutationSummary, mutate
 from ._report import ScoreReport, render_markdown
@@ -144,21 +146,23 @@ def _play_round(project: Path, config: AcceptanceConfig, store: EvidenceStore, k
     for path in (rnd.build, rnd.run):
         shutil.rmtree(path, ignore_errors=True)  # an interrupted round starts over; evidence is never touched
     clock = _Clock(project / TIMINGS)
+    written: dict[str, list[str]] = {"builder": [], "tester": []}
     clock.console.print(f"[bold]round {k}[/bold]{' (final)' if final else ''}, seed {seed}")
     episodes = [clock.step("examiner", "examiner writes the exam", lambda: _episode(project, config, "examiner", k))]
     clock.step("examiner", "exam build and seal", lambda: build_exam(project / config.exam, seed, rnd.build))
     if config.drivers.get("builder") == "in-session":
         episodes.append(_in_session_builder(project, store, k))
     else:
-        episodes.append(clock.step("builder", "builder", lambda: _episode(project, config, "builder", k)))
+        episodes.append(clock.step("builder", "builder",
+                                   lambda: _episode(project, config, "builder", k, written=written["builder"])))
     stable = clock.step("tester", "every case, twice, through the gateway", lambda: _run_twice(project, config, rnd))
     report = clock.step("judge", "three-channel score",
                         lambda: score(run_score_inputs(rnd.build, rnd.run)) if stable else None)
     ran: set[str] = set()
-    episodes.append(clock.step("tester", "tester (fresh)",
-                               lambda: _episode(project, config, "tester", k, run_case=_served(rnd, ran))))
+    episodes.append(clock.step("tester", "tester (fresh)", lambda: _episode(
+        project, config, "tester", k, run_case=_served(rnd, ran), written=written["tester"])))
     tickets = clock.step("judge", "tickets", lambda: _tickets(rnd, report) if report else [])
-    tickets += _process_tickets(rnd, ran)
+    tickets += _process_tickets(rnd, ran) + _leak_tickets(project, config, rnd, written)
     mutation = clock.step("judge", "mutation gate", lambda: _mutation(project, config, rnd, report, k))
     episodes.append(clock.step("judge", "judge", lambda: _episode(project, config, "judge", k)))
     _file(project, tickets)
@@ -172,7 +176,8 @@ def _play_round(project: Path, config: AcceptanceConfig, store: EvidenceStore, k
 
 
 def _episode(project: Path, config: AcceptanceConfig, role: str, k: int,
-             run_case: Callable[[str], dict[str, Any]] | None = None) -> EpisodeResult:
+             run_case: Callable[[str], dict[str, Any]] | None = None,
+             written: list[str] | None = None) -> EpisodeResult:
     charter = load_charter(role)
     with tempfile.TemporaryDirectory(prefix=f"tri-{role}-") as tmp:
         ws = Path(tmp) / "ws"
@@ -182,7 +187,9 @@ def _episode(project: Path, config: AcceptanceConfig, role: str, k: int,
         result = _driver(config, role, project, k).run(Episode(charter, _task(charter, k), tools, Limits()))
         after = snapshot(ws)
         try:
-            harvest(charter.contract, before, after, ws, project)
+            changed = harvest(charter.contract, before, after, ws, project)
+            if written is not None:
+                written += changed
         except PolicyViolation:
             quarantine(ws, project / "quarantine", f"{role}-round-{k:04d}")
             raise
@@ -282,6 +289,25 @@ def _process_tickets(rnd: _Round, ran: set[str]) -> list[Ticket]:
                    signature="orchestrator:tester:skipped", title=f"the tester skipped {len(skipped)} case(s)",
                    body=f"{len(skipped)} of {len(cases)} designed cases never ran through run_case in round "
                         f"{rnd.k}; every case must run.", cases=skipped[:3])]
+
+
+def _leak_tickets(project: Path, config: AcceptanceConfig, rnd: _Round, written: dict[str, list[str]]) -> list[Ticket]:
+    """Sealed values in what the builder or the tester wrote this round (hard-coded answers, copied keys)."""
+    caliber, _ = load_caliber(rnd.build / "caliber.yaml")
+    inputs = [rnd.build / "visible", *(project / s for s in config.spec)]
+    out = []
+    for role, paths in sorted(written.items()):
+        files = [project / p for p in paths if (project / p).is_file()]
+        if not files:
+            continue
+        hits = scan_leaks([rnd.build / "sealed" / "answers.jsonl"], files, inputs=inputs, key=list(caliber.key)).hits
+        if hits:
+            where = ", ".join(h.where.removeprefix(str(project) + "/") for h in hits[:3])
+            out.append(Ticket(id="t-" + hashlib.sha256(f"leak:{role}".encode()).hexdigest()[:10], route="orchestrator",
+                              signature=f"orchestrator:leak:{role}", title=f"the {role} wrote sealed values",
+                              body=f"{len(hits)} sealed value(s) in what the {role} wrote this round: {where}",
+                              cases=[]))
+    return out
 
 
 def _tickets(rnd: _Round, report: ScoreReport) -> list[Ticket]:
