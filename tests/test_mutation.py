@@ -14,6 +14,14 @@ from hypothesis import strategies as st
 from tri_agent import InfrastructureFailure, MalformedInput, UsageError
 from tri_agent._mutation import mutate, rotate
 
+# a real bug the exam cannot see: its cases never hold a score above 100
+CLAMP = """  - id: m-clamp-high-scores
+    bug_class: bounds
+    file: grades.py
+    anchor: "score = Decimal(row[col[\\"score\\"]].strip())"
+    replace: "score = min(Decimal(row[col[\\"score\\"]].strip()), Decimal(1000))"
+    witness: {scores.csv: "student,group,score\\ns1,A,5000\\n"}
+"""
 SCHEMA = json.loads((Path(__file__).parent / "data" / "mutation-testing-report-schema.json").read_text())
 
 
@@ -36,15 +44,7 @@ def test_gate_kills_every_menu_mutant_and_detects_the_equivalent_one(toy_build: 
 def test_a_survivor_is_a_blind_spot_and_fails_the_gate(toy_build: Path, tmp_path: Path) -> None:
     toy = toy_copy(tmp_path / "toy", fixed=True)
     menu = tmp_path / "menu.yaml"
-    menu.write_text("""schema_version: 1
-mutants:
-  - id: m-clamp-high-scores
-    bug_class: bounds
-    file: grades.py
-    anchor: "score = Decimal(row[col[\\"score\\"]].strip())"
-    replace: "score = min(Decimal(row[col[\\"score\\"]].strip()), Decimal(1000))"
-    witness: {scores.csv: "student,group,score\\ns1,A,5000\\n"}
-  - id: m-count-plus-one
+    menu.write_text("schema_version: 1\nmutants:\n" + CLAMP + """  - id: m-count-plus-one
     bug_class: off-by-one
     file: grades.py
     anchor: "len(values), total.quantize(CENT)"
@@ -149,14 +149,6 @@ def test_differential_calibration_on_a_target_that_does_not_pass_yet(toy_build: 
 def test_differential_survivor_is_still_a_blind_spot(toy_build: Path, tmp_path: Path) -> None:
     toy = toy_copy(tmp_path / "toy", fixed=False)
     menu = tmp_path / "menu.yaml"
-    menu.write_text("""schema_version: 1
-mutants:
-  - id: m-clamp-high-scores
-    bug_class: bounds
-    file: grades.py
-    anchor: "score = Decimal(row[col[\\"score\\"]].strip())"
-    replace: "score = min(Decimal(row[col[\\"score\\"]].strip()), Decimal(1000))"
-    witness: {scores.csv: "student,group,score\\ns1,A,5000\\n"}
-""")
+    menu.write_text("schema_version: 1\nmutants:\n" + CLAMP)
     summary = mutate(toy / "target.yaml", toy_build, menu, tmp_path / "m", differential=True, minimum=1)
     assert [m.status for m in summary.mutants] == ["Survived"] and summary.verdict == "fail"
