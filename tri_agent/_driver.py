@@ -87,6 +87,8 @@ class EpisodeResult(BaseModel):
     attempts: list[Attempt]
     tool_calls: int = 0
     breach_attempts: list[str] = Field(default_factory=list, description="Refused tool calls that tried to escape.")
+    isolation: list[str] = Field(default_factory=list, description="Isolation layers that were active, set by the "
+                                 "orchestrator: physical-omission, write-audit, tool-confinement, bubblewrap.")
 
     @property
     def valid(self) -> bool:

@@ -66,6 +66,8 @@ class RoundSummary(BaseModel):
     kill_rate: str
     tickets: dict[str, int]
     simulation: bool
+    cost_usd: dict[str, float] = {}
+    isolation: dict[str, list[str]] = {}
 
 
 @dataclass
@@ -184,7 +186,9 @@ def _episode(project: Path, config: AcceptanceConfig, role: str, k: int,
         assemble(charter.contract, project, ws)
         before = snapshot(ws)
         tools = ToolBox(charter.contract, ws, run_case=run_case)
-        result = _driver(config, role, project, k).run(Episode(charter, _task(charter, k), tools, Limits()))
+        driver = _driver(config, role, project, k)
+        result = driver.run(Episode(charter, _task(charter, k), tools, Limits()))
+        result = result.model_copy(update={"isolation": _isolation(driver)})
         after = snapshot(ws)
         try:
             changed = harvest(charter.contract, before, after, ws, project)
@@ -194,6 +198,14 @@ def _episode(project: Path, config: AcceptanceConfig, role: str, k: int,
             quarantine(ws, project / "quarantine", f"{role}-round-{k:04d}")
             raise
     return result
+
+
+def _isolation(driver: Driver) -> list[str]:
+    """The layers that really applied: a command agent acts on files itself, the others only through tools."""
+    layers = ["physical-omission", "write-audit"]
+    if isinstance(driver, CommandDriver):
+        return [*layers, "bubblewrap"] if driver.sandbox else layers
+    return [*layers, "tool-confinement"]
 
 
 def _in_session_builder(project: Path, store: EvidenceStore, k: int) -> EpisodeResult:
@@ -208,7 +220,9 @@ def _in_session_builder(project: Path, store: EvidenceStore, k: int) -> EpisodeR
     summary = f"the session committed {head[:12]}" if tickets else f"the target as committed ({head[:12]})"
     attempt = Attempt(driver="in-session", model=None, status="ok", cost_basis="none: the agent session",
                       seconds=0.0)
-    return EpisodeResult(role="builder", status="ok", summary=summary, simulation=False, attempts=[attempt])
+    return EpisodeResult(role="builder", status="ok", summary=summary, simulation=False, attempts=[attempt],
+                         isolation=["none: the agent session is the builder, bound by the charter and the audit of "
+                                    "what it commits"])
 
 
 def _git_head(project: Path) -> str:
@@ -394,10 +408,12 @@ def _round_summary(rnd: _Round, result: GateResult, report: ScoreReport | None, 
     for t in summary["tickets"]:
         routes[t.route] = routes.get(t.route, 0) + 1
     kill = "-" if mutation is None else f"{mutation.kill_rate:.0%} of {sum(mutation.counts.values())}"
+    episodes: list[EpisodeResult] = summary["episodes"]
     return RoundSummary(round=rnd.k, seed=rnd.seed, final=rnd.final, green=result.green, reasons=result.reasons,
                         passed=sum(c.passed for c in channels), total=sum(c.total for c in channels),
-                        kill_rate=kill, tickets=routes,
-                        simulation=all(e.simulation for e in summary["episodes"]))
+                        kill_rate=kill, tickets=routes, simulation=all(e.simulation for e in episodes),
+                        cost_usd={e.role: round(sum(a.cost_usd for a in e.attempts), 6) for e in episodes},
+                        isolation={e.role: e.isolation for e in episodes})
 
 
 def _write_json(path: Path, data: Any) -> None:
@@ -421,12 +437,16 @@ def _scrub(data: Any) -> Any:
 def scoreboard(store: EvidenceStore, timings: Path | None = None) -> str:
     """``SCOREBOARD.md``: one line per round, from the sealed records (and wall time per role, if measured)."""
     rows = rounds_of(store)
-    out = ["# Scoreboard", "", "| round | seed | pass | kill rate | tickets | gate | why red |",
-           "|---|---|---|---|---|---|---|"]
+    out = ["# Scoreboard", "", "| round | seed | pass | kill rate | tickets | cost (USD) | gate | why red |",
+           "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         tickets = ", ".join(f"{k} {v}" for k, v in sorted(r.tickets.items())) or "-"
+        cost = f"{sum(r.cost_usd.values()):.4f}"
         out.append(f"| {r.round}{' (final)' if r.final else ''} | {r.seed} | {r.passed}/{r.total} | {r.kill_rate} | "
-                   f"{tickets} | {'GREEN' if r.green else 'red'} | {'; '.join(r.reasons) or '-'} |")
+                   f"{tickets} | {cost} | {'GREEN' if r.green else 'red'} | {'; '.join(r.reasons) or '-'} |")
+    if rows:
+        out += ["", "Isolation layers (last round): " + "; ".join(
+            f"{role}: {', '.join(layers)}" for role, layers in rows[-1].isolation.items())]
     if rows and all(r.simulation for r in rows):
         out += ["", "**Simulation**: every role was scripted; this trail can never certify acceptance."]
     if timings is not None and timings.exists():
