@@ -234,22 +234,12 @@ def _init(args: argparse.Namespace) -> int:
 
 
 def _accept(args: argparse.Namespace) -> int:
-    from ._evidence import EvidenceStore
-    from ._rounds import accept, acceptance_json, report_html, scoreboard
+    from ._rounds import accept, write_reports
 
     try:
         decision, progress = accept(args.project, resume=args.resume)
     finally:
-        from ._acceptance import load_config
-
-        config = load_config(args.project.resolve())
-        root = Path(config.evidence)
-        store = EvidenceStore(root if root.is_absolute() else args.project.resolve() / root)
-        if store.entries():
-            board = scoreboard(store, args.project / "TIMINGS.json")
-            (args.project / "SCOREBOARD.md").write_text(board, encoding="utf-8")
-            (args.project / "ACCEPTANCE.json").write_text(acceptance_json(store), encoding="utf-8")
-            (args.project / "REPORT.html").write_text(report_html(store), encoding="utf-8")
+        store = write_reports(args.project)  # also after a stop: the trail so far is worth reading
     print(f"{decision.upper()} after {progress.rounds} rounds ({progress.gate_n} green in a row, then the final "
           f"round); trail digest {store.digest()}; see {args.project / 'SCOREBOARD.md'}")
     return ExitCode.PASS

@@ -147,7 +147,7 @@ def run_exam(build: Path, target_file: Path, out: Path, *, twice: bool = False) 
     visible = verified_visible(build)
     target = Target.load(target_file)
     cases = read_cases(visible / "cases.jsonl")
-    before = _tree_digest(target.baseline)
+    before = scan(target.baseline).sorted_entries()
     out.mkdir(parents=True, exist_ok=True)
     results = _run_all(target, visible, cases, out / "outputs")
     if twice:
@@ -188,10 +188,6 @@ def _compare_runs(first: list[CaseResult], second: list[CaseResult]) -> None:
     if differing:
         raise InfrastructureFailure(f"the target is not deterministic: {len(differing)} case(s) differ between two "
                                     f"runs ({', '.join(differing[:5])})", hint="fix the target's non-determinism")
-
-
-def _tree_digest(folder: Path) -> list[Entry]:
-    return scan(folder).sorted_entries()
 
 
 def _check_untouched(target: Target, before: list[Entry], build: Path) -> None:

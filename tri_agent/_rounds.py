@@ -502,3 +502,14 @@ table{{border-collapse:collapse}}</style></head><body>
 <table><tr><th>round</th><th>pass</th><th>kill rate</th><th>gate</th><th>why red</th></tr>{table}</table>
 <p>Trail digest <code>{store.digest()}</code></p></body></html>
 """
+
+
+def write_reports(project: Path) -> EvidenceStore:
+    """SCOREBOARD.md, ACCEPTANCE.json and REPORT.html beside the project, from its evidence store."""
+    project = project.resolve()
+    store = EvidenceStore(_evidence_root(project, load_config(project)))
+    if store.entries():
+        (project / "SCOREBOARD.md").write_text(scoreboard(store, project / TIMINGS), encoding="utf-8")
+        (project / "ACCEPTANCE.json").write_text(acceptance_json(store), encoding="utf-8")
+        (project / "REPORT.html").write_text(report_html(store), encoding="utf-8")
+    return store
