@@ -7,9 +7,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import TOY
 
-from tri_agent import InfrastructureFailure, MalformedInput, UsageError, verify
+from tri_agent import InfrastructureFailure, MalformedInput, TamperDetected, UsageError, verify
 from tri_agent._build import _changed, build_exam
 from tri_agent._exam import BuildRecord
 
@@ -90,3 +91,35 @@ def test_relative_paths_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     shutil.copytree(TOY / "exam", tmp_path / "exam")
     monkeypatch.chdir(tmp_path)
     assert build_exam(Path("exam"), "3", Path("builds/s3")).cases == 13
+
+
+def test_compose_keeps_chosen_cases_with_their_answers_and_pairs(toy_build: Path, tmp_path: Path) -> None:
+    from tri_agent._build import Part, compose_build
+    from tri_agent._exam import read_cases
+
+    other = tmp_path / "seed-2"
+    build_exam(TOY / "exam", "2", other)
+    red = [c.case for c in read_cases(other / "visible" / "cases.jsonl")][:2]
+    composed = compose_build([Part(toy_build), Part(other, frozenset([*red, "c-000000000000"]))], tmp_path / "out",
+                             "1 + 2")
+    cases = read_cases(tmp_path / "out" / "visible" / "cases.jsonl")
+    assert len(cases) == 15 and composed.record.cases == 15 and composed.record.seed == "1 + 2"
+    assert {composed.origin[c] for c in red} == {"2"} and composed.missing == {"2": ["c-000000000000"]}
+    answers = [json.loads(x)["case"] for x in (tmp_path / "out" / "sealed" / "answers.jsonl").read_text().splitlines()]
+    assert set(answers) <= {c.case for c in cases} and set(red) <= set(answers)
+    assert all((tmp_path / "out" / "visible" / c.inputs / "scores.csv").is_file() for c in cases)
+    pairs = yaml.safe_load((tmp_path / "out" / "caliber.yaml").read_text())["relations"][2]["pairs"]
+    assert pairs and all(a in composed.origin and b in composed.origin for a, b in pairs)
+    assert composed.record.checks.gold_passes and composed.record.checks.corrupted_key_fails
+    assert verify(tmp_path / "out" / "sealed", expect=composed.record.sealed_digest).ok
+
+
+def test_compose_refuses_a_part_that_no_longer_matches_its_seal(toy_build: Path, tmp_path: Path) -> None:
+    from tri_agent._build import Part, compose_build
+
+    part = tmp_path / "part"
+    shutil.copytree(toy_build, part)
+    answers = part / "sealed" / "answers.jsonl"
+    answers.write_text(answers.read_text().replace('"count": "2"', '"count": "3"', 1))
+    with pytest.raises(TamperDetected, match="does not match its seal"):
+        compose_build([Part(part)], tmp_path / "out", "1")

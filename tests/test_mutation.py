@@ -92,6 +92,15 @@ def test_rotation_brings_enough_new_mutants(size: int, used: int, red: bool, see
     assert chosen == rotate(menu, previous, red=red, size=size, seed=seed)  # deterministic for a seed
 
 
+def test_a_stale_menu_still_gives_a_sample_and_says_it_is_short() -> None:
+    from tri_agent._mutation import rotation
+
+    sample = rotation(["a", "b", "c", "d"], ["a", "b", "c"], red=True, size=4, seed="s")
+    assert sample.chosen == ["a", "b", "c", "d"] and sample.new == ["d"] and sample.need == 2 and sample.short
+    fresh = rotation(["a", "b", "c", "d"], ["a"], red=False, size=3, seed="s")
+    assert len(fresh.chosen) == 3 and len(fresh.new) >= 1 and not fresh.short
+
+
 def test_rotation_refuses_when_the_menu_is_exhausted() -> None:
     with pytest.raises(UsageError, match="unused mutants"):
         rotate(["a", "b", "c"], ["a", "b", "c"], red=True, size=2, seed="s")

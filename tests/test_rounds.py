@@ -3,6 +3,7 @@ interrupted and resumed it leaves the same trail; any tampering with a round is 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -15,7 +16,8 @@ import pytest
 from conftest import TOY
 
 from tri_agent._evidence import EvidenceStore
-from tri_agent._rounds import accept, acceptance_json, report_html, scoreboard
+from tri_agent._rounds import accept
+from tri_agent._scoreboard import acceptance_json, report_html, rounds_of, scoreboard
 
 GIT = ["git", "-c", "user.name=tri-agent-test", "-c", "user.email=test@invalid"]
 
@@ -46,6 +48,80 @@ def test_the_toy_trail(accepted: Path) -> None:
     first = accepted / "evidence" / "records" / "round-0001"
     assert len(list((first / "tickets").glob("builder-*.md"))) >= 2
     assert "100% of 9" in board.splitlines()[4]  # round 1 calibrated (differentially) with the menu
+    assert [e.kind for e in store.entries()] == ["preflight"] + ["round"] * 5
+    checks = json.loads((accepted / "evidence" / "records" / "preflight" / "checks.json").read_text())
+    assert [c["name"] for c in checks] == ["spec readable", "baseline double-run"] and "byte-identical" in str(checks)
+
+
+def test_the_examiner_deepens_and_the_menu_rotates(accepted: Path) -> None:
+    rounds = rounds_of(EvidenceStore(accepted / "evidence"))
+    assert all(r.deepening and r.deepening.new_cases > 0 for r in rounds)
+    assert "generator/generate.py" in rounds[1].deepening.exam_files_changed  # type: ignore[union-attr]
+    assert rounds[1].deepening.new_cases > rounds[0].deepening.new_cases  # type: ignore[union-attr]  # new chaos
+    middle = [json.loads((accepted / "evidence" / "records" / f"round-000{k}" / "mutation-summary.json").read_text())
+              for k in (2, 3, 4)]
+    judged = [{m["id"] for m in s["mutants"] if m["status"] == "Killed"} for s in middle]
+    assert all(len(j) == 3 for j in judged)
+    assert len(rounds[1].deepening.new_mutants) >= 2  # type: ignore[union-attr]  # after a red round: half new
+    assert all(len(r.deepening.new_mutants) >= 1 for r in rounds[2:4])  # type: ignore[union-attr]
+    assert "m-tabs-kept" in set().union(*judged) | set(rounds[4].deepening.new_mutants)  # type: ignore[union-attr]
+
+
+def test_the_final_round_runs_the_baseline_and_every_case_ever_red(accepted: Path) -> None:
+    records = accepted / "evidence" / "records"
+    first = json.loads((records / "round-0001" / "score.json").read_text())
+    red = {f["key"]["case"] for f in first["answers"]["failures"]}
+    provenance = (records / "round-0005" / "provenance.jsonl").read_text().splitlines()
+    final_cases = {json.loads(x)["case"] for x in provenance}
+    progress = json.loads((records / "round-0004" / "progress.json").read_text())
+    assert red and red <= final_cases and set(progress["red_cases"]["1"]) >= red
+    baseline = {c for c in final_cases if c not in set(progress["red_cases"]["1"])}
+    assert len(baseline) >= 13  # seed 0, every case
+    assert json.loads((records / "round-0005" / "round.json").read_text())["seed"].startswith("0 (all) + 1 (")
+    layers = json.loads((records / "round-0005" / "layers.json").read_text())
+    assert set(layers) == {"examiner", "builder", "tester", "judge"} and "write-audit" in layers["tester"]
+
+
+def test_resuming_a_finished_run_plays_no_more_rounds(accepted: Path, tmp_path: Path) -> None:
+    project = tmp_path / "toy"
+    shutil.copytree(accepted, project)
+    before = EvidenceStore(project / "evidence").digest()
+    assert accept(project, resume=True)[0] == "accepted"
+    assert EvidenceStore(project / "evidence").digest() == before
+
+
+def test_a_nondeterministic_baseline_stops_in_preflight(tmp_path: Path) -> None:
+    from tri_agent import InfrastructureFailure
+
+    project = tmp_path / "toy"
+    shutil.copytree(TOY, project, ignore=shutil.ignore_patterns("builds", "runs", "evidence", "SCOREBOARD.md"))
+    grades = project / "target" / "grades.py"
+    grades.write_text(grades.read_text().replace("def main():", "def main():\n    import os\n"
+                                                 "    open(sys.argv[2] + '.stamp', 'w').write(os.urandom(8).hex())"))
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "baseline"]):
+        subprocess.run([*GIT, *args], cwd=project, check=True, capture_output=True)
+    with pytest.raises(InfrastructureFailure, match="preflight: baseline double-run") as err:
+        accept(project)
+    assert err.value.exit_code == 7 and "deterministic" in err.value.hint
+    assert EvidenceStore(project / "evidence").entries() == []
+
+
+def test_an_exam_that_does_not_build_stops_and_keeps_the_trail(tmp_path: Path) -> None:
+    from tri_agent import InfrastructureFailure
+
+    project = _project(tmp_path / "toy")
+    broken = project / "scripted" / "examiner-round-2" / "generate.py"
+    broken.write_text("import sys\nsys.exit('generator: cannot parse the spec')\n")
+    subprocess.run([*GIT, "commit", "-qam", "an examiner that breaks its generator"], cwd=project, check=True)
+    with pytest.raises(InfrastructureFailure, match="generator exited 1: generator: cannot parse") as err:
+        accept(project)
+    assert err.value.exit_code == 7
+    store = EvidenceStore(project / "evidence")
+    digest = store.digest()
+    assert [e.name for e in store.entries()] == ["preflight", "round-0001"] and store.verify_trail() == []
+    with pytest.raises(InfrastructureFailure):
+        accept(project, resume=True)
+    assert store.digest() == digest and store.verify_trail() == []
 
 
 def test_tampering_with_a_round_is_caught(accepted: Path, tmp_path: Path) -> None:
@@ -71,7 +147,6 @@ def test_killed_and_resumed_gives_the_same_trail(accepted: Path, tmp_path: Path)
 
 
 def test_reports_render_offline_and_deterministically(accepted: Path) -> None:
-    import json
 
     store = EvidenceStore(accepted / "evidence")
     page = report_html(store)
@@ -116,7 +191,6 @@ def _episodes(moves):  # type: ignore[no-untyped-def]
 
 def test_accept_with_every_role_played_by_a_model_through_the_real_sdks(tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    import json
 
     from tri_agent._fakes import FakeModelServer, Move
 
@@ -124,6 +198,15 @@ def test_accept_with_every_role_played_by_a_model_through_the_real_sdks(tmp_path
 
     def submit_only(_e: int, _t: int, _r: list[str]) -> Move:
         return Move(calls=[("submit", {"summary": "done"})])
+
+    deeper = TOY / "scripted" / "examiner-round-2"
+
+    def examiner(episode: int, turn: int, _r: list[str]) -> Move:
+        if episode == 2 and turn == 0:  # deepen: new chaos and new mutants, as the recorded examiner does
+            return Move(calls=[("write", {"path": f"exam/{dest}", "content": (deeper / src).read_text()})
+                               for src, dest in (("generate.py", "generator/generate.py"),
+                                                 ("mutations.yaml", "mutations.yaml"))])
+        return Move(calls=[("submit", {"summary": "deeper" if episode == 2 else "exam as written"})])
 
     def builder(episode: int, turn: int, _r: list[str]) -> Move:
         if episode >= 2 and turn == 0:
@@ -144,7 +227,7 @@ def test_accept_with_every_role_played_by_a_model_through_the_real_sdks(tmp_path
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-fake-0123456789")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-oai-fake-0123456789")
     servers = {role: FakeModelServer(_episodes(player)) for role, player in
-               (("examiner", submit_only), ("builder", builder), ("tester", tester), ("judge", submit_only))}
+               (("examiner", examiner), ("builder", builder), ("tester", tester), ("judge", submit_only))}
     project = _project(tmp_path / "toy")
     config = project / "acceptance.yaml"
     text = config.read_text()
@@ -179,15 +262,20 @@ def test_a_tester_that_skips_cases_makes_every_round_red_until_the_fuse(tmp_path
     script.write_text(script.read_text().replace("{tool: run_case, args: {}, each_case: true}",
                                                  "{tool: list, args: {}}"))
     subprocess.run([*GIT, "commit", "-qam", "a lazy tester"], cwd=project, check=True)
-    with pytest.raises(Escalation, match="fix attempts"):
+    with pytest.raises(Escalation, match="fix attempts") as err:
         accept(project)
-    board = scoreboard(EvidenceStore(project / "evidence"))
+    store = EvidenceStore(project / "evidence")
+    assert err.value.exit_code == 8 and store.entries()[-1].kind == "escalation" and store.verify_trail() == []
+    board = scoreboard(store)
     assert "the tester skipped" in board and "GREEN" not in board
+    assert "# Escalation after round 3" in board and "`orchestrator:tester:skipped`: red in 3 rounds" in board
+    with pytest.raises(Escalation):
+        accept(project, resume=True)  # a human decides; resuming plays no further round
+    assert store.entries()[-1].kind == "escalation" and len(store.entries()) == 5
 
 
 def test_sealed_values_in_what_the_builder_wrote_are_a_leak(toy_build: Path, tmp_path: Path) -> None:
-    from tri_agent._acceptance import load_config
-    from tri_agent._rounds import _leak_tickets, _Round
+    from tri_agent._judging import leak_tickets
 
     project = _project(tmp_path / "toy")
     answers = (toy_build / "sealed" / "answers.jsonl").read_text()
@@ -195,9 +283,22 @@ def test_sealed_values_in_what_the_builder_wrote_are_a_leak(toy_build: Path, tmp
     sealed = next(x.split('"total": "')[1].split('"')[0] for x in answers.splitlines()
                   if x.split('"total": "')[1].split('"')[0] not in inputs)
     (project / "target" / "cheat.py").write_text(f"EXPECTED_TOTAL = '{sealed}'\n")
-    rnd = _Round(2, "1", False, toy_build, tmp_path / "run")
-    config = load_config(project)
-    [ticket] = _leak_tickets(project, config, rnd, {"builder": ["target/cheat.py"], "tester": []})
+    [ticket] = leak_tickets(project, toy_build, ["spec/README.md"], {"builder": ["target/cheat.py"], "tester": []})
     assert ticket.signature == "orchestrator:leak:builder" and "target/cheat.py:1" in ticket.body
     assert sealed not in ticket.markdown()
-    assert _leak_tickets(project, config, rnd, {"builder": ["target/grades.py"], "tester": []}) == []
+    assert leak_tickets(project, toy_build, ["spec/README.md"], {"builder": ["target/grades.py"], "tester": []}) == []
+
+
+def test_code_that_names_a_case_is_a_blocker_every_round_until_it_is_gone(toy_build: Path, tmp_path: Path) -> None:
+    from tri_agent._judging import builder_smells, case_ids, smell_and_guard
+
+    project = _project(tmp_path / "toy")
+    case = case_ids(toy_build)[0]
+    grades = project / "target" / "grades.py"
+    grades.write_text(grades.read_text() + f"\nKNOWN = {{'{case}': 'accepted'}}\n")
+    found = builder_smells(project, toy_build, [])  # not changed this round: it is still there
+    assert [(s.name, s.path, s.severity) for s in found] == [("case-id-in-code", "target/grades.py", "blocker")]
+    [ticket] = smell_and_guard(toy_build, found)
+    assert ticket.route == "builder" and ticket.signature == "builder:smell:case-id-in-code"
+    grades.write_text(grades.read_text().replace(case, "c-000000000000"))
+    assert builder_smells(project, toy_build, []) == []

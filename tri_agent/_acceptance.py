@@ -132,6 +132,11 @@ def load_config(project: Path) -> AcceptanceConfig:
     return _yamldoc.load(path, AcceptanceConfig)
 
 
+def evidence_root(project: Path, config: AcceptanceConfig) -> Path:
+    root = Path(config.evidence)
+    return root if root.is_absolute() else project / root
+
+
 class PreflightCheck(BaseModel):
     name: str
     ok: bool

@@ -13,17 +13,18 @@ import json
 import shutil
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
 from ._caliber import Caliber, EqualPair, Monotone, load_caliber
-from ._errors import InfrastructureFailure, MalformedInput, UsageError
-from ._exam import EXAM_FILES, BuildChecks, BuildRecord, Case, ExamConfig, Pair, load_exam, read_cases, read_pairs
+from ._errors import InfrastructureFailure, MalformedInput, TamperDetected, UsageError
+from ._exam import BuildChecks, BuildRecord, Case, ExamConfig, Pair, load_exam, read_cases, read_pairs
 from ._grading import ScoreInputs, score
 from ._manifest import scan
 from ._process import Completed, base_env, run
-from ._seal import diff, seal
+from ._seal import diff, seal, verify
 from ._tables import ROW, read_table
 from ._tolerance import EXACT, parse_count, parse_decimal
 
@@ -50,10 +51,96 @@ def build_exam(exam_dir: Path, seed: str, out: Path) -> BuildRecord:
         visible_digest=seal(visible, crlf_kept=True),  # chaos inputs may hold CRLF on purpose
         sealed_digest=seal(sealed),
         caliber_sha256=hashlib.sha256((out / "caliber.yaml").read_bytes()).hexdigest(),
-        exam_sha256={n: hashlib.sha256((exam_dir / n).read_bytes()).hexdigest() for n in EXAM_FILES}, checks=checks,
+        exam_sha256=_exam_digests(exam_dir), checks=checks,
     )
     (out / "build.json").write_text(record.model_dump_json(indent=1) + "\n", encoding="utf-8")
     return record
+
+
+@dataclass(frozen=True)
+class Part:
+    """One build of the exam and the cases taken from it (None: every case)."""
+
+    build: Path
+    cases: frozenset[str] | None = None
+
+
+@dataclass(frozen=True)
+class Composed:
+    record: BuildRecord
+    origin: dict[str, str]  # case -> seed of the build it came from
+    missing: dict[str, list[str]]  # seed -> asked-for cases that build no longer holds
+
+
+def compose_build(parts: list[Part], out: Path, seed: str) -> Composed:
+    """One sealed build from cases of several builds of the same exam (the final regression round).
+
+    Each case keeps its inputs and its sealed answers; relation pairs are kept when both cases are in.
+    The self-checks run again on the result, and nothing is trusted that they do not pass.
+    """
+    records = [_verified(p.build) for p in parts]
+    origin: dict[str, str] = {}
+    missing: dict[str, list[str]] = {}
+    chosen: list[tuple[Path, Case]] = []
+    for part, record in zip(parts, records, strict=True):
+        cases = read_cases(part.build / "visible" / "cases.jsonl")
+        if part.cases is not None and part.cases - {c.case for c in cases}:
+            missing[record.seed] = sorted(part.cases - {c.case for c in cases})
+        for case in cases:
+            if (part.cases is None or case.case in part.cases) and case.case not in origin:
+                origin[case.case] = record.seed
+                chosen.append((part.build, case))
+    caliber, _ = load_caliber(parts[0].build / "caliber.yaml")
+    with tempfile.TemporaryDirectory(prefix="tri-compose-") as tmp:
+        visible = _compose_visible(chosen, out / "visible")
+        sealed = _compose_sealed(chosen, out / "sealed")
+        built = _kept_pairs(caliber, set(origin), out / "caliber.yaml")
+        checks = _self_checks(out / "caliber.yaml", built, sealed, Path(tmp))
+    caliber_sha256 = hashlib.sha256((out / "caliber.yaml").read_bytes()).hexdigest()
+    record = records[0].model_copy(update={
+        "seed": seed, "cases": len(chosen), "visible_digest": seal(visible, crlf_kept=True),
+        "sealed_digest": seal(sealed), "caliber_sha256": caliber_sha256, "checks": checks})
+    (out / "build.json").write_text(record.model_dump_json(indent=1) + "\n", encoding="utf-8")
+    return Composed(record, origin, missing)
+
+
+def _verified(build: Path) -> BuildRecord:
+    record = BuildRecord.model_validate_json((build / "build.json").read_text(encoding="utf-8"))
+    for folder, digest in (("visible", record.visible_digest), ("sealed", record.sealed_digest)):
+        report = verify(build / folder, expect=digest)
+        if not report.ok:
+            raise TamperDetected(f"{build / folder} does not match its seal: {report.findings[0].kind} "
+                                 f"{report.findings[0].path}", hint="rebuild the exam; never edit a build")
+    return record
+
+
+def _compose_visible(chosen: list[tuple[Path, Case]], visible: Path) -> Path:
+    lines = []
+    for build, case in sorted(chosen, key=lambda bc: bc[1].case):
+        shutil.copytree(build / "visible" / case.inputs, visible / "inputs" / case.case)
+        lines.append(case.model_copy(update={"inputs": f"inputs/{case.case}"}).model_dump_json(exclude_defaults=True))
+    (visible / "cases.jsonl").write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+    return visible
+
+
+def _compose_sealed(chosen: list[tuple[Path, Case]], sealed: Path) -> Path:
+    sealed.mkdir(parents=True)
+    wanted: dict[Path, set[str]] = {}
+    for build, case in chosen:
+        wanted.setdefault(build, set()).add(case.case)
+    for name in ("answers.jsonl", "behaviors.jsonl"):
+        rows = [line for build, cases in wanted.items() if (build / "sealed" / name).exists()
+                for line in (build / "sealed" / name).read_text(encoding="utf-8").splitlines()
+                if line.strip() and json.loads(line).get("case") in cases]
+        if rows or any((b / "sealed" / name).exists() for b in wanted):
+            (sealed / name).write_text("".join(x + "\n" for x in rows), encoding="utf-8")
+    return sealed
+
+
+def _kept_pairs(caliber: Caliber, cases: set[str], path: Path) -> Caliber:
+    relations = [r.model_copy(update={"pairs": [p for p in r.pairs if p[0] in cases and p[1] in cases]})
+                 if isinstance(r, EqualPair | Monotone) else r for r in caliber.relations]
+    return _write_caliber(caliber.model_copy(update={"relations": relations}), path)
 
 
 def _twice(make: Callable[[int], Path], what: str) -> Path:
@@ -66,9 +153,18 @@ def _twice(make: Callable[[int], Path], what: str) -> Path:
     return first
 
 
+_NOT_EXAM = ("build", "builds", ".git", "tickets", "judge", "__pycache__")  # round traffic and caches, not the exam
+
+
+def _exam_digests(exam_dir: Path) -> dict[str, str]:
+    """SHA-256 of every exam file the generator and the oracle can read: their code included."""
+    return {e.path: e.sha256 for e in scan(exam_dir).sorted_entries()
+            if not set(Path(e.path).parts) & set(_NOT_EXAM)}
+
+
 def _workspace(exam_dir: Path, scratch: Path, name: str) -> Path:
     ws = scratch / name
-    shutil.copytree(exam_dir, ws, symlinks=True, ignore=shutil.ignore_patterns("build", "builds", ".git"))
+    shutil.copytree(exam_dir, ws, symlinks=True, ignore=shutil.ignore_patterns(*_NOT_EXAM))
     (ws / ".home").mkdir()
     return ws
 
@@ -132,10 +228,13 @@ def _with_pairs(caliber: Caliber, pairs: list[Pair], path: Path) -> Caliber:
         extra.setdefault(p.relation, []).append((p.a, p.b))
     updated = [r.model_copy(update={"pairs": [*r.pairs, *extra.get(r.name, [])]})
                if isinstance(r, EqualPair | Monotone) else r for r in caliber.relations]
-    built = caliber.model_copy(update={"relations": updated})
-    data = built.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return _write_caliber(caliber.model_copy(update={"relations": updated}), path)
+
+
+def _write_caliber(caliber: Caliber, path: Path) -> Caliber:
+    data = caliber.model_dump(mode="json", by_alias=True, exclude_none=True)
     path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
-    return built
+    return caliber
 
 
 def _self_checks(caliber_path: Path, caliber: Caliber, sealed: Path, scratch: Path) -> BuildChecks:

@@ -234,7 +234,8 @@ def _init(args: argparse.Namespace) -> int:
 
 
 def _accept(args: argparse.Namespace) -> int:
-    from ._rounds import accept, write_reports
+    from ._rounds import accept
+    from ._scoreboard import write_reports
 
     try:
         decision, progress = accept(args.project, resume=args.resume)

@@ -101,7 +101,8 @@ class BuildRecord(_Strict):
     visible_digest: str = Field(description="Seal digest of visible/.")
     sealed_digest: str = Field(description="Seal digest of sealed/ (the answer key).")
     caliber_sha256: str = Field(description="SHA-256 of the built caliber.yaml.")
-    exam_sha256: dict[str, str] = Field(description="SHA-256 of each exam file the build read.")
+    exam_sha256: dict[str, str] = Field(description="SHA-256 of each exam file the generator and oracle could "
+                                                    "read (code included; tickets and judge notes excluded).")
     checks: BuildChecks
 
 

@@ -30,9 +30,16 @@ class RoundFacts(BaseModel):
     min_mutants: int = 3
     seals_ok: bool = True
     failing_tickets: list[str] = Field(default_factory=list, description="Signatures of this round's tickets.")
+    red_cases: dict[str, list[str]] = Field(default_factory=dict, description="Seed -> cases some channel "
+                                            "failed on.")
+    mutants_judged_ids: list[str] = Field(default_factory=list, description="Mutants judged (not Ignored).")
+    mutants_equivalent: list[str] = Field(default_factory=list, description="Mutants shown equivalent.")
 
 
 class GateResult(BaseModel):
+    """``gate.json``: the gate's verdict on one round."""
+
+    schema_version: Literal[1] = 1
     round: int
     green: bool
     reasons: list[str] = Field(description="Why the round is red (empty when green).")
@@ -47,7 +54,13 @@ class Progress(BaseModel):
     rounds: int = 0
     final_round: bool = False
     attempts: dict[str, int] = Field(default_factory=dict, description="Ticket signature -> failed fix attempts.")
-    ever_red: list[str] = Field(default_factory=list, description="Tickets that were ever red (for the final round).")
+    ever_red: list[str] = Field(default_factory=list, description="Signatures of tickets that were ever filed.")
+    red_cases: dict[str, list[str]] = Field(default_factory=dict, description="Seed -> cases that were ever red "
+                                            "under it: the final round runs them again.")
+    mutants_used: list[str] = Field(default_factory=list, description="Mutants judged in some round: not new again.")
+    mutants_retired: list[str] = Field(default_factory=list, description="Mutants shown equivalent: never sampled.")
+    last_green: bool = Field(default=False, description="Whether the last round was green (rotation needs it).")
+    decision: Decision | None = Field(default=None, description="What the last round decided.")
 
 
 def gate(facts: RoundFacts) -> GateResult:
@@ -73,15 +86,24 @@ def advance(progress: Progress, result: GateResult, facts: RoundFacts) -> tuple[
         attempts[signature] = attempts.get(signature, 0) + 1
     ever_red = sorted(set(progress.ever_red) | set(facts.failing_tickets))
     streak = progress.green_streak + 1 if result.green else 0
-    state = progress.model_copy(update={"green_streak": streak, "rounds": progress.rounds + 1,
-                                        "attempts": attempts, "ever_red": ever_red})
+    red_cases = {seed: list(cases) for seed, cases in progress.red_cases.items()}
+    for seed, cases in facts.red_cases.items():
+        red_cases[seed] = sorted(set(red_cases.get(seed, [])) | set(cases))
+    state = progress.model_copy(update={
+        "green_streak": streak, "rounds": progress.rounds + 1, "attempts": attempts, "ever_red": ever_red,
+        "red_cases": red_cases, "last_green": result.green,
+        "mutants_used": sorted(set(progress.mutants_used) | set(facts.mutants_judged_ids)),
+        "mutants_retired": sorted(set(progress.mutants_retired) | set(facts.mutants_equivalent))})
+    decision = _decide(progress, result, attempts, streak)
+    return state.model_copy(update={"final_round": decision == "final_round", "decision": decision}), decision
+
+
+def _decide(progress: Progress, result: GateResult, attempts: dict[str, int], streak: int) -> Decision:
     if any(n >= FUSE for n in attempts.values()) and not result.green:
-        return state, "escalate"
+        return "escalate"
     if progress.final_round:
-        return state.model_copy(update={"final_round": False}), "accepted" if result.green else "next_round"
-    if streak >= progress.gate_n:
-        return state.model_copy(update={"final_round": True}), "final_round"
-    return state, "next_round"
+        return "accepted" if result.green else "next_round"
+    return "final_round" if streak >= progress.gate_n else "next_round"
 
 
 def can_certify(simulation: bool, unsafe_contract: bool) -> tuple[bool, str]:

@@ -41,6 +41,7 @@ Status = Literal["Killed", "Survived", "Timeout", "NoCoverage", "CompileError", 
 DETECTED = ("Killed", "Timeout")
 UNDETECTED = ("Survived", "NoCoverage")
 
+EQUIVALENT = "equivalent: "  # the reason of an Ignored mutant whose witness shows no difference
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -291,7 +292,7 @@ def _replay(original: Target, mutated: Target, exam: _Exam, plan: _Plan, scratch
                              killed_by=killed_by or [], cases_run=n)
 
     if plan.witness is not None and not _witness_differs(original, mutated, plan, scratch):
-        return done("Ignored", "equivalent: the witness input gives identical results on original and mutant")
+        return done("Ignored", EQUIVALENT + "the witness input gives identical results on original and mutant")
     if exam.baseline is not None:
         return _differential(mutated, exam, scratch, done)
     gateway = Gateway(mutated, exam.visible, _fresh(scratch / "cases"))
@@ -460,20 +461,39 @@ padding:4px 8px;text-align:left}}.Killed,.Timeout{{background:#e6f4ea}}.Survived
 """
 
 
-def rotate(menu_ids: list[str], used: list[str], *, red: bool, size: int, seed: str) -> list[str]:
-    """A deterministic sample of ``size`` mutants with at least 30% new ones (50% after a red round)."""
-    if size > len(menu_ids):
-        raise UsageError(f"asked for {size} mutants but the menu has {len(menu_ids)}")
+@dataclass(frozen=True)
+class Rotation:
+    """This round's sample of the menu, and whether it holds enough mutants no earlier round judged."""
+
+    chosen: list[str]
+    new: list[str]
+    need: int
+
+    @property
+    def short(self) -> bool:
+        return len(self.new) < self.need
+
+
+def rotation(menu_ids: list[str], used: list[str], *, red: bool, size: int, seed: str) -> Rotation:
+    """A deterministic sample of up to ``size`` mutants, new ones first up to at least 30% (50% after red)."""
+    size = min(size, len(menu_ids))
     fresh = sorted(set(menu_ids) - set(used))
     seen = sorted(set(menu_ids) & set(used))
     need = -(-size // 2) if red else -(-3 * size // 10)  # ceil(50%) or ceil(30%), in integers
-    if len(fresh) < need:
-        raise UsageError(f"the menu has {len(fresh)} unused mutants; this round needs {need} new ones",
-                         hint="add mutants to the menu")
     rng = random.Random(seed)
-    take_new = max(need, size - len(seen))
-    chosen = rng.sample(fresh, take_new) + rng.sample(seen, size - take_new)
-    return sorted(chosen)
+    new = rng.sample(fresh, min(len(fresh), max(need, size - len(seen))))
+    return Rotation(sorted(new + rng.sample(seen, min(len(seen), size - len(new)))), sorted(new), need)
+
+
+def rotate(menu_ids: list[str], used: list[str], *, red: bool, size: int, seed: str) -> list[str]:
+    """``rotation``, refusing a menu too small or too stale for the round."""
+    if size > len(menu_ids):
+        raise UsageError(f"asked for {size} mutants but the menu has {len(menu_ids)}")
+    sample = rotation(menu_ids, used, red=red, size=size, seed=seed)
+    if sample.short:
+        raise UsageError(f"the menu has {len(sample.new)} unused mutants; this round needs {sample.need} new ones",
+                         hint="add mutants to the menu")
+    return sample.chosen
 
 
 def rotation_sample(menu_path: Path, previous: list[Path], size: int, seed: str) -> list[str]:

@@ -14,6 +14,7 @@ from ._driver import EpisodeResult, Script
 from ._evidence import TrailEntry
 from ._exam import BuildRecord, Case, ExamConfig, Pair
 from ._executor import Request, Response
+from ._gate import GateResult, Progress
 from ._gateway import Provenance, RunRecord
 from ._leaks import LeakReport
 from ._manifest import Manifest
@@ -21,7 +22,9 @@ from ._mutation import Menu, MutationSummary
 from ._presets import Preset
 from ._report import ScoreReport
 from ._rulings import Ruling
+from ._scoreboard import RoundSummary
 from ._seal import SealLogEntry, VerifyReport
+from ._smells import Smell
 from ._target import TargetConfig
 from ._workspace import WorkspaceRecord
 
@@ -51,6 +54,10 @@ FORMATS: dict[str, type[BaseModel]] = {
     "ruling": Ruling,
     "trail-entry": TrailEntry,
     "acceptance": AcceptanceConfig,
+    "round-summary": RoundSummary,
+    "gate-result": GateResult,
+    "progress": Progress,
+    "smell": Smell,
 }
 
 

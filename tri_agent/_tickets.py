@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from ._leaks import scan_leaks
 from ._report import CellFailure, ScoreReport
+from ._smells import Smell
 
 Route = Literal["builder", "exam", "orchestrator"]
 _EXAMPLES = 3
@@ -130,6 +131,19 @@ def _relation_tickets(report: ScoreReport) -> list[Ticket]:
                          "the spec does not promise, or the oracle is wrong.")
             out.append(_ticket(route, rel.name, "relation", f"relation {rel.name} fails", body, []))
     return out
+
+
+def smell_tickets(found: list[Smell]) -> list[Ticket]:
+    """One builder ticket per blocker smell: the builder undoes what hid a failing check."""
+    groups: dict[str, list[Smell]] = defaultdict(list)
+    for s in found:
+        if s.severity == "blocker":
+            groups[s.name].append(s)
+    return [_ticket("builder", "smell", name, f"test-quality smell: {name} ({len(items)})",
+                    "What you changed weakens what checks the target:\n\n" + "\n".join(
+                        f"- {s.path}{f':{s.line}' if s.line else ''}: {s.detail}" for s in items[:10])
+                    + "\n\nRestore the checks; make the target pass them instead.", [])
+            for name, items in sorted(groups.items())]
 
 
 def guard(tickets: list[Ticket], answers: Path, inputs: list[Path], key: list[str]) -> list[Ticket]:

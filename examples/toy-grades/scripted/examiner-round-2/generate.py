@@ -1,0 +1,90 @@
+"""Deterministic case generator for toy-grades: seed -> cases.jsonl, inputs/<case>/scores.csv, pairs.jsonl.
+
+Revised by the examiner in round 2: tab-padded group keys and an empty score cell."""
+
+import hashlib
+import json
+import random
+import sys
+from pathlib import Path
+
+GROUPS = ["Algebra", "Biology", "Chemistry", "Drama", "Economics"]
+
+
+def case_id(seed, name):
+    return "c-" + hashlib.sha256(f"{seed}:{name}".encode()).hexdigest()[:12]
+
+
+def sheet(rng):
+    rows = []
+    groups = rng.sample(GROUPS, rng.randint(2, 4))
+    for g in groups:
+        for _ in range(rng.randint(2, 6)):
+            cents = rng.randint(4000, 10000)
+            rows.append([f"s{len(rows):03d}", g, f"{cents // 100}.{cents % 100:02d}"])
+    # a group whose average is exactly on a half cent: 2 scores one cent apart
+    base = rng.randint(5000, 9000)
+    rows.append([f"s{len(rows):03d}", "Half", f"{base // 100}.{base % 100:02d}"])
+    rows.append([f"s{len(rows):03d}", "Half", f"{(base + 1) // 100}.{(base + 1) % 100:02d}"])
+    # group keys with surrounding spaces on some rows
+    for r in rng.sample(rows, max(1, len(rows) // 4)):
+        r[1] = rng.choice([" ", "  "]) + r[1] + rng.choice(["", " "])
+    return rows
+
+
+def write(out, seed, name, header, rows, *, bom=False, crlf=False, blank=False):
+    cid = case_id(seed, name)
+    folder = out / "inputs" / cid
+    folder.mkdir(parents=True)
+    lines = [",".join(header)] + [",".join(r) for r in rows]
+    if blank:
+        lines = [lines[0], ""] + [x for pair in zip(lines[1:], [""] * len(lines), strict=False) for x in pair]
+    text = ("\r\n" if crlf else "\n").join(lines) + ("\r\n" if crlf else "\n")
+    (folder / "scores.csv").write_bytes((b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8"))
+    return {"case": cid, "inputs": f"inputs/{cid}"}
+
+
+def chaos(out, seed, header, cases):
+    """Round 2's deeper chaos, from its own random stream so the earlier cases stay as they were: group keys
+    padded with tabs (the spec says trimmed, not space-stripped) and a score sheet whose blank score cell
+    must be rejected like any other non-number."""
+    rng = random.Random(f"toy-grades:chaos-2:{seed}")
+    for k in range(2):
+        rows = sheet(rng)
+        for r in rng.sample(rows, max(1, len(rows) // 3)):
+            r[1] = "\t" + r[1].strip() + rng.choice(["", "\t", " \t"])
+        cases.append(write(out, seed, f"tabs-{k}", header, rows))
+    empty = sheet(rng)
+    empty[rng.randrange(len(empty))][2] = ""
+    cases.append(write(out, seed, "empty-score", header, empty))
+
+
+def main():
+    seed, out = sys.argv[1], Path(sys.argv[2])
+    rng = random.Random(f"toy-grades:{seed}")
+    header = ["student", "group", "score"]
+    cases, pairs = [], []
+    for k in range(6):
+        rows = sheet(rng)
+        cases.append(write(out, seed, f"plain-{k}", header, rows))
+        if k < 2:
+            shuffled = rows[:]
+            rng.shuffle(shuffled)
+            cases.append(write(out, seed, f"shuffled-{k}", header, shuffled))
+            pairs.append({"relation": "row-order-changes-nothing", "a": cases[-2]["case"], "b": cases[-1]["case"]})
+    cases.append(write(out, seed, "bom", header, sheet(rng), bom=True))
+    cases.append(write(out, seed, "crlf", header, sheet(rng), crlf=True))
+    rows = sheet(rng)
+    cases.append(write(out, seed, "header", [" Score", "STUDENT", "Group "], [[r[2], r[0], r[1]] for r in rows]))
+    cases.append(write(out, seed, "blank-lines", header, sheet(rng), blank=True))
+    bad = sheet(rng)
+    bad[rng.randrange(len(bad))][2] = "n/a"
+    cases.append(write(out, seed, "bad-score", header, bad))
+    chaos(out, seed, header, cases)
+    cases.sort(key=lambda c: c["case"])  # the order says nothing about what a case tests
+    (out / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
+    (out / "pairs.jsonl").write_text("".join(json.dumps(p) + "\n" for p in pairs))
+
+
+if __name__ == "__main__":
+    main()

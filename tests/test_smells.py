@@ -1,0 +1,75 @@
+"""Every smell of the table fires on a diff that has it, and stays quiet on an honest change."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tri_agent._smells import SMELLS, Change, smells
+
+TEST = """import pytest
+
+
+def test_total():
+    assert total([1, 2]) == 3
+
+
+def test_empty():
+    assert total([]) == 0
+"""
+
+BAD: dict[str, Change] = {
+    "case-id-in-code": Change(path="target/grades.py", old="x = 1\n",
+                              new="x = 1\nif 'c-0123456789ab' in path:\n    x = 2\n"),
+    "skip-added": Change(path="target/tests/test_total.py", old=TEST,
+                         new=TEST.replace("def test_empty", "@pytest.mark.skip\ndef test_empty")),
+    "tests-removed": Change(path="target/tests/test_total.py", old=TEST, new=TEST.split("\n\ndef test_empty")[0]),
+    "trivial-assert": Change(path="target/test_total.py", old=TEST,
+                             new=TEST.replace("assert total([]) == 0", "assert True")),
+    "assertions-reduced": Change(path="target/tests/test_total.py", old=TEST,
+                                 new=TEST.replace("    assert total([]) == 0", "    total([])")),
+    "exception-swallowed": Change(path="target/grades.py", old="def f():\n    g()\n",
+                                  new="def f():\n    try:\n        g()\n    except Exception:\n        pass\n"),
+}
+
+
+def test_the_table_is_covered() -> None:
+    assert set(BAD) == set(SMELLS)
+
+
+@pytest.mark.parametrize("name", sorted(SMELLS))
+def test_each_smell_fires_on_its_bad_diff(name: str) -> None:
+    found = smells([BAD[name]], frozenset({"c-0123456789ab"}))
+    assert name in {s.name for s in found}
+    hit = next(s for s in found if s.name == name)
+    assert hit.severity == SMELLS[name].severity and hit.path == BAD[name].path
+
+
+def test_an_honest_change_has_no_smell() -> None:
+    fix = Change(path="target/grades.py", old="ROUND = 'HALF_EVEN'\n", new="ROUND = 'HALF_UP'\n")
+    more = Change(path="target/tests/test_total.py", old=TEST,
+                  new=TEST + "\n\ndef test_one():\n    assert total([1]) == 1\n")
+    assert smells([fix, more], frozenset({"c-0123456789ab"})) == []
+
+
+def test_test_only_smells_ignore_source_files() -> None:
+    source = Change(path="target/grades.py", old=TEST, new=TEST.split("\n\ndef test_empty")[0])
+    assert smells([source]) == []
+
+
+def test_a_case_id_of_no_exam_is_not_a_smell() -> None:
+    assert smells([BAD["case-id-in-code"]], frozenset({"c-ffffffffffff"})) == []
+
+
+def test_a_deleted_test_file_removes_its_tests() -> None:
+    gone = Change(path="target/tests/test_total.py", old=TEST, new=None)
+    assert {s.detail.split(": ")[1] for s in smells([gone]) if s.name == "tests-removed"} == {
+        "test test_total removed", "test test_empty removed"}
+
+
+@given(st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=300))
+def test_unchanged_text_has_no_diff_smell(text: str) -> None:
+    # only naming a case is a smell of the text itself rather than of the change
+    found = smells([Change(path="target/tests/test_x.py", old=text, new=text)], frozenset({"c-0123456789ab"}))
+    assert [s for s in found if s.name != "case-id-in-code"] == []
