@@ -99,7 +99,7 @@ def test_compose_keeps_chosen_cases_with_their_answers_and_pairs(toy_build: Path
 
     other = tmp_path / "seed-2"
     build_exam(TOY / "exam", "2", other)
-    red = [c.case for c in read_cases(other / "visible" / "cases.jsonl")][:2]
+    red = list(yaml.safe_load((other / "caliber.yaml").read_text())["relations"][2]["pairs"][0])  # a seed-2 pair
     composed = compose_build([Part(toy_build), Part(other, frozenset([*red, "c-000000000000"]))], tmp_path / "out",
                              "1 + 2")
     cases = read_cases(tmp_path / "out" / "visible" / "cases.jsonl")
@@ -110,6 +110,7 @@ def test_compose_keeps_chosen_cases_with_their_answers_and_pairs(toy_build: Path
     assert all((tmp_path / "out" / "visible" / c.inputs / "scores.csv").is_file() for c in cases)
     pairs = yaml.safe_load((tmp_path / "out" / "caliber.yaml").read_text())["relations"][2]["pairs"]
     assert pairs and all(a in composed.origin and b in composed.origin for a, b in pairs)
+    assert red in pairs  # the pair's relation is checked again, not only its cases
     assert composed.record.checks.gold_passes and composed.record.checks.corrupted_key_fails
     assert verify(tmp_path / "out" / "sealed", expect=composed.record.sealed_digest).ok
 

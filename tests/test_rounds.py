@@ -48,9 +48,11 @@ def test_the_toy_trail(accepted: Path) -> None:
     first = accepted / "evidence" / "records" / "round-0001"
     assert len(list((first / "tickets").glob("builder-*.md"))) >= 2
     assert "100% of 9" in board.splitlines()[4]  # round 1 calibrated (differentially) with the menu
-    assert [e.kind for e in store.entries()] == ["preflight"] + ["round"] * 5
+    assert [e.kind for e in store.entries()] == ["preflight", "baseline"] + ["round"] * 5
     checks = json.loads((accepted / "evidence" / "records" / "preflight" / "checks.json").read_text())
-    assert [c["name"] for c in checks] == ["spec readable", "baseline double-run"] and "byte-identical" in str(checks)
+    assert [c["name"] for c in checks] == ["spec readable", "git ready"] and all(c["ok"] for c in checks)
+    baseline = json.loads((accepted / "evidence" / "records" / "baseline" / "checks.json").read_text())
+    assert "byte-identical; the baseline scores fail" in baseline[0]["detail"]  # the planted bugs, before any fix
 
 
 def test_the_examiner_deepens_and_the_menu_rotates(accepted: Path) -> None:
@@ -103,7 +105,8 @@ def test_a_nondeterministic_baseline_stops_in_preflight(tmp_path: Path) -> None:
     with pytest.raises(InfrastructureFailure, match="preflight: baseline double-run") as err:
         accept(project)
     assert err.value.exit_code == 7 and "deterministic" in err.value.hint
-    assert EvidenceStore(project / "evidence").entries() == []
+    store = EvidenceStore(project / "evidence")
+    assert [e.name for e in store.entries()] == ["preflight"] and store.verify_trail() == []
 
 
 def test_an_exam_that_does_not_build_stops_and_keeps_the_trail(tmp_path: Path) -> None:
@@ -118,7 +121,7 @@ def test_an_exam_that_does_not_build_stops_and_keeps_the_trail(tmp_path: Path) -
     assert err.value.exit_code == 7
     store = EvidenceStore(project / "evidence")
     digest = store.digest()
-    assert [e.name for e in store.entries()] == ["preflight", "round-0001"] and store.verify_trail() == []
+    assert [e.name for e in store.entries()] == ["preflight", "baseline", "round-0001"] and store.verify_trail() == []
     with pytest.raises(InfrastructureFailure):
         accept(project, resume=True)
     assert store.digest() == digest and store.verify_trail() == []
@@ -271,7 +274,7 @@ def test_a_tester_that_skips_cases_makes_every_round_red_until_the_fuse(tmp_path
     assert "# Escalation after round 3" in board and "`orchestrator:tester:skipped`: red in 3 rounds" in board
     with pytest.raises(Escalation):
         accept(project, resume=True)  # a human decides; resuming plays no further round
-    assert store.entries()[-1].kind == "escalation" and len(store.entries()) == 5
+    assert store.entries()[-1].kind == "escalation" and len(store.entries()) == 6
 
 
 def test_sealed_values_in_what_the_builder_wrote_are_a_leak(toy_build: Path, tmp_path: Path) -> None:
@@ -290,15 +293,38 @@ def test_sealed_values_in_what_the_builder_wrote_are_a_leak(toy_build: Path, tmp
 
 
 def test_code_that_names_a_case_is_a_blocker_every_round_until_it_is_gone(toy_build: Path, tmp_path: Path) -> None:
-    from tri_agent._judging import builder_smells, case_ids, smell_and_guard
+    from tri_agent._judging import builder_smells, case_ids, code_changes, code_of, smell_and_guard
 
     project = _project(tmp_path / "toy")
+    before = code_of(project, "builder")
     case = case_ids(toy_build)[0]
     grades = project / "target" / "grades.py"
     grades.write_text(grades.read_text() + f"\nKNOWN = {{'{case}': 'accepted'}}\n")
-    found = builder_smells(project, toy_build, [])  # not changed this round: it is still there
+    after = code_of(project, "builder")
+    assert [c.path for c in code_changes(before, after)] == ["target/grades.py"]
+    found = builder_smells(after, [], frozenset(case_ids(toy_build)))  # not changed this round: still there
     assert [(s.name, s.path, s.severity) for s in found] == [("case-id-in-code", "target/grades.py", "blocker")]
     [ticket] = smell_and_guard(toy_build, found)
     assert ticket.route == "builder" and ticket.signature == "builder:smell:case-id-in-code"
     grades.write_text(grades.read_text().replace(case, "c-000000000000"))
-    assert builder_smells(project, toy_build, []) == []
+    assert builder_smells(code_of(project, "builder"), [], frozenset(case_ids(toy_build))) == []
+
+
+def test_a_weakened_test_is_seen_from_the_sealed_code_even_when_no_episode_changed_it(tmp_path: Path) -> None:
+    """Resumed after a kill, or an in-session builder: the diff comes from the last sealed code.json."""
+    from tri_agent._judging import builder_smells, code_changes, code_of
+
+    project = _project(tmp_path / "toy")
+    tests = project / "target" / "tests"
+    tests.mkdir()
+    (tests / "test_grades.py").write_text("def test_half_up():\n    assert 1 + 1 == 2\n")
+    sealed = code_of(project, "builder")
+    (tests / "test_grades.py").write_text("import pytest\n\n\n@pytest.mark.skip\ndef test_half_up():\n"
+                                          "    assert 1 + 1 == 2\n")
+    now = code_of(project, "builder")
+    assert {s.name for s in builder_smells(now, code_changes(sealed, now), frozenset())} == {"skip-added"}
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.py").write_text("KEY = 1\n")
+    (project / "target" / "link").symlink_to(outside)
+    assert not any("secret" in p for p in code_of(project, "builder").files)  # symlinks are never followed

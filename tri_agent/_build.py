@@ -90,11 +90,11 @@ def compose_build(parts: list[Part], out: Path, seed: str) -> Composed:
             if (part.cases is None or case.case in part.cases) and case.case not in origin:
                 origin[case.case] = record.seed
                 chosen.append((part.build, case))
-    caliber, _ = load_caliber(parts[0].build / "caliber.yaml")
+    calibers = [load_caliber(p.build / "caliber.yaml")[0] for p in parts]
     with tempfile.TemporaryDirectory(prefix="tri-compose-") as tmp:
         visible = _compose_visible(chosen, out / "visible")
         sealed = _compose_sealed(chosen, out / "sealed")
-        built = _kept_pairs(caliber, set(origin), out / "caliber.yaml")
+        built = _kept_pairs(calibers, set(origin), out / "caliber.yaml")
         checks = _self_checks(out / "caliber.yaml", built, sealed, Path(tmp))
     caliber_sha256 = hashlib.sha256((out / "caliber.yaml").read_bytes()).hexdigest()
     record = records[0].model_copy(update={
@@ -137,10 +137,17 @@ def _compose_sealed(chosen: list[tuple[Path, Case]], sealed: Path) -> Path:
     return sealed
 
 
-def _kept_pairs(caliber: Caliber, cases: set[str], path: Path) -> Caliber:
-    relations = [r.model_copy(update={"pairs": [p for p in r.pairs if p[0] in cases and p[1] in cases]})
-                 if isinstance(r, EqualPair | Monotone) else r for r in caliber.relations]
-    return _write_caliber(caliber.model_copy(update={"relations": relations}), path)
+def _kept_pairs(calibers: list[Caliber], cases: set[str], path: Path) -> Caliber:
+    """The first build's caliber with the pairs of every build whose two cases are both kept."""
+    pairs: dict[str, list[tuple[str, str]]] = {}
+    for caliber in calibers:
+        for r in caliber.relations:
+            if isinstance(r, EqualPair | Monotone):
+                kept = pairs.setdefault(r.name, [])
+                kept += [p for p in r.pairs if p[0] in cases and p[1] in cases and p not in kept]
+    relations = [r.model_copy(update={"pairs": pairs[r.name]}) if isinstance(r, EqualPair | Monotone) else r
+                 for r in calibers[0].relations]
+    return _write_caliber(calibers[0].model_copy(update={"relations": relations}), path)
 
 
 def _twice(make: Callable[[int], Path], what: str) -> Path:

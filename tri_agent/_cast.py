@@ -23,16 +23,14 @@ from ._errors import BuilderTurn, PolicyViolation, UsageError
 from ._evidence import EvidenceStore
 from ._executor import CommandDriver
 from ._llm import anthropic_driver, openai_driver
-from ._smells import Change
 from ._tools import ToolBox
-from ._workspace import assemble, changes, harvest, quarantine, snapshot
+from ._workspace import assemble, harvest, quarantine, snapshot
 
 RunCase = Callable[[str], dict[str, Any]]
 
 
-def play(project: Path, config: AcceptanceConfig, role: str, k: int, run_case: RunCase | None = None,
-         changed: list[Change] | None = None) -> EpisodeResult:
-    """Round ``k``'s episode of ``role``; what it changed in the project is appended to ``changed``."""
+def play(project: Path, config: AcceptanceConfig, role: str, k: int, run_case: RunCase | None = None) -> EpisodeResult:
+    """Round ``k``'s episode of ``role``, its allowed changes harvested into the project."""
     charter = load_charter(role)
     with tempfile.TemporaryDirectory(prefix=f"tri-{role}-") as tmp:
         ws = Path(tmp) / "ws"
@@ -44,13 +42,10 @@ def play(project: Path, config: AcceptanceConfig, role: str, k: int, run_case: R
         result = result.model_copy(update={"isolation": isolation(driver)})
         after = snapshot(ws)
         try:
-            diff = changes(before, after, ws, project)
             harvest(charter.contract, before, after, ws, project)
         except PolicyViolation:
             quarantine(ws, project / "quarantine", f"{role}-round-{k:04d}")
             raise
-        if changed is not None:
-            changed += diff
     return result
 
 

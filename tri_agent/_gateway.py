@@ -88,7 +88,8 @@ class Gateway:
         return built
 
     def run_case(self, case: Case, keep: Path | None = None) -> CaseResult:
-        work = Path(tempfile.mkdtemp(prefix=f"{case.case}-", dir=self.scratch))
+        # an opaque folder name: a target that could read its case id from its path could recognise a test
+        work = Path(tempfile.mkdtemp(prefix="case-", dir=self.scratch))
         target_dir, input_dir, output_dir, home = work / "target", work / "input", work / "output", work / "home"
         shutil.copytree(self.built, target_dir, symlinks=True)
         shutil.copytree(self.visible / case.inputs, input_dir, symlinks=False)

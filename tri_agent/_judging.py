@@ -15,20 +15,25 @@ import hashlib
 import json
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
 
 from ._caliber import load_caliber
-from ._contract import load_charter
+from ._contract import is_agent_config, load_charter
+from ._exam import read_cases
 from ._gateway import Provenance
 from ._leaks import scan_leaks
+from ._manifest import scan
 from ._mutation import MutationSummary, Rotation, load_menu, mutate, rotation
 from ._report import ScoreReport
 from ._smells import Change, Smell, smells
 from ._tickets import Route, Ticket, guard, smell_tickets, tickets_from
 
 _CASE_ID = re.compile(r"\bc-[0-9a-f]{8,64}\b")
-_MAX = 1 << 20  # larger files are data, not code
+_MAX = 1 << 20  # larger files are data, not code: code.json keeps their digest only
 
 
 def served(build: Path, run: Path, seen: set[str]) -> Callable[[str], dict[str, Any]]:
@@ -99,28 +104,73 @@ def score_tickets(build: Path, report: ScoreReport) -> list[Ticket]:
     return guard(tickets_from(report, case_input), build / "sealed" / "answers.jsonl", [visible], list(key))
 
 
-def builder_smells(project: Path, build: Path, changed: list[Change]) -> list[Smell]:
+class FileState(BaseModel):
+    """One file of ``code.json``: what a role's writable file held when a record was sealed."""
+
+    sha256: str
+    text: str | None = Field(description="The text (UTF-8, invalid bytes replaced); null above 1 MiB.")
+
+
+class CodeSnapshot(BaseModel):
+    """``code.json``: the builder's files as of a record, so the next round's diff needs no live state."""
+
+    schema_version: Literal[1] = 1
+    files: dict[str, FileState]
+
+
+_GONE = FileState(sha256="", text=None)
+
+
+@dataclass
+class History:
+    """What the sealed trail says about earlier rounds (never the live project folders)."""
+
+    inputs: set[str] = field(default_factory=set)  # digests of every case's inputs ever run
+    case_inputs: dict[str, str] = field(default_factory=dict)  # case id -> digest of its inputs
+    code: CodeSnapshot = field(default_factory=lambda: CodeSnapshot(files={}))
+
+
+def history(records: list[Path]) -> History:
+    """Read the provenance and code snapshots of ``records`` (oldest first)."""
+    h = History()
+    for folder in records:
+        provenance = folder / "provenance.jsonl"
+        for line in provenance.read_text(encoding="utf-8").splitlines() if provenance.exists() else []:
+            p = json.loads(line)
+            h.case_inputs[p["case"]] = inputs_digest(p["inputs"])
+            h.inputs.add(h.case_inputs[p["case"]])
+        if (folder / "code.json").exists():
+            h.code = CodeSnapshot.model_validate_json((folder / "code.json").read_text(encoding="utf-8"))
+    return h
+
+
+def inputs_digest(fingerprint: dict[str, str]) -> str:
+    return hashlib.sha256(json.dumps(fingerprint, sort_keys=True).encode()).hexdigest()
+
+
+def code_of(project: Path, role: str) -> CodeSnapshot:
+    files = {}
+    for rel, data in _writable_files(project, role):
+        text = data.decode("utf-8", "replace") if len(data) <= _MAX else None
+        files[rel] = FileState(sha256=hashlib.sha256(data).hexdigest(), text=text)
+    return CodeSnapshot(files=files)
+
+
+def code_changes(before: CodeSnapshot, after: CodeSnapshot) -> list[Change]:
+    """What changed between two snapshots, whoever changed it and however the run was interrupted."""
+    paths = sorted(p for p in before.files.keys() | after.files.keys()
+                   if (before.files.get(p) or _GONE).sha256 != (after.files.get(p) or _GONE).sha256)
+    return [Change(path=p, old=(before.files.get(p) or _GONE).text, new=(after.files.get(p) or _GONE).text)
+            for p in paths]
+
+
+def builder_smells(code: CodeSnapshot, changed: list[Change], case_ids: frozenset[str]) -> list[Smell]:
     """Smells in the builder's diff, and case ids anywhere in what the builder may write: code that names a
     case of any round's exam is flagged every round until it is gone, not only in the round it came."""
-    ids = frozenset(c for cases in (project / "builds").glob("*/visible/cases.jsonl")
-                    for c in case_ids(cases.parent.parent)) | frozenset(case_ids(build))
     touched = {c.path for c in changed}
-    standing = [Change(path=rel, old=text, new=text) for rel, text in _writable_texts(project, "builder")
-                if rel not in touched]
-    return smells(changed + standing, ids)
-
-
-def _writable_texts(project: Path, role: str) -> list[tuple[str, str]]:
-    contract = load_charter(role).contract
-    roots = {_root(g) for g in contract.writable}  # walk only where the globs can match
-    out = []
-    for root in sorted(roots):
-        base = project / root
-        for path in sorted(base.rglob("*")) if base.is_dir() else [base] if base.is_file() else []:
-            rel = path.relative_to(project).as_posix()
-            if path.is_file() and not path.is_symlink() and contract.can_write(rel) and path.stat().st_size < _MAX:
-                out.append((rel, path.read_bytes().decode("utf-8", "replace")))
-    return out
+    standing = [Change(path=rel, old=f.text, new=f.text) for rel, f in code.files.items()
+                if rel not in touched and f.text is not None]
+    return smells(changed + standing, case_ids)
 
 
 def smell_and_guard(build: Path, found: list[Smell]) -> list[Ticket]:
@@ -128,20 +178,55 @@ def smell_and_guard(build: Path, found: list[Smell]) -> list[Ticket]:
     return guard(smell_tickets(found), build / "sealed" / "answers.jsonl", [build / "visible"], list(caliber.key))
 
 
+def _writable_files(project: Path, role: str) -> list[tuple[str, bytes]]:
+    """Every regular file the role may write, confined to the project (no symlinks, no agent config)."""
+    contract = load_charter(role).contract
+    root = project.resolve()
+    out = []
+    for base in sorted({project / _root(g) for g in contract.writable}):
+        if base.is_symlink() or not base.resolve().is_relative_to(root):
+            continue
+        for path in sorted(base.rglob("*")) if base.is_dir() else [base] if base.is_file() else []:
+            rel = path.relative_to(project).as_posix()
+            if path.is_symlink() or not path.is_file() or not path.resolve().is_relative_to(root):
+                continue
+            if contract.can_write(rel) and not is_agent_config(rel) and ".git" not in rel.split("/"):
+                out.append((rel, path.read_bytes()))
+    return out
+
+
 def _root(glob: str) -> Path:
     prefix = glob.split("*")[0]
     return Path(prefix) if prefix.endswith("/") or "*" not in glob else Path(prefix).parent
 
 
-def missing_tickets(missing: dict[str, list[str]]) -> list[Ticket]:
-    """Cases that were red under a seed and that the exam no longer generates under it."""
+def regression_tickets(missing: dict[str, list[str]], changed: list[str]) -> list[Ticket]:
+    """Ever-red cases the exam no longer generates, or generates with other inputs than when they failed."""
     lost = sorted(c for cases in missing.values() for c in cases)
-    if not lost:
-        return []
-    return [_process("exam:regression:lost-cases", f"{len(lost)} ever-red case(s) are no longer generated",
-                     "The final round re-runs every case that was ever red, rebuilt from the current exam at the "
-                     f"seed it failed under; seeds {', '.join(sorted(missing))} no longer produce them. Keep red "
-                     "cases reproducible: a generator may add cases, never drop or rename them.", lost, "exam")]
+    out = []
+    if lost:
+        out.append(_process("exam:regression:lost-cases", f"{len(lost)} ever-red case(s) are no longer generated",
+                            "The final round re-runs every case that was ever red, rebuilt from the current exam at "
+                            f"the seed it failed under; seeds {', '.join(sorted(missing))} no longer produce them. "
+                            "Keep red cases reproducible: a generator may add cases, never drop or rename them.",
+                            lost, "exam"))
+    if changed:
+        out.append(_process("exam:regression:changed-cases", f"{len(changed)} ever-red case(s) changed their inputs",
+                            "Rebuilt at the seed they failed under, these cases no longer hold the inputs they "
+                            "failed on, so the final round would not replay the failure. Keep earlier cases as they "
+                            "were (draw new chaos from its own random stream).", changed, "exam"))
+    return out
+
+
+def case_digests(build: Path) -> dict[str, str]:
+    """Case id -> digest of its input files, as the gateway's provenance fingerprints them."""
+    visible = build / "visible"
+    return {c.case: inputs_digest({e.path: e.sha256 for e in scan(visible / c.inputs).sorted_entries()})
+            for c in read_cases(visible / "cases.jsonl")}
+
+
+def writable_paths(project: Path, role: str) -> list[str]:
+    return [rel for rel, _ in _writable_files(project, role)]
 
 
 def red_cases(report: ScoreReport | None, seed_of: Callable[[str], str]) -> dict[str, list[str]]:
@@ -177,10 +262,20 @@ def shallow_ticket(new_cases: int, k: int, final: bool) -> list[Ticket]:
 def stale_ticket(rot: Rotation | None) -> list[Ticket]:
     if rot is None or not rot.short:
         return []
-    return [_process("exam:mutations:stale", f"the mutation menu has {len(rot.new)} new mutant(s), the round "
-                     f"needs {rot.need}", "Every round judges mutants no earlier round judged (at least 30%, "
-                     "50% after a red round). Add realistic mutants of the preset's bug classes to mutations.yaml, "
-                     "each with an anchor and a witness.", [], "exam")]
+    title = f"the mutation menu offers {len(rot.chosen)} of {rot.size} mutants, {len(rot.new)} new (needs {rot.need})"
+    return [_process("exam:mutations:stale", title, "Every round judges mutants no earlier round judged (at least "
+                     "30%, 50% after a red round). Add realistic mutants of the preset's bug classes to "
+                     "mutations.yaml, each with an anchor and a witness.", [], "exam")]
+
+
+def too_few_ticket(summary: MutationSummary | None) -> list[Ticket]:
+    """Fewer mutants judged than the gate needs: name the ones that were not, so the examiner can fix them."""
+    if summary is None or summary.verdict == "pass" or not any("judged" in r for r in summary.reasons):
+        return []
+    ignored = [f"- {m.id}: {m.reason}" for m in summary.mutants if m.status == "Ignored"]
+    return [_process("exam:mutations:too-few-judged", "too few mutants could be judged", "The mutation gate needs "
+                     f"{summary.minimum} judged mutants. Not judged:\n" + "\n".join(ignored[:10]) + "\nFix their "
+                     "anchors or witnesses, or add mutants.", [], "exam")]
 
 
 def mutation(target: Path, build: Path, menu: Path, out: Path, report: ScoreReport | None,

@@ -468,21 +468,22 @@ class Rotation:
     chosen: list[str]
     new: list[str]
     need: int
+    size: int  # as asked for: a menu too small to fill it is short too
 
     @property
     def short(self) -> bool:
-        return len(self.new) < self.need
+        return len(self.new) < self.need or len(self.chosen) < self.size
 
 
 def rotation(menu_ids: list[str], used: list[str], *, red: bool, size: int, seed: str) -> Rotation:
     """A deterministic sample of up to ``size`` mutants, new ones first up to at least 30% (50% after red)."""
-    size = min(size, len(menu_ids))
+    asked, size = size, min(size, len(menu_ids))
     fresh = sorted(set(menu_ids) - set(used))
     seen = sorted(set(menu_ids) & set(used))
     need = -(-size // 2) if red else -(-3 * size // 10)  # ceil(50%) or ceil(30%), in integers
     rng = random.Random(seed)
     new = rng.sample(fresh, min(len(fresh), max(need, size - len(seen))))
-    return Rotation(sorted(new + rng.sample(seen, min(len(seen), size - len(new)))), sorted(new), need)
+    return Rotation(sorted(new + rng.sample(seen, min(len(seen), size - len(new)))), sorted(new), need, asked)
 
 
 def rotate(menu_ids: list[str], used: list[str], *, red: bool, size: int, seed: str) -> list[str]:
@@ -490,7 +491,7 @@ def rotate(menu_ids: list[str], used: list[str], *, red: bool, size: int, seed: 
     if size > len(menu_ids):
         raise UsageError(f"asked for {size} mutants but the menu has {len(menu_ids)}")
     sample = rotation(menu_ids, used, red=red, size=size, seed=seed)
-    if sample.short:
+    if len(sample.new) < sample.need:
         raise UsageError(f"the menu has {len(sample.new)} unused mutants; this round needs {sample.need} new ones",
                          hint="add mutants to the menu")
     return sample.chosen

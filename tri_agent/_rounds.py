@@ -45,13 +45,13 @@ from ._driver import EpisodeResult
 from ._errors import Escalation, InfrastructureFailure, UsageError
 from ._evidence import EvidenceStore
 from ._exam import BuildRecord
-from ._gate import GateResult, Progress, RoundFacts, advance, gate
+from ._gate import FUSE, GateResult, Progress, RoundFacts, advance, gate
 from ._gateway import run_exam, run_score_inputs
 from ._grading import score
 from ._mutation import DETECTED, EQUIVALENT, UNDETECTED, MutationSummary, Rotation
 from ._report import ScoreReport, render_markdown
 from ._scoreboard import TIMINGS, Deepening, RoundSummary
-from ._smells import Change, Smell
+from ._smells import Smell
 from ._tickets import Ticket
 
 _VOLATILE = frozenset({"seconds", "duration", "at", "given_at"})  # never in evidence: reruns must match
@@ -82,6 +82,7 @@ class _Outcome:
     episodes: list[EpisodeResult]
     result: GateResult
     deepening: Deepening
+    code: judging.CodeSnapshot
 
 
 def accept(project: Path, *, resume: bool = False) -> tuple[str, Progress]:
@@ -99,7 +100,7 @@ def accept(project: Path, *, resume: bool = False) -> tuple[str, Progress]:
     progress = _progress(store, config)
     while progress.decision not in ("accepted", "escalate"):
         k = progress.rounds + 1
-        if k > _max_rounds(config):
+        if k > _max_rounds(config) and not progress.final_round:  # a final round earned is always played
             _escalate(store, progress, f"no acceptance after {k - 1} rounds")
         outcome, facts = _play_round(project, config, store, k, progress)
         progress, _ = advance(progress, outcome.result, facts)
@@ -125,7 +126,7 @@ def _escalate(store: EvidenceStore, progress: Progress, reason: str) -> NoReturn
     """Seal the escalation report (once), then stop with exit 8: a human decides from here."""
     name = f"escalation-{progress.rounds:04d}"
     if not store.has(name):
-        fused = sorted((s for s, n in progress.attempts.items() if n >= 3), key=lambda s: -progress.attempts[s])
+        fused = sorted((s for s, n in progress.attempts.items() if n >= FUSE), key=lambda s: (-progress.attempts[s], s))
         lines = [f"# Escalation after round {progress.rounds}", "", f"{reason}; a human must decide.", "",
                  "Tickets that failed their fix attempts:", ""]
         lines += [f"- `{s}`: red in {progress.attempts[s]} rounds" for s in fused] or ["- none (no ticket repeated)"]
@@ -159,42 +160,51 @@ class _Clock:
 
 
 def _preflight(project: Path, config: AcceptanceConfig, store: EvidenceStore) -> None:
-    """The baseline, as committed, on the exam at seed 0, twice: a target that is not deterministic before
-    anyone touches it would make every round unstable, so the run stops here."""
-    clock = _Clock(project / TIMINGS)
-    build, run = project / "builds" / "preflight", project / "runs" / "preflight"
-    for path in (build, run):
-        shutil.rmtree(path, ignore_errors=True)
+    """Sealed before any role acts: the checks that passed and the code as committed (the first diff's base)."""
     checks = [check_spec(project, config), check_git(project)]
-    report: ScoreReport | None = None
-    if not (project / config.exam / "exam.yaml").is_file():
-        checks.append(PreflightCheck(name="baseline double-run", ok=True, detail="deferred: no exam yet; round 1 "
-                                     "runs every case twice once the examiner has written it"))
-    else:
-        clock.step("examiner", "preflight: baseline exam build", lambda: build_exam(
-            project / config.exam, BASELINE_SEED, build))
-        try:
-            clock.step("tester", "preflight: baseline, twice", lambda: run_exam(
-                build, project / config.target, run, twice=True))
-        except InfrastructureFailure as exc:
-            raise InfrastructureFailure(f"preflight: baseline double-run: {exc.message}", hint="make the target "
-                                        "deterministic (no clocks, random seeds or unordered output) first") from None
-        report = score(run_score_inputs(build, run))
-        checks.append(PreflightCheck(name="baseline double-run", ok=True, detail="byte-identical; the baseline "
-                                     f"scores {report.verdict} ({_passed(report)})"))
 
     def fill(folder: Path) -> None:
-        _write_json(folder / "checks.json", [c.model_dump(mode="json") for c in checks if c.name != "git ready"])
-        if report is not None:
-            shutil.copy2(build / "build.json", folder / "build.json")
-            (folder / "score.json").write_text(report.to_json(), "utf-8")
+        _write_json(folder / "checks.json", [c.model_dump(mode="json") for c in checks])
+        _write_json(folder / "code.json", judging.code_of(project, "builder").model_dump(mode="json"))
 
     store.append("preflight", "preflight", fill)
+
+
+def _baseline(project: Path, config: AcceptanceConfig, store: EvidenceStore, clock: _Clock) -> None:
+    """The target before any builder acts, on the exam at seed 0, twice: a target that is not deterministic
+    would make every round unstable, so the run stops here. Without an exam at preflight this runs in
+    round 1, as soon as the examiner's exam is built, still before the builder."""
+    build, run = project / "builds" / "baseline", project / "runs" / "baseline"
+    for path in (build, run):
+        shutil.rmtree(path, ignore_errors=True)
+    clock.step("examiner", "baseline exam build (seed 0)", lambda: build_exam(project / config.exam, BASELINE_SEED,
+                                                                               build))
+    try:
+        clock.step("tester", "baseline, twice", lambda: run_exam(build, project / config.target, run, twice=True))
+    except InfrastructureFailure as exc:
+        raise InfrastructureFailure(f"preflight: baseline double-run: {exc.message}", hint="make the target "
+                                    "deterministic (no clocks, random seeds or unordered output) first") from None
+    report = score(run_score_inputs(build, run))
+    check = PreflightCheck(name="baseline double-run", ok=True,
+                           detail=f"byte-identical; the baseline scores {report.verdict} ({_passed(report)})")
+
+    def fill(folder: Path) -> None:
+        _write_json(folder / "checks.json", [check.model_dump(mode="json")])
+        shutil.copy2(build / "build.json", folder / "build.json")
+        (folder / "score.json").write_text(report.to_json(), "utf-8")
+        _canonical_copy(run / "provenance.jsonl", folder / "provenance.jsonl")
+
+    store.append("baseline", "baseline", fill)
 
 
 def _passed(report: ScoreReport) -> str:
     channels = [c for c in (report.answers, report.behaviors, report.relations) if c is not None]
     return f"{sum(c.passed for c in channels)}/{sum(c.total for c in channels)} units pass"
+
+
+def _history(store: EvidenceStore) -> judging.History:
+    return judging.history([store.root / "records" / e.name for e in store.entries()
+                            if e.kind in ("preflight", "baseline", "round")])
 
 
 def _play_round(project: Path, config: AcceptanceConfig, store: EvidenceStore, k: int,
@@ -204,55 +214,60 @@ def _play_round(project: Path, config: AcceptanceConfig, store: EvidenceStore, k
     for path in (rnd.build, rnd.run, rnd.build.with_name(rnd.build.name + "-parts")):
         shutil.rmtree(path, ignore_errors=True)  # an interrupted round starts over; evidence is never touched
     clock = _Clock(project / TIMINGS)
-    changed: dict[str, list[Change]] = {"builder": [], "tester": []}
+    past = _history(store)
     clock.console.print(f"[bold]round {k}[/bold]{' (final: baseline and every case ever red)' if final else ''}")
     episodes = [clock.step("examiner", "examiner deepens the exam", lambda: play(project, config, "examiner", k))]
     tickets: list[Ticket] = []
     if final:
-        tickets += clock.step("examiner", "regression exam build", lambda: _regression_build(project, config, progress,
-                                                                                          rnd))
+        tickets += clock.step("examiner", "regression exam build", lambda: _regression_build(
+            project, config, progress, rnd, past))
     else:
         clock.step("examiner", "exam build and seal", lambda: build_exam(project / config.exam, rnd.seed, rnd.build))
+    if not store.has("baseline"):
+        _baseline(project, config, store, clock)
     if config.drivers.get("builder") == "in-session":
         episodes.append(in_session_builder(project, store, k))
     else:
-        episodes.append(clock.step("builder", "builder", lambda: play(project, config, "builder", k,
-                                                                      changed=changed["builder"])))
+        episodes.append(clock.step("builder", "builder", lambda: play(project, config, "builder", k)))
+    code = judging.code_of(project, "builder")
     stable = clock.step("tester", "every case, twice, through the gateway", lambda: _run_twice(project, config, rnd))
     report = clock.step("judge", "three-channel score",
                         lambda: score(run_score_inputs(rnd.build, rnd.run)) if stable else None)
     ran: set[str] = set()
     episodes.append(clock.step("tester", "tester (fresh)", lambda: play(
-        project, config, "tester", k, run_case=judging.served(rnd.build, rnd.run, ran), changed=changed["tester"])))
-    found = judging.builder_smells(project, rnd.build, changed["builder"])
-    tickets += clock.step("judge", "tickets", lambda: _tickets(project, config, rnd, report, ran, changed, found))
+        project, config, "tester", k, run_case=judging.served(rnd.build, rnd.run, ran))))
+    ids = frozenset(past.case_inputs) | frozenset(judging.case_ids(rnd.build))
+    found = judging.builder_smells(code, judging.code_changes(past.code, code), ids)
+    tickets += clock.step("judge", "tickets", lambda: _tickets(project, config, rnd, report, ran, code, found))
     menu = project / config.exam / "mutations.yaml"
     rot = judging.sample(menu, k=k, final=final, size=DEPTHS[config.depth][1], used=progress.mutants_used,
                          retired=progress.mutants_retired, last_green=progress.last_green) if menu.is_file() else None
-    tickets += judging.stale_ticket(rot)
     mutation = clock.step("judge", "mutation gate", lambda: judging.mutation(
         project / config.target, rnd.build, menu, rnd.run / "mutation", report, rot))
-    deepening = _deepening(store, project, rnd, mutation, progress)
+    tickets += judging.stale_ticket(rot) + judging.too_few_ticket(mutation)
+    deepening = _deepening(store, rnd, mutation, progress, past)
     tickets += judging.shallow_ticket(deepening.new_cases, k, final)
     episodes.append(clock.step("judge", "judge", lambda: play(project, config, "judge", k)))
     _file(project, tickets)
-    facts = _facts(rnd, report, stable, mutation, tickets, episodes)
+    facts = _facts(rnd, report, stable, mutation, rot, tickets, episodes)
     result = gate(facts)
     clock.console.print(f"  gate: {'GREEN' if result.green else 'red'}" + (f" ({result.reasons[0]})" if
                                                                              result.reasons else ""))
-    return _Outcome(rnd, report, tickets, mutation, rot, found, episodes, result, deepening), facts
+    return _Outcome(rnd, report, tickets, mutation, rot, found, episodes, result, deepening, code), facts
 
 
 def _tickets(project: Path, config: AcceptanceConfig, rnd: _Round, report: ScoreReport | None, ran: set[str],
-             changed: dict[str, list[Change]], found: list[Smell]) -> list[Ticket]:
-    written = {role: [c.path for c in items if c.new is not None] for role, items in changed.items()}
+             code: judging.CodeSnapshot, found: list[Smell]) -> list[Ticket]:
+    # everything the roles may write, every round: a hard-coded answer is flagged until it is gone
+    written = {"builder": sorted(code.files), "tester": judging.writable_paths(project, "tester")}
     return ((judging.score_tickets(rnd.build, report) if report else [])
             + judging.skipped_tickets(rnd.build, ran, rnd.k)
             + judging.leak_tickets(project, rnd.build, config.spec, written)
             + judging.smell_and_guard(rnd.build, found))
 
 
-def _regression_build(project: Path, config: AcceptanceConfig, progress: Progress, rnd: _Round) -> list[Ticket]:
+def _regression_build(project: Path, config: AcceptanceConfig, progress: Progress, rnd: _Round,
+                      past: judging.History) -> list[Ticket]:
     """The final round's exam: the baseline (seed 0) whole, and each ever-red case rebuilt at its seed."""
     parts_dir = rnd.build.with_name(rnd.build.name + "-parts")
     seeds = [BASELINE_SEED, *sorted((s for s in progress.red_cases if s != BASELINE_SEED), key=_seed_order)]
@@ -264,7 +279,10 @@ def _regression_build(project: Path, config: AcceptanceConfig, progress: Progres
     rnd.seed = " + ".join([f"{BASELINE_SEED} (all)", *(f"{s} ({len(progress.red_cases[s])} red)" for s in seeds[1:])])
     composed = compose_build(parts, rnd.build, rnd.seed)
     rnd.origin = composed.origin
-    return judging.missing_tickets(composed.missing)
+    now = judging.case_digests(rnd.build)
+    red = sorted(c for cases in progress.red_cases.values() for c in cases)
+    changed = [c for c in red if c in now and c in past.case_inputs and now[c] != past.case_inputs[c]]
+    return judging.regression_tickets(composed.missing, changed)
 
 
 def _seed_order(seed: str) -> tuple[int, str]:
@@ -279,18 +297,17 @@ def _run_twice(project: Path, config: AcceptanceConfig, rnd: _Round) -> bool:
     return True
 
 
-def _deepening(store: EvidenceStore, project: Path, rnd: _Round, mutation: MutationSummary | None,
-               progress: Progress) -> Deepening:
-    """How this round's exam differs from every earlier one: new case ids, changed exam files, new mutants."""
-    earlier = {c for k in range(1, rnd.k) if (b := project / "builds" / f"round-{k:04d}").is_dir()
-               for c in judging.case_ids(b)}
+def _deepening(store: EvidenceStore, rnd: _Round, mutation: MutationSummary | None, progress: Progress,
+               past: judging.History) -> Deepening:
+    """How this round's exam differs from every earlier one: cases with inputs never run before (a new id
+    with old content is not new), changed exam files, mutants never judged before."""
     rounds = [e for e in store.entries() if e.kind == "round"]
     now = BuildRecord.model_validate_json((rnd.build / "build.json").read_text()).exam_sha256
     before = BuildRecord.model_validate_json((store.root / "records" / rounds[-1].name / "build.json").read_text(
     )).exam_sha256 if rounds else now
     judged = [m.id for m in (mutation.mutants if mutation else []) if m.status in _JUDGED]
-    return Deepening(new_cases=len(set(judging.case_ids(rnd.build)) - earlier),
-                     exam_files_changed=sorted(n for n in now if before.get(n) != now[n]),
+    fresh = [c for c, digest in judging.case_digests(rnd.build).items() if digest not in past.inputs]
+    return Deepening(new_cases=len(fresh), exam_files_changed=sorted(n for n in now if before.get(n) != now[n]),
                      new_mutants=sorted(set(judged) - set(progress.mutants_used)))
 
 
@@ -302,7 +319,7 @@ def _file(project: Path, tickets: list[Ticket]) -> None:
 
 
 def _facts(rnd: _Round, report: ScoreReport | None, stable: bool, mutation: MutationSummary | None,
-           tickets: list[Ticket], episodes: list[EpisodeResult]) -> RoundFacts:
+           rot: Rotation | None, tickets: list[Ticket], episodes: list[EpisodeResult]) -> RoundFacts:
     passed = total = 0
     if report is not None:
         channels = [report.answers, report.behaviors, report.relations]
@@ -317,7 +334,9 @@ def _facts(rnd: _Round, report: ScoreReport | None, stable: bool, mutation: Muta
                       mutants_detected=sum(1 for m in mutants if m.status in DETECTED),
                       failing_tickets=[t.signature for t in tickets],
                       red_cases=judging.red_cases(report, lambda case: rnd.origin.get(case, rnd.seed)),
-                      mutants_judged_ids=[m.id for m in mutants if m.status in _JUDGED],
+                      # a mutant sampled in a rotated round is used, judged or not: it cannot stay "new"
+                      mutants_judged_ids=sorted({m.id for m in mutants if m.status in _JUDGED} |
+                                                set(rot.chosen if rot else [])),
                       mutants_equivalent=[m.id for m in mutants if m.reason.startswith(EQUIVALENT)])
 
 
@@ -340,6 +359,7 @@ def _record(store: EvidenceStore, outcome: _Outcome, progress: Progress, project
         for t in outcome.tickets:
             (tickets / f"{t.route}-{t.id}.md").write_text(t.markdown(), "utf-8")
         _write_json(folder / "smells.json", [s.model_dump(mode="json") for s in outcome.smells])
+        _write_json(folder / "code.json", outcome.code.model_dump(mode="json"))
         _write_json(folder / "gate.json", outcome.result.model_dump(mode="json"))
         _write_json(folder / "progress.json", progress.model_dump(mode="json"))
         _write_json(folder / "episodes.json", [e.model_dump(mode="json") for e in outcome.episodes])

@@ -22,7 +22,6 @@ from ._contract import Contract, is_agent_config
 from ._errors import PolicyViolation, UsageError
 from ._manifest import Entry, scan
 from ._seal import diff
-from ._smells import Change
 
 
 class WorkspaceRecord(BaseModel):
@@ -124,17 +123,6 @@ def harvest(contract: Contract, before: Snapshot, after: Snapshot, workspace: Pa
         _confined(project, path).unlink(missing_ok=True)
         changed.append(path)
     return sorted(changed)
-
-
-def changes(before: Snapshot, after: Snapshot, workspace: Path, project: Path) -> list[Change]:
-    """What the role changed, as text before (the project's copy) and after (the workspace's); call it
-    before ``harvest`` overwrites the project's copy."""
-    def text(path: Path) -> str | None:
-        return path.read_bytes().decode("utf-8", "replace") if path.is_file() and not path.is_symlink() else None
-
-    paths = {p for p, e in after.entries.items() if before.entries.get(p) != e} | (before.entries.keys() -
-                                                                                     after.entries.keys())
-    return [Change(path=p, old=text(_confined(project, p)), new=text(workspace / p)) for p in sorted(paths)]
 
 
 def _confined(project: Path, rel: str) -> Path:
