@@ -328,3 +328,46 @@ def test_a_weakened_test_is_seen_from_the_sealed_code_even_when_no_episode_chang
     (outside / "secret.py").write_text("KEY = 1\n")
     (project / "target" / "link").symlink_to(outside)
     assert not any("secret" in p for p in code_of(project, "builder").files)  # symlinks are never followed
+
+
+def test_a_judge_model_flags_a_weakened_test_and_the_round_turns_red(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from tri_agent._fakes import FakeModelServer, Move
+
+    project = _project(tmp_path / "toy")
+    tests = project / "target" / "tests"
+    tests.mkdir()
+    (tests / "test_grades.py").write_text("def test_half_up():\n    assert round_half_up('80.005') == '80.01'\n")
+    (project / "scripted" / "loosened.py").write_text("def test_half_up():\n    assert round_half_up('80.005')\n")
+    script = project / "scripted" / "roles.yaml"
+    script.write_text(script.read_text().replace(
+        "      - {tool: write, args: {path: target/grades.py}, content_file: fixed-grades.py}\n",
+        "      - {tool: write, args: {path: target/grades.py}, content_file: fixed-grades.py}\n"
+        "      - {tool: write, args: {path: target/tests/test_grades.py}, content_file: loosened.py}\n"))
+    flag = json.dumps({"flags": [{"category": "weakened", "location": "after/target/tests/test_grades.py:2",
+                                  "reason": "the expected value was dropped from the assertion"}]})
+    holder: list[FakeModelServer] = []
+
+    def judge(_results: list[str]) -> Move:
+        if not holder[0].requests[-1]["body"].get("tools"):
+            return Move(text=flag)  # a ruling: a plain question, no tools
+        return Move(calls=[("submit", {"summary": "reviewed"})])
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-oai-fake-0123456789")
+    with FakeModelServer(judge) as server:
+        holder.append(server)
+        config = project / "acceptance.yaml"
+        text = config.read_text().replace("judge: scripted}", "judge: openai}").replace("gate_n: 3", "gate_n: 1")
+        judge_model = f"{{model: fake-model-1, base_url: '{server.base_url}/v1', api: chat}}"
+        config.write_text(text + f"models:\n  judge: {judge_model}\n")
+        subprocess.run([*GIT, "add", "-A"], cwd=project, check=True)
+        subprocess.run([*GIT, "commit", "-qm", "tests in the target; a model judge"], cwd=project, check=True)
+        decision, progress = accept(project)
+    assert decision == "accepted" and progress.rounds == 4  # red, red (weakened), green, final
+    records = project / "evidence" / "records"
+    ruling = json.loads((records / "round-0002" / "ruling-weakened.json").read_text())
+    assert ruling["verdict"] == "flagged" and ruling["samples"] == 3
+    second = rounds_of(EvidenceStore(project / "evidence"))[1]
+    assert not second.green and any("weakened tests" in r for r in second.reasons)
+    assert list((records / "round-0002" / "tickets").glob("builder-*.md"))
+    assert not (records / "round-0003" / "ruling-weakened.json").exists()  # nothing changed: nothing to rule on

@@ -27,6 +27,8 @@ BAD: dict[str, Change] = {
     "tests-removed": Change(path="target/tests/test_total.py", old=TEST, new=TEST.split("\n\ndef test_empty")[0]),
     "trivial-assert": Change(path="target/test_total.py", old=TEST,
                              new=TEST.replace("assert total([]) == 0", "assert True")),
+    "conditional-skip-added": Change(path="target/tests/test_total.py", old=TEST, new=TEST.replace(
+        "def test_empty", "@pytest.mark.skipif(sys.platform == 'win32', reason='posix')\ndef test_empty")),
     "assertions-reduced": Change(path="target/tests/test_total.py", old=TEST,
                                  new=TEST.replace("    assert total([]) == 0", "    total([])")),
     "exception-swallowed": Change(path="target/grades.py", old="def f():\n    g()\n",
@@ -51,6 +53,41 @@ def test_an_honest_change_has_no_smell() -> None:
     more = Change(path="target/tests/test_total.py", old=TEST,
                   new=TEST + "\n\ndef test_one():\n    assert total([1]) == 1\n")
     assert smells([fix, more], frozenset({"c-0123456789ab"})) == []
+
+
+@pytest.mark.parametrize("name,new", [
+    ("trivial-assert", TEST.replace("assert total([]) == 0", "assert True, 'ok'")),
+    ("trivial-assert", TEST.replace("assert total([]) == 0", "assert 1 == 1")),
+    ("trivial-assert", TEST.replace("assert total([]) == 0", "assert total == total")),
+    ("trivial-assert", TEST.replace("assert total([]) == 0", "assert 'always'")),
+    ("skip-added", TEST.replace("import pytest", "from pytest import mark").replace(
+        "def test_empty", "@mark.skip\ndef test_empty")),
+    ("skip-added", TEST.replace("import pytest", "from unittest import skip").replace(
+        "def test_empty", "@skip('later')\ndef test_empty")),
+    ("skip-added", TEST.replace("assert total([]) == 0", "pytest.skip('flaky')")),
+    ("skip-added", TEST + "\npytestmark = pytest.mark.xfail\n"),
+])
+def test_evasions_are_still_smells(name: str, new: str) -> None:
+    found = smells([Change(path="target/tests/test_total.py", old=TEST, new=new)])
+    assert name in {s.name for s in found}
+
+
+def test_a_test_moved_to_another_file_is_not_removed() -> None:
+    head, tail = TEST.split("\n\ndef test_empty")
+    moved = [Change(path="target/tests/test_total.py", old=TEST, new=head + "\n"),
+             Change(path="target/tests/test_empty.py", old=None, new="def test_empty" + tail)]
+    assert "tests-removed" not in {s.name for s in smells(moved)}
+    assert "tests-removed" in {s.name for s in smells(moved[:1])}
+
+
+def test_a_case_id_without_its_prefix_is_still_named() -> None:
+    code = Change(path="target/grades.py", old="", new="KNOWN = 'c-' + '0123456789ab'\n")
+    assert {s.name for s in smells([code], frozenset({"c-0123456789ab"}))} == {"case-id-in-code"}
+
+
+def test_a_skip_variable_or_a_skip_rows_helper_is_not_a_skip() -> None:
+    honest = TEST + "\n\ndef test_rows():\n    skip = 2\n    assert skip_rows([1, 2, 3], skip) == [3]\n"
+    assert smells([Change(path="target/tests/test_total.py", old=TEST, new=honest)]) == []
 
 
 def test_test_only_smells_ignore_source_files() -> None:

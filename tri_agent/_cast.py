@@ -22,7 +22,7 @@ from ._driver import Attempt, Driver, Episode, EpisodeResult, Limits, ScriptedDr
 from ._errors import BuilderTurn, PolicyViolation, UsageError
 from ._evidence import EvidenceStore
 from ._executor import CommandDriver
-from ._llm import anthropic_driver, openai_driver
+from ._llm import LLMDriver, anthropic_driver, openai_driver
 from ._tools import ToolBox
 from ._workspace import assemble, harvest, quarantine, snapshot
 
@@ -79,6 +79,14 @@ def git_head(project: Path) -> str:
     if done.returncode != 0:
         raise UsageError("an in-session builder needs a git work tree with commits", hint="commit the target")
     return done.stdout.strip()
+
+
+def ruling_asker(config: AcceptanceConfig, project: Path, k: int) -> LLMDriver | None:
+    """The judge's model, for rulings, when a model plays the judge (scripted and command judges rule nothing)."""
+    if config.drivers.get("judge") not in ("anthropic", "openai"):
+        return None
+    driver = driver_for(config, "judge", project, k)
+    return driver if isinstance(driver, LLMDriver) else None
 
 
 def driver_for(config: AcceptanceConfig, role: str, project: Path, k: int) -> Driver:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +30,8 @@ from ._leaks import scan_leaks
 from ._manifest import scan
 from ._mutation import MutationSummary, Rotation, load_menu, mutate, rotation
 from ._report import ScoreReport
-from ._smells import Change, Smell, smells
+from ._rulings import Ruling, rule
+from ._smells import Change, Smell, is_test_file, smells
 from ._tickets import Route, Ticket, guard, smell_tickets, tickets_from
 
 _CASE_ID = re.compile(r"\bc-[0-9a-f]{8,64}\b")
@@ -60,7 +62,7 @@ def case_ids(build: Path) -> list[str]:
     return [json.loads(x)["case"] for x in (build / "visible" / "cases.jsonl").read_text().splitlines() if x]
 
 
-def _process(signature: str, title: str, body: str, cases: list[str], route: Route = "orchestrator") -> Ticket:
+def _filed(signature: str, title: str, body: str, cases: list[str], route: Route = "orchestrator") -> Ticket:
     return Ticket(id="t-" + hashlib.sha256(signature.encode()).hexdigest()[:10], route=route,
                   signature=signature, title=title, body=body, cases=cases[:3])
 
@@ -71,7 +73,7 @@ def skipped_tickets(build: Path, ran: set[str], k: int) -> list[Ticket]:
     skipped = sorted(set(cases) - ran)
     if not skipped:
         return []
-    return [_process("orchestrator:tester:skipped", f"the tester skipped {len(skipped)} case(s)",
+    return [_filed("orchestrator:tester:skipped", f"the tester skipped {len(skipped)} case(s)",
                      f"{len(skipped)} of {len(cases)} designed cases never ran through run_case in round {k}; "
                      "every case must run.", skipped)]
 
@@ -88,7 +90,7 @@ def leak_tickets(project: Path, build: Path, spec: list[str], written: dict[str,
         hits = scan_leaks([build / "sealed" / "answers.jsonl"], files, inputs=inputs, key=list(caliber.key)).hits
         if hits:
             where = ", ".join(h.where.removeprefix(str(project) + "/") for h in hits[:3])
-            out.append(_process(f"orchestrator:leak:{role}", f"the {role} wrote sealed values",
+            out.append(_filed(f"orchestrator:leak:{role}", f"the {role} wrote sealed values",
                                 f"{len(hits)} sealed value(s) in what the {role} wrote this round: {where}", []))
     return out
 
@@ -205,13 +207,13 @@ def regression_tickets(missing: dict[str, list[str]], changed: list[str]) -> lis
     lost = sorted(c for cases in missing.values() for c in cases)
     out = []
     if lost:
-        out.append(_process("exam:regression:lost-cases", f"{len(lost)} ever-red case(s) are no longer generated",
+        out.append(_filed("exam:regression:lost-cases", f"{len(lost)} ever-red case(s) are no longer generated",
                             "The final round re-runs every case that was ever red, rebuilt from the current exam at "
                             f"the seed it failed under; seeds {', '.join(sorted(missing))} no longer produce them. "
                             "Keep red cases reproducible: a generator may add cases, never drop or rename them.",
                             lost, "exam"))
     if changed:
-        out.append(_process("exam:regression:changed-cases", f"{len(changed)} ever-red case(s) changed their inputs",
+        out.append(_filed("exam:regression:changed-cases", f"{len(changed)} ever-red case(s) changed their inputs",
                             "Rebuilt at the seed they failed under, these cases no longer hold the inputs they "
                             "failed on, so the final round would not replay the failure. Keep earlier cases as they "
                             "were (draw new chaos from its own random stream).", changed, "exam"))
@@ -243,6 +245,53 @@ def red_cases(report: ScoreReport | None, seed_of: Callable[[str], str]) -> dict
     return out
 
 
+RULING_SYSTEM = ("You are the judge of a hard acceptance. You rule only on the evidence in the message, you cite "
+                 "it by file:line, and you can only raise flags: you never certify anything.")
+_WEAKENED_QUESTION = """The builder changed these test files this round. Each file is shown before and after, with
+its line numbers.
+
+{files}
+
+Does any change weaken what the tests check: an assertion loosened or removed, an expected value rewritten to
+match the code, a case dropped, a fixture rewritten so a check passes, a test skipped? Answer with JSON only:
+{{"flags": [{{"category": "weakened", "location": "after/<path>:<line>", "reason": "<why>"}}]}}
+Cite a line of the after file (of the before file for a removed line). An empty list means nothing flagged."""
+
+
+def weakened_ruling(ask: Callable[[str], str], changed: list[Change], k: int = 3) -> Ruling | None:
+    """Ask the judge's model, K times, whether the builder's test changes weaken the tests (flag-only)."""
+    tests = [c for c in changed if is_test_file(c.path)]
+    if not tests:
+        return None
+    with tempfile.TemporaryDirectory(prefix="tri-ruling-") as tmp:
+        shown = []
+        for c in tests:
+            for side, text in (("before", c.old), ("after", c.new)):
+                if text is not None:
+                    (Path(tmp) / side / c.path).parent.mkdir(parents=True, exist_ok=True)
+                    (Path(tmp) / side / c.path).write_text(text, encoding="utf-8")
+                    numbered = "\n".join(f"{n:4d}  | {line}" for n, line in enumerate(text.splitlines(), 1))
+                    shown.append(f"=== {side}/{c.path} ===\n{numbered}")
+        question = _WEAKENED_QUESTION.format(files="\n\n".join(shown))
+        return rule(ask, question, categories={"weakened"}, evidence=Path(tmp), k=k)
+
+
+def weakened_tickets(ruling: Ruling) -> list[Ticket]:
+    """Flagged: the builder restores its tests. Inconclusive (fail closed): the run itself must be looked at."""
+    if ruling.verdict == "flagged":
+        body = "\n".join(f"- {c.location}: {c.reason}" for c in ruling.flags)
+        return [_filed("builder:smell:weakened", f"test-quality smell: weakened tests ({len(ruling.flags)}, "
+                         f"agreed by {ruling.floor:.0%} of {ruling.samples} samples)",
+                         f"The judge's ruling flags these test changes:\n\n{body}\n\nRestore the checks; make "
+                         "the target pass them instead.", [], "builder")]
+    if ruling.verdict == "inconclusive":
+        return [_filed("orchestrator:ruling:inconclusive", "the weakened-test ruling was inconclusive",
+                         f"{ruling.readable_samples} of {ruling.samples} samples were readable and cited real "
+                         "lines; a ruling that cannot be read fails closed. " + "; ".join(ruling.dropped[:3]),
+                         [], "orchestrator")]
+    return []
+
+
 def sample(menu: Path, *, k: int, final: bool, size: int, used: list[str], retired: list[str],
            last_green: bool) -> Rotation | None:
     """The mutants this round judges: None (the whole menu) in round 1 and the final round."""
@@ -255,7 +304,7 @@ def sample(menu: Path, *, k: int, final: bool, size: int, used: list[str], retir
 def shallow_ticket(new_cases: int, k: int, final: bool) -> list[Ticket]:
     if final or k == 1 or new_cases > 0:
         return []
-    return [_process("exam:deepen:no-new-cases", "the exam did not deepen", "Every round needs cases no earlier "
+    return [_filed("exam:deepen:no-new-cases", "the exam did not deepen", "Every round needs cases no earlier "
                      "round ran: a new seed, new chaos, new bounds.", [], "exam")]
 
 
@@ -263,7 +312,7 @@ def stale_ticket(rot: Rotation | None) -> list[Ticket]:
     if rot is None or not rot.short:
         return []
     title = f"the mutation menu offers {len(rot.chosen)} of {rot.size} mutants, {len(rot.new)} new (needs {rot.need})"
-    return [_process("exam:mutations:stale", title, "Every round judges mutants no earlier round judged (at least "
+    return [_filed("exam:mutations:stale", title, "Every round judges mutants no earlier round judged (at least "
                      "30%, 50% after a red round). Add realistic mutants of the preset's bug classes to "
                      "mutations.yaml, each with an anchor and a witness.", [], "exam")]
 
@@ -273,7 +322,7 @@ def too_few_ticket(summary: MutationSummary | None) -> list[Ticket]:
     if summary is None or summary.verdict == "pass" or not any("judged" in r for r in summary.reasons):
         return []
     ignored = [f"- {m.id}: {m.reason}" for m in summary.mutants if m.status == "Ignored"]
-    return [_process("exam:mutations:too-few-judged", "too few mutants could be judged", "The mutation gate needs "
+    return [_filed("exam:mutations:too-few-judged", "too few mutants could be judged", "The mutation gate needs "
                      f"{summary.minimum} judged mutants. Not judged:\n" + "\n".join(ignored[:10]) + "\nFix their "
                      "anchors or witnesses, or add mutants.", [], "exam")]
 

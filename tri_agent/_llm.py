@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -50,6 +50,14 @@ class LLMDriver:
     secrets: dict[str, str]
     prices: Prices
     transcripts: Path | None = None  # where to keep each episode's conversation, secrets masked
+    complete: Any = None  # (system, prompt) -> (text, Usage): one answer, no tools (for rulings)
+    spent: Usage = field(default_factory=Usage)  # what ask_text has used so far
+
+    def ask_text(self, system: str, prompt: str) -> str:
+        """One plain answer to ``prompt`` (no tools), for K-sampled rulings; its usage adds to ``spent``."""
+        text, usage = self.complete(system, prompt)
+        self.spent = self.spent + usage
+        return mask(str(text), self.secrets)
 
     def run(self, episode: Episode) -> EpisodeResult:
         start = time.monotonic()
@@ -99,6 +107,10 @@ class LLMDriver:
         if time.monotonic() - start > episode.limits.seconds:
             return "timeout", f"no submit within {episode.limits.seconds:.0f}s"
         return None
+
+    def spent_usd(self) -> float:
+        """What ``ask_text`` has cost so far (0 when no price is known for the model)."""
+        return self._cost(self.spent, self.model)[0]
 
     def _cost(self, usage: Usage, model: str) -> tuple[float, str]:
         price = next((p for prefix, p in self.prices.items() if model.startswith(prefix)), None)
@@ -157,8 +169,16 @@ def anthropic_driver(model: str, *, api_key: str, base_url: str | None = None, t
     import anthropic
 
     client = anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
+
+    def complete(system: str, prompt: str) -> tuple[str, Usage]:
+        extra = {"temperature": temperature} if temperature is not None else None
+        resp = client.messages.create(model=model, max_tokens=max_tokens, system=system,
+                                      messages=[{"role": "user", "content": prompt}], extra_body=extra)
+        text = "".join(b.text for b in resp.content if b.type == "text")
+        return text, Usage(input_tokens=resp.usage.input_tokens, output_tokens=resp.usage.output_tokens)
+
     return LLMDriver("anthropic", model, lambda ep, m: _Anthropic(ep, m, client, temperature, max_tokens),
-                     (anthropic.APIError,), {"ANTHROPIC_API_KEY": api_key}, prices or {}, transcripts)
+                     (anthropic.APIError,), {"ANTHROPIC_API_KEY": api_key}, prices or {}, transcripts, complete)
 
 
 # --- OpenAI Responses and Chat Completions -------------------------------------------------------------------------
@@ -237,5 +257,18 @@ def openai_driver(model: str, *, api_key: str, base_url: str | None = None, api:
     client = openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
     make = (lambda ep, m: _Responses(ep, m, client, temperature)) if api == "responses" else \
         (lambda ep, m: _Chat(ep, m, client, temperature))
+
+    def complete(system: str, prompt: str) -> tuple[str, Usage]:
+        if api == "responses":
+            resp = client.responses.create(model=model, instructions=system, input=prompt, temperature=temperature)
+            u = resp.usage
+            return resp.output_text, Usage(input_tokens=u.input_tokens if u else 0,
+                                           output_tokens=u.output_tokens if u else 0)
+        chat = client.chat.completions.create(model=model, temperature=temperature, messages=[
+            {"role": "system", "content": system}, {"role": "user", "content": prompt}])
+        c = chat.usage
+        return chat.choices[0].message.content or "", Usage(input_tokens=c.prompt_tokens if c else 0,
+                                                            output_tokens=c.completion_tokens if c else 0)
+
     return LLMDriver("openai" if api == "responses" else "openai-chat", model, make, (openai.APIError,),
-                     {"OPENAI_API_KEY": api_key}, prices or {}, transcripts)
+                     {"OPENAI_API_KEY": api_key}, prices or {}, transcripts, complete)

@@ -40,7 +40,7 @@ from ._acceptance import (
     require,
 )
 from ._build import Part, build_exam, compose_build
-from ._cast import git_head, in_session_builder, play
+from ._cast import git_head, in_session_builder, play, ruling_asker
 from ._driver import EpisodeResult
 from ._errors import Escalation, InfrastructureFailure, UsageError
 from ._evidence import EvidenceStore
@@ -50,8 +50,9 @@ from ._gateway import run_exam, run_score_inputs
 from ._grading import score
 from ._mutation import DETECTED, EQUIVALENT, UNDETECTED, MutationSummary, Rotation
 from ._report import ScoreReport, render_markdown
+from ._rulings import Ruling
 from ._scoreboard import TIMINGS, Deepening, RoundSummary
-from ._smells import Smell
+from ._smells import Change, Smell
 from ._tickets import Ticket
 
 _VOLATILE = frozenset({"seconds", "duration", "at", "given_at"})  # never in evidence: reruns must match
@@ -83,6 +84,8 @@ class _Outcome:
     result: GateResult
     deepening: Deepening
     code: judging.CodeSnapshot
+    ruling: Ruling | None
+    ruling_usd: float
 
 
 def accept(project: Path, *, resume: bool = False) -> tuple[str, Progress]:
@@ -237,8 +240,11 @@ def _play_round(project: Path, config: AcceptanceConfig, store: EvidenceStore, k
     episodes.append(clock.step("tester", "tester (fresh)", lambda: play(
         project, config, "tester", k, run_case=judging.served(rnd.build, rnd.run, ran))))
     ids = frozenset(past.case_inputs) | frozenset(judging.case_ids(rnd.build))
-    found = judging.builder_smells(code, judging.code_changes(past.code, code), ids)
+    diff = judging.code_changes(past.code, code)
+    found = judging.builder_smells(code, diff, ids)
     tickets += clock.step("judge", "tickets", lambda: _tickets(project, config, rnd, report, ran, code, found))
+    ruling, ruling_usd = clock.step("judge", "weakened-test ruling", lambda: _ruling(project, config, k, diff))
+    tickets += judging.weakened_tickets(ruling) if ruling else []
     menu = project / config.exam / "mutations.yaml"
     rot = judging.sample(menu, k=k, final=final, size=DEPTHS[config.depth][1], used=progress.mutants_used,
                          retired=progress.mutants_retired, last_green=progress.last_green) if menu.is_file() else None
@@ -253,7 +259,8 @@ def _play_round(project: Path, config: AcceptanceConfig, store: EvidenceStore, k
     result = gate(facts)
     clock.console.print(f"  gate: {'GREEN' if result.green else 'red'}" + (f" ({result.reasons[0]})" if
                                                                              result.reasons else ""))
-    return _Outcome(rnd, report, tickets, mutation, rot, found, episodes, result, deepening, code), facts
+    return _Outcome(rnd, report, tickets, mutation, rot, found, episodes, result, deepening, code, ruling,
+                    ruling_usd), facts
 
 
 def _tickets(project: Path, config: AcceptanceConfig, rnd: _Round, report: ScoreReport | None, ran: set[str],
@@ -264,6 +271,15 @@ def _tickets(project: Path, config: AcceptanceConfig, rnd: _Round, report: Score
             + judging.skipped_tickets(rnd.build, ran, rnd.k)
             + judging.leak_tickets(project, rnd.build, config.spec, written)
             + judging.smell_and_guard(rnd.build, found))
+
+
+def _ruling(project: Path, config: AcceptanceConfig, k: int, diff: list[Change]) -> tuple[Ruling | None, float]:
+    """The judge's model rules on the builder's test changes; returns the ruling and what it cost."""
+    judge = ruling_asker(config, project, k)
+    if judge is None:
+        return None, 0.0
+    ruling = judging.weakened_ruling(lambda question: judge.ask_text(judging.RULING_SYSTEM, question), diff)
+    return ruling, judge.spent_usd()
 
 
 def _regression_build(project: Path, config: AcceptanceConfig, progress: Progress, rnd: _Round,
@@ -360,6 +376,8 @@ def _record(store: EvidenceStore, outcome: _Outcome, progress: Progress, project
             (tickets / f"{t.route}-{t.id}.md").write_text(t.markdown(), "utf-8")
         _write_json(folder / "smells.json", [s.model_dump(mode="json") for s in outcome.smells])
         _write_json(folder / "code.json", outcome.code.model_dump(mode="json"))
+        if outcome.ruling is not None:
+            _write_json(folder / "ruling-weakened.json", outcome.ruling.model_dump(mode="json"))
         _write_json(folder / "gate.json", outcome.result.model_dump(mode="json"))
         _write_json(folder / "progress.json", progress.model_dump(mode="json"))
         _write_json(folder / "episodes.json", [e.model_dump(mode="json") for e in outcome.episodes])
@@ -387,7 +405,9 @@ def _round_summary(outcome: _Outcome, progress: Progress) -> RoundSummary:
                         channels={n: f"{c.passed}/{c.total}" for n, c in channels.items()}, drift=drift,
                         kill_rate=kill, tickets=routes, smells=len(outcome.smells), streak=progress.green_streak,
                         deepening=outcome.deepening, simulation=all(e.simulation for e in outcome.episodes),
-                        cost_usd={e.role: round(sum(a.cost_usd for a in e.attempts), 6) for e in outcome.episodes},
+                        cost_usd={e.role: round(sum(a.cost_usd for a in e.attempts) +
+                                                (outcome.ruling_usd if e.role == "judge" else 0.0), 6)
+                                  for e in outcome.episodes},
                         isolation={e.role: e.isolation for e in outcome.episodes})
 
 
