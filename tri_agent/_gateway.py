@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 import shutil
 import tempfile
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +30,8 @@ from ._manifest import Entry, scan
 from ._process import base_env, run
 from ._seal import diff, verify
 from ._target import PLACEHOLDERS, Cell, Target, extract_rows
+
+JOBS = max(1, min(4, os.cpu_count() or 1))  # case runs side by side: one per core, at most 4
 
 
 class Provenance(BaseModel):
@@ -171,9 +175,10 @@ def verified_visible(build: Path) -> Path:
 
 
 def _run_all(target: Target, visible: Path, cases: list[Case], keep: Path) -> list[CaseResult]:
-    with _scratch() as scratch:
+    # cases are independent (a scratch copy each), so they run side by side; results keep the case order
+    with _scratch() as scratch, ThreadPoolExecutor(max_workers=JOBS) as pool:
         gateway = Gateway(target, visible, scratch)
-        return [gateway.run_case(c, keep / c.case) for c in cases]
+        return list(pool.map(lambda c: gateway.run_case(c, keep / c.case), cases))
 
 
 @contextmanager

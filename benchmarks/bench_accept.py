@@ -1,0 +1,97 @@
+"""Acceptance benchmark: the toy-grades hard acceptance end to end, against its floor.
+
+    python benchmarks/bench_accept.py [--repeats 3]
+
+What a user would do instead of ``tri-agent accept`` is run the target on the cases by hand; the honest
+floor of any acceptance is therefore the target's own run time, times the runs the protocol needs (every
+case twice per round, the baseline twice, every mutant replay). In the same run this measures the median
+time of one target invocation on one case (the same ``python3 grades.py`` the gateway runs) and reports
+the acceptance's wall time as a multiple of that floor, plus the share of wall time per role (from
+``TIMINGS.json``, which is kept out of the evidence).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TOY = ROOT / "examples" / "toy-grades"
+GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@invalid"]
+
+
+def _project(dest: Path) -> Path:
+    shutil.copytree(TOY, dest, ignore=shutil.ignore_patterns("builds", "runs", "evidence", "SCOREBOARD.md",
+                                                             "__pycache__", "TIMINGS.json"))
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "baseline"]):
+        subprocess.run([*GIT, *args], cwd=dest, check=True, capture_output=True)
+    return dest
+
+
+def _accept(work: Path) -> tuple[float, dict[str, float], int]:
+    project = _project(work / "toy")
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "tri_agent", "accept", str(project)], check=True, capture_output=True)
+    wall = time.perf_counter() - start
+    return wall, json.loads((project / "TIMINGS.json").read_text()), _target_runs(project / "evidence")
+
+
+def _target_runs(evidence: Path) -> int:
+    """Target invocations the trail accounts for: every case twice per round and for the baseline, and every
+    mutant replay (its cases run, plus the clean run and the witness pair per menu mutant)."""
+    runs = 0
+    for record in sorted((evidence / "records").iterdir()):
+        provenance = record / "provenance.jsonl"
+        if provenance.exists():
+            runs += 2 * len(provenance.read_text().splitlines())
+        summary = record / "mutation-summary.json"
+        if summary.exists():
+            mutants = json.loads(summary.read_text())["mutants"]
+            runs += sum(m["cases_run"] for m in mutants) + 2 * len(mutants)
+            runs += len(provenance.read_text().splitlines())  # the clean run before any mutant
+    return runs
+
+
+def _one_target_run(work: Path, repeats: int = 20) -> float:
+    sheet = work / "scores.csv"
+    sheet.write_text("student,group,score\ns1,A,80.00\ns2,A,80.01\ns3, B ,70\n")
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        subprocess.run(["python3", str(TOY / "target" / "grades.py"), str(sheet), str(work / "out.csv")], check=True)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    walls, shares, runs = [], [], 0
+    with tempfile.TemporaryDirectory(prefix="bench-accept-") as tmp:
+        single = _one_target_run(Path(tmp))
+        for i in range(args.repeats):
+            wall, timings, runs = _accept(Path(tmp) / f"run-{i}")
+            walls.append(wall)
+            total = sum(timings.values())
+            shares.append({role: secs / total for role, secs in timings.items()})
+    wall = statistics.median(walls)
+    each = ", ".join(f"{w:.1f}" for w in walls)
+    print(f"toy-grades acceptance: median wall {wall:.1f} s over {args.repeats} runs ({each})")
+    for role in sorted(shares[0]):
+        print(f"  {role}: {statistics.median(s[role] for s in shares):.0%} of wall time (median)")
+    floor = runs * single
+    print(f"target invocations in the trail: {runs}; one invocation: {single * 1000:.0f} ms (median of 20)")
+    print(f"floor (invocations x one invocation): {floor:.1f} s; acceptance / floor = {wall / floor:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
