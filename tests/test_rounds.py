@@ -373,3 +373,20 @@ def test_a_judge_model_flags_a_weakened_test_and_the_round_turns_red(tmp_path: P
     assert not second.green and any("weakened tests" in r for r in second.reasons)
     assert list((records / "round-0002" / "tickets").glob("builder-*.md"))
     assert not (records / "round-0003" / "ruling-weakened.json").exists()  # nothing changed: nothing to rule on
+
+
+def test_a_tester_that_answers_garbage_is_a_process_ticket_and_blows_the_fuse(tmp_path: Path) -> None:
+    from tri_agent import Escalation
+
+    project = _project(tmp_path / "toy")
+    config = project / "acceptance.yaml"
+    config.write_text(config.read_text().replace("tester: scripted", "tester: command")
+                      + "commands:\n  tester: [python3, -c, \"print('all green, trust me')\"]\n")
+    subprocess.run([*GIT, "commit", "-qam", "a tester that does not speak the protocol"], cwd=project, check=True)
+    with pytest.raises(Escalation, match="fix attempts"):
+        accept(project)
+    store = EvidenceStore(project / "evidence")
+    rounds = rounds_of(store)
+    assert len(rounds) == 3 and not any(r.green for r in rounds)
+    assert all("the tester episode ended malformed_output" in r.reasons for r in rounds)
+    assert "`orchestrator:tester:malformed_output`: red in 3 rounds" in scoreboard(store)

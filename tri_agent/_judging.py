@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field
 
 from ._caliber import load_caliber
 from ._contract import is_agent_config, load_charter
+from ._driver import EpisodeResult
 from ._exam import read_cases
 from ._gateway import Provenance
 from ._leaks import scan_leaks
@@ -76,6 +77,15 @@ def skipped_tickets(build: Path, ran: set[str], k: int) -> list[Ticket]:
     return [_filed("orchestrator:tester:skipped", f"the tester skipped {len(skipped)} case(s)",
                      f"{len(skipped)} of {len(cases)} designed cases never ran through run_case in round {k}; "
                      "every case must run.", skipped)]
+
+
+def episode_tickets(episodes: list[EpisodeResult]) -> list[Ticket]:
+    """An episode that ended in an evaluation failure (timeout, malformed output...) is a process ticket: the
+    round is red, and the same failure three rounds running blows the fuse."""
+    return [_filed(f"orchestrator:{e.role}:{e.status}", f"the {e.role} episode ended {e.status}",
+                   f"The {e.role}'s episode ended {e.status}: {e.reason or 'no reason given'}. Its result is not "
+                   "graded; check the driver, its limits and the role's configuration.", [])
+            for e in episodes if not e.valid]
 
 
 def leak_tickets(project: Path, build: Path, spec: list[str], written: dict[str, list[str]]) -> list[Ticket]:

@@ -254,6 +254,7 @@ def _play_round(project: Path, config: AcceptanceConfig, store: EvidenceStore, k
     deepening = _deepening(store, rnd, mutation, progress, past)
     tickets += judging.shallow_ticket(deepening.new_cases, k, final)
     episodes.append(clock.step("judge", "judge", lambda: play(project, config, "judge", k)))
+    tickets += judging.episode_tickets(episodes)
     _file(project, tickets)
     facts = _facts(rnd, report, stable, mutation, rot, tickets, episodes)
     result = gate(facts)
@@ -342,7 +343,6 @@ def _facts(rnd: _Round, report: ScoreReport | None, stable: bool, mutation: Muta
         passed = sum(c.passed for c in channels if c is not None)
         total = sum(c.total for c in channels if c is not None)
     blockers = list(report.blockers) if report else ["the run could not be scored"]
-    blockers += [f"{e.role} episode ended {e.status}" for e in episodes if not e.valid]
     blockers += [t.title for t in tickets if t.route != "builder" or t.signature.startswith("builder:smell:")]
     mutants = mutation.mutants if mutation else []
     return RoundFacts(round=rnd.k, stable=stable, passed=passed, total=total, blockers=blockers,
