@@ -330,10 +330,15 @@ def test_a_weakened_test_is_seen_from_the_sealed_code_even_when_no_episode_chang
     (outside / "secret.py").write_text("KEY = 1\n")
     (project / "target" / "link").symlink_to(outside)
     assert not any("secret" in p for p in code_of(project, "builder").files)  # symlinks are never followed
+    vendored = project / "target" / ".venv" / "lib" / "tests"
+    vendored.mkdir(parents=True)
+    (vendored / "test_dep.py").write_text("import pytest\n\n\n@pytest.mark.skip\ndef test_dep():\n    pass\n")
+    assert not any(".venv" in p for p in code_of(project, "builder").files)  # environments are not the code
 
 
-def test_a_judge_model_flags_a_weakened_test_and_the_round_turns_red(tmp_path: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_judge_model_flags_a_weakened_test_every_round_until_the_fuse(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from tri_agent import Escalation
     from tri_agent._fakes import FakeModelServer, Move
 
     project = _project(tmp_path / "toy")
@@ -364,15 +369,19 @@ def test_a_judge_model_flags_a_weakened_test_and_the_round_turns_red(tmp_path: P
         config.write_text(text + f"models:\n  judge: {judge_model}\n")
         subprocess.run([*GIT, "add", "-A"], cwd=project, check=True)
         subprocess.run([*GIT, "commit", "-qm", "tests in the target; a model judge"], cwd=project, check=True)
-        decision, progress = accept(project)
-    assert decision == "accepted" and progress.rounds == 4  # red, red (weakened), green, final
+        with pytest.raises(Escalation, match="fix attempts"):
+            accept(project)
+    # round 1 red (the planted bugs); from round 2 the fix passes the exam, but the loosened test stays
+    # loosened, so the ruling flags it every round until the fuse blows: one red round buys nothing
     records = project / "evidence" / "records"
-    ruling = json.loads((records / "round-0002" / "ruling-weakened.json").read_text())
-    assert ruling["verdict"] == "flagged" and ruling["samples"] == 3
-    second = rounds_of(EvidenceStore(project / "evidence"))[1]
-    assert not second.green and any("weakened tests" in r for r in second.reasons)
-    assert list((records / "round-0002" / "tickets").glob("builder-*.md"))
-    assert not (records / "round-0003" / "ruling-weakened.json").exists()  # nothing changed: nothing to rule on
+    rounds = rounds_of(EvidenceStore(project / "evidence"))
+    assert len(rounds) == 4 and not any(r.green for r in rounds)
+    for k in (2, 3, 4):
+        ruling = json.loads((records / f"round-000{k}" / "ruling-weakened.json").read_text())
+        assert ruling["verdict"] == "flagged" and ruling["samples"] == 3
+        assert any("weakened tests" in r for r in rounds[k - 1].reasons) and rounds[k - 1].passed == rounds[k - 1].total
+    assert not (records / "round-0001" / "ruling-weakened.json").exists()  # no test changed yet: nothing to rule on
+    assert rounds[1].cost_usd["judge"] == 0.0  # the fake model has no price: the basis says so, nothing invented
 
 
 def test_a_tester_that_answers_garbage_is_a_process_ticket_and_blows_the_fuse(tmp_path: Path) -> None:
@@ -390,3 +399,35 @@ def test_a_tester_that_answers_garbage_is_a_process_ticket_and_blows_the_fuse(tm
     assert len(rounds) == 3 and not any(r.green for r in rounds)
     assert all("the tester episode ended malformed_output" in r.reasons for r in rounds)
     assert "`orchestrator:tester:malformed_output`: red in 3 rounds" in scoreboard(store)
+
+
+def test_resuming_a_tampered_trail_is_refused(accepted: Path, tmp_path: Path) -> None:
+    from tri_agent import TamperDetected
+
+    project = tmp_path / "toy"
+    shutil.copytree(accepted, project)
+    code = project / "evidence" / "records" / "round-0004" / "code.json"
+    code.write_text(code.read_text().replace("ROUND_HALF_UP", "ROUND_HALF_EVEN"))
+    with pytest.raises(TamperDetected, match=r"does not verify: records/round-0004/code\.json") as err:
+        accept(project, resume=True)
+    assert err.value.exit_code == 4
+
+
+def test_a_judge_api_failure_is_an_inconclusive_ruling_not_a_crash(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from tri_agent._acceptance import load_config
+    from tri_agent._fakes import FakeModelServer, Move
+    from tri_agent._rounds import _ruling
+    from tri_agent._smells import Change
+
+    project = _project(tmp_path / "toy")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-oai-fake-0123456789")
+    with FakeModelServer(lambda _r: Move(text="{}"), status=529) as server:
+        config = project / "acceptance.yaml"
+        config.write_text(config.read_text().replace("judge: scripted}", "judge: openai}")
+                          + f"models:\n  judge: {{model: m, base_url: '{server.base_url}/v1', api: chat}}\n")
+        changed = [Change(path="target/tests/test_a.py", old="def test_a():\n    assert f() == 1\n",
+                          new="def test_a():\n    assert f()\n")]
+        ruling, cost = _ruling(project, load_config(project), 2, changed)
+    assert ruling is not None and ruling.verdict == "inconclusive" and cost == 0.0
+    assert all("no answer: " in d for d in ruling.dropped)

@@ -57,3 +57,9 @@ def test_claims_must_cite_real_evidence(evidence: Path, bad: dict[str, object]) 
 
 def test_the_schema_cannot_certify() -> None:
     assert "clean" not in Ruling.model_fields and "certified" not in str(Ruling.model_json_schema())
+
+
+def test_a_reply_in_a_code_fence_is_the_same_reply(evidence: Path) -> None:
+    fenced = "```json\n" + json.dumps(flag()) + "\n```"
+    r = rule(_replies(fenced, fenced, fenced), "weakened?", categories=CATEGORIES, evidence=evidence)
+    assert r.verdict == "flagged" and r.readable_samples == 3

@@ -29,6 +29,10 @@ BAD: dict[str, Change] = {
                              new=TEST.replace("assert total([]) == 0", "assert True")),
     "conditional-skip-added": Change(path="target/tests/test_total.py", old=TEST, new=TEST.replace(
         "def test_empty", "@pytest.mark.skipif(sys.platform == 'win32', reason='posix')\ndef test_empty")),
+    "test-gutted": Change(path="target/tests/test_total.py", old=TEST,
+                          new=TEST.replace("def test_empty():\n", "def test_empty():\n    return\n")),
+    "test-shadowed": Change(path="target/tests/test_total.py", old=TEST,
+                            new=TEST + "\n\ndef test_empty():\n    assert True is not False\n"),
     "assertions-reduced": Change(path="target/tests/test_total.py", old=TEST,
                                  new=TEST.replace("    assert total([]) == 0", "    total([])")),
     "exception-swallowed": Change(path="target/grades.py", old="def f():\n    g()\n",
@@ -58,7 +62,14 @@ def test_an_honest_change_has_no_smell() -> None:
 @pytest.mark.parametrize("name,new", [
     ("trivial-assert", TEST.replace("assert total([]) == 0", "assert True, 'ok'")),
     ("trivial-assert", TEST.replace("assert total([]) == 0", "assert 1 == 1")),
-    ("trivial-assert", TEST.replace("assert total([]) == 0", "assert total == total")),
+    ("trivial-assert", TEST.replace("assert total([]) == 0", "assert not None")),
+    ("trivial-assert", TEST.replace("assert total([]) == 0", "assert (total([]) == 0, 'empty')")),
+    ("trivial-assert", TEST.replace("assert total([]) == 0", "self.assertTrue(True)")),
+    ("skip-added", TEST.replace("def test_empty", "@pytest.mark.skipif(True, reason='later')\ndef test_empty")),
+    ("skip-added", TEST.replace("assert total([]) == 0", "raise unittest.SkipTest('later')")),
+    ("skip-added", TEST + "\n\n@pytest.mark.parametrize('x', [pytest.param(1, marks=pytest.mark.xfail)])\n"
+                          "def test_param(x):\n    assert x\n"),
+    ("skip-added", TEST.replace("import pytest", "import pytest\nlater = pytest.mark.skip")),
     ("trivial-assert", TEST.replace("assert total([]) == 0", "assert 'always'")),
     ("skip-added", TEST.replace("import pytest", "from pytest import mark").replace(
         "def test_empty", "@mark.skip\ndef test_empty")),
@@ -88,6 +99,41 @@ def test_a_case_id_without_its_prefix_is_still_named() -> None:
 def test_a_skip_variable_or_a_skip_rows_helper_is_not_a_skip() -> None:
     honest = TEST + "\n\ndef test_rows():\n    skip = 2\n    assert skip_rows([1, 2, 3], skip) == [3]\n"
     assert smells([Change(path="target/tests/test_total.py", old=TEST, new=honest)]) == []
+
+
+def test_honest_idioms_are_not_blockers() -> None:
+    cases = {
+        "a method called skip": TEST + "\n\ndef test_reader():\n    r = Reader()\n    r.skip(2)\n"
+                                       "    assert r.pos == 2\n",
+        "an optional dependency": TEST + "\n\ndef test_yaml():\n    try:\n        import yaml\n"
+                                         "    except ImportError:\n        pytest.skip('no yaml')\n"
+                                         "    assert yaml.safe_load('a: 1') == {'a': 1}\n",
+        "importorskip": TEST + "\n\ndef test_np():\n    np = pytest.importorskip('numpy')\n"
+                               "    assert np.ones(1)[0] == 1\n",
+        "reflexive equality": TEST + "\n\ndef test_eq():\n    v = Money(1)\n    assert v == v\n",
+        "a renamed test": TEST.replace("def test_empty", "def test_total_of_nothing"),
+    }
+    for what, new in cases.items():
+        found = smells([Change(path="target/tests/test_total.py", old=TEST, new=new)])
+        assert [s for s in found if s.severity == "blocker"] == [], what
+
+
+def test_a_new_reason_on_an_old_skip_is_no_new_skip() -> None:
+    old = TEST.replace("def test_empty", "@pytest.mark.skip(reason='slow')\ndef test_empty")
+    new = old.replace("reason='slow'", "reason='slow on CI'")
+    assert smells([Change(path="target/tests/test_total.py", old=old, new=new)]) == []
+
+
+def test_crafted_deep_code_falls_back_to_lines_instead_of_crashing() -> None:
+    deep = "def test_x():\n    assert " + "+".join(["x"] * 3000) + " == 0\n"
+    assert smells([Change(path="target/tests/test_deep.py", old=TEST, new=TEST + deep)]) is not None
+
+
+def test_both_sides_are_read_the_same_way() -> None:
+    skipped = TEST.replace("def test_empty", "@pytest.mark.skip\ndef test_empty")
+    broken = skipped + "\ntype Alias = int  (\n"  # does not parse: both sides are read as lines
+    assert "skip-added" not in {s.name for s in smells([Change(path="target/tests/t_test.py", old=skipped,
+                                                                new=broken)])}
 
 
 def test_test_only_smells_ignore_source_files() -> None:

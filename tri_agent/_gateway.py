@@ -31,7 +31,8 @@ from ._process import base_env, run
 from ._seal import diff, verify
 from ._target import PLACEHOLDERS, Cell, Target, extract_rows
 
-JOBS = max(1, min(4, os.cpu_count() or 1))  # case runs side by side: one per core, at most 4
+# case runs side by side: one per core this process may use, at most 4 (a target's ``jobs`` can lower it)
+JOBS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 
 
 class Provenance(BaseModel):
@@ -95,14 +96,16 @@ class Gateway:
         # an opaque folder name: a target that could read its case id from its path could recognise a test
         work = Path(tempfile.mkdtemp(prefix="case-", dir=self.scratch))
         target_dir, input_dir, output_dir, home = work / "target", work / "input", work / "output", work / "home"
+        (work / "tmp").mkdir()  # cases run side by side: each gets its own temporary folder
         shutil.copytree(self.built, target_dir, symlinks=True)
         shutil.copytree(self.visible / case.inputs, input_dir, symlinks=False)
         output_dir.mkdir()
         home.mkdir()
         values = dict(zip(PLACEHOLDERS, (str(target_dir), str(input_dir), str(output_dir), case.case), strict=True))
+        values["{tmp}"] = str(work / "tmp")
         template = [*self.target.config.run, *case.argv]
         argv = [_expand(a, values) for a in template]
-        env = base_env(home, self.target.config.env)
+        env = {**base_env(home, self.target.config.env), "TMPDIR": values["{tmp}"]}
         done = run(argv, cwd=target_dir, env=env, timeout=self.target.config.timeout)
         extract = case.extract or self.target.config.extract
         if extract is None:
@@ -176,7 +179,7 @@ def verified_visible(build: Path) -> Path:
 
 def _run_all(target: Target, visible: Path, cases: list[Case], keep: Path) -> list[CaseResult]:
     # cases are independent (a scratch copy each), so they run side by side; results keep the case order
-    with _scratch() as scratch, ThreadPoolExecutor(max_workers=JOBS) as pool:
+    with _scratch() as scratch, ThreadPoolExecutor(max_workers=min(JOBS, target.config.jobs or JOBS)) as pool:
         gateway = Gateway(target, visible, scratch)
         return list(pool.map(lambda c: gateway.run_case(c, keep / c.case), cases))
 

@@ -131,6 +131,11 @@ class CodeSnapshot(BaseModel):
 
 
 _GONE = FileState(sha256="", text=None)
+_NOT_CODE = {".git", ".venv", "venv", "node_modules", "__pycache__", ".pytest_cache", ".mypy_cache",
+             ".ruff_cache", ".tox", ".hypothesis"}  # environments and caches: not the builder's code
+_SOURCE = (".py", ".js", ".jsx", ".ts", ".tsx", ".mjs", ".go", ".rs", ".java", ".kt", ".rb", ".cs", ".c", ".cc",
+           ".cpp", ".h", ".php", ".swift", ".scala", ".sh")
+_RULING_FILE, _RULING_TOTAL = 64 << 10, 256 << 10  # what a ruling shows the model, per file and in all
 
 
 @dataclass
@@ -139,7 +144,9 @@ class History:
 
     inputs: set[str] = field(default_factory=set)  # digests of every case's inputs ever run
     case_inputs: dict[str, str] = field(default_factory=dict)  # case id -> digest of its inputs
-    code: CodeSnapshot = field(default_factory=lambda: CodeSnapshot(files={}))
+    # the builder's code at preflight: every round diffs against it, so a smell stays until it is undone
+    baseline_code: CodeSnapshot = field(default_factory=lambda: CodeSnapshot(files={}))
+    has_baseline_code: bool = False
 
 
 def history(records: list[Path]) -> History:
@@ -151,8 +158,9 @@ def history(records: list[Path]) -> History:
             p = json.loads(line)
             h.case_inputs[p["case"]] = inputs_digest(p["inputs"])
             h.inputs.add(h.case_inputs[p["case"]])
-        if (folder / "code.json").exists():
-            h.code = CodeSnapshot.model_validate_json((folder / "code.json").read_text(encoding="utf-8"))
+        if (folder / "code.json").exists() and not h.has_baseline_code:
+            h.baseline_code = CodeSnapshot.model_validate_json((folder / "code.json").read_text(encoding="utf-8"))
+            h.has_baseline_code = True
     return h
 
 
@@ -172,8 +180,11 @@ def code_changes(before: CodeSnapshot, after: CodeSnapshot) -> list[Change]:
     """What changed between two snapshots, whoever changed it and however the run was interrupted."""
     paths = sorted(p for p in before.files.keys() | after.files.keys()
                    if (before.files.get(p) or _GONE).sha256 != (after.files.get(p) or _GONE).sha256)
+    # a file too large to keep as text cannot be diffed: judging it as deleted or new would be a false smell
+    readable = [p for p in paths if not any(side.get(p) is not None and side[p].text is None
+                                            for side in (before.files, after.files))]
     return [Change(path=p, old=(before.files.get(p) or _GONE).text, new=(after.files.get(p) or _GONE).text)
-            for p in paths]
+            for p in readable]
 
 
 def builder_smells(code: CodeSnapshot, changed: list[Change], case_ids: frozenset[str]) -> list[Smell]:
@@ -202,7 +213,7 @@ def _writable_files(project: Path, role: str) -> list[tuple[str, bytes]]:
             rel = path.relative_to(project).as_posix()
             if path.is_symlink() or not path.is_file() or not path.resolve().is_relative_to(root):
                 continue
-            if contract.can_write(rel) and not is_agent_config(rel) and ".git" not in rel.split("/"):
+            if contract.can_write(rel) and not is_agent_config(rel) and not set(rel.split("/")) & _NOT_CODE:
                 out.append((rel, path.read_bytes()))
     return out
 
@@ -270,7 +281,7 @@ Cite a line of the after file (of the before file for a removed line). An empty 
 
 def weakened_ruling(ask: Callable[[str], str], changed: list[Change], k: int = 3) -> Ruling | None:
     """Ask the judge's model, K times, whether the builder's test changes weaken the tests (flag-only)."""
-    tests = [c for c in changed if is_test_file(c.path)]
+    tests = _ruling_files(changed)
     if not tests:
         return None
     with tempfile.TemporaryDirectory(prefix="tri-ruling-") as tmp:
@@ -284,6 +295,20 @@ def weakened_ruling(ask: Callable[[str], str], changed: list[Change], k: int = 3
                     shown.append(f"=== {side}/{c.path} ===\n{numbered}")
         question = _WEAKENED_QUESTION.format(files="\n\n".join(shown))
         return rule(ask, question, categories={"weakened"}, evidence=Path(tmp), k=k)
+
+
+def _ruling_files(changed: list[Change]) -> list[Change]:
+    """Test sources (not fixtures or data), plain relative paths, within the prompt budget."""
+    out, total = [], 0
+    for c in changed:
+        size = len(c.old or "") + len(c.new or "")
+        parts = c.path.split("/")
+        if not is_test_file(c.path) or not c.path.endswith(_SOURCE) or ".." in parts or c.path.startswith("/"):
+            continue
+        if size <= _RULING_FILE and total + size <= _RULING_TOTAL:
+            out.append(c)
+            total += size
+    return out
 
 
 def weakened_tickets(ruling: Ruling) -> list[Ticket]:

@@ -42,7 +42,7 @@ from ._acceptance import (
 from ._build import Part, build_exam, compose_build
 from ._cast import git_head, in_session_builder, play, ruling_asker
 from ._driver import EpisodeResult
-from ._errors import Escalation, InfrastructureFailure, UsageError
+from ._errors import Escalation, InfrastructureFailure, TamperDetected, UsageError
 from ._evidence import EvidenceStore
 from ._exam import BuildRecord
 from ._gate import FUSE, GateResult, Progress, RoundFacts, advance, gate
@@ -98,6 +98,7 @@ def accept(project: Path, *, resume: bool = False) -> tuple[str, Progress]:
     # the baseline must be clean and committed when a run starts; a resumed run has changed it on purpose
     require([check_spec(project, config)] + ([] if store.entries() else [check_git(project)]))
     store.resume()
+    _verified(store)
     if not store.has("preflight"):
         _preflight(project, config, store)
     progress = _progress(store, config)
@@ -108,9 +109,18 @@ def accept(project: Path, *, resume: bool = False) -> tuple[str, Progress]:
         outcome, facts = _play_round(project, config, store, k, progress)
         progress, _ = advance(progress, outcome.result, facts)
         _record(store, outcome, progress, project)
+        _file(project, outcome.tickets)  # only once sealed: a replayed round sees what an uninterrupted one saw
     if progress.decision == "escalate":
         _escalate(store, progress, f"a ticket failed {max(progress.attempts.values())} fix attempts")
     return "accepted", progress
+
+
+def _verified(store: EvidenceStore) -> None:
+    """A resumed run continues only a trail that verifies: nothing may build on tampered evidence."""
+    findings = store.verify_trail()
+    if findings:
+        raise TamperDetected(f"the trail at {store.root} does not verify: {findings[0].where}: {findings[0].detail}",
+                             hint="run tri-agent verify-trail on it; a tampered trail cannot be continued")
 
 
 def _max_rounds(config: AcceptanceConfig) -> int:
@@ -240,7 +250,7 @@ def _play_round(project: Path, config: AcceptanceConfig, store: EvidenceStore, k
     episodes.append(clock.step("tester", "tester (fresh)", lambda: play(
         project, config, "tester", k, run_case=judging.served(rnd.build, rnd.run, ran))))
     ids = frozenset(past.case_inputs) | frozenset(judging.case_ids(rnd.build))
-    diff = judging.code_changes(past.code, code)
+    diff = judging.code_changes(past.baseline_code, code)
     found = judging.builder_smells(code, diff, ids)
     tickets += clock.step("judge", "tickets", lambda: _tickets(project, config, rnd, report, ran, code, found))
     ruling, ruling_usd = clock.step("judge", "weakened-test ruling", lambda: _ruling(project, config, k, diff))
@@ -255,7 +265,6 @@ def _play_round(project: Path, config: AcceptanceConfig, store: EvidenceStore, k
     tickets += judging.shallow_ticket(deepening.new_cases, k, final)
     episodes.append(clock.step("judge", "judge", lambda: play(project, config, "judge", k)))
     tickets += judging.episode_tickets(episodes)
-    _file(project, tickets)
     facts = _facts(rnd, report, stable, mutation, rot, tickets, episodes)
     result = gate(facts)
     clock.console.print(f"  gate: {'GREEN' if result.green else 'red'}" + (f" ({result.reasons[0]})" if
@@ -279,7 +288,13 @@ def _ruling(project: Path, config: AcceptanceConfig, k: int, diff: list[Change])
     judge = ruling_asker(config, project, k)
     if judge is None:
         return None, 0.0
-    ruling = judging.weakened_ruling(lambda question: judge.ask_text(judging.RULING_SYSTEM, question), diff)
+    def ask(question: str) -> str:
+        try:
+            return judge.ask_text(judging.RULING_SYSTEM, question)
+        except judge.errors as exc:  # an API failure is an unreadable sample: the ruling fails closed
+            return f"(no answer: {type(exc).__name__})"
+
+    ruling = judging.weakened_ruling(ask, diff)
     return ruling, judge.spent_usd()
 
 

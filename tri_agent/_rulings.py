@@ -77,7 +77,7 @@ def _sample(ask: Callable[[str], str], question: str, i: int, categories: set[st
             dropped: list[str]) -> list[Claim] | None:
     raw = ask(question)
     try:
-        reply = Reply.model_validate(json.loads(raw))
+        reply = Reply.model_validate(json.loads(_unfenced(raw)))
     except (ValueError, ValidationError):
         dropped.append(f"sample {i + 1}: unreadable reply {raw[:80]!r}")
         return None
@@ -86,6 +86,15 @@ def _sample(ask: Callable[[str], str], question: str, i: int, categories: set[st
         dropped += [f"sample {i + 1}: {p}" for p in problems]
         return None
     return reply.flags
+
+
+def _unfenced(raw: str) -> str:
+    """A reply wrapped in a Markdown code fence (a common habit of models) is still the same reply."""
+    text = raw.strip()
+    if text.startswith("```") and text.endswith("```"):
+        text = text[3:-3]
+        text = text[text.index("\n") + 1:] if "\n" in text else text
+    return text
 
 
 def _unresolved(claim: Claim, categories: set[str], evidence: Path) -> str:

@@ -3,11 +3,14 @@
 An agent that cannot make a check pass is tempted to make the check go away. Each smell below is a pattern
 of that in a diff (old text -> new text of one file), one closed table. A *blocker* smell becomes a ticket
 for the builder and turns the round red; a *note* is recorded in the round's evidence for the judge and the
-reader. Smells flag; they never certify: a file without smells proves nothing.
+reader. Smells flag; they never certify: a file without smells proves nothing. The orchestrator diffs
+against the code as it was at preflight, so a smell stays until the builder undoes it.
 
-Python files are read as syntax trees, so ``assert 1 == 1, "ok"`` is as trivial as ``assert True`` and a
-skip is a skip however ``pytest`` was imported; other languages (and Python that does not parse) fall back
-to line patterns. A test that moves to another file is not removed: names are compared over every file.
+Python files are read as syntax trees (both sides, or neither: the verdict must not depend on which
+Python runs the judge), so ``assert 1 == 1, "ok"`` is as trivial as ``assert True``, a skip is a skip
+however ``pytest`` was imported, and a test renamed with the same body is not a removed one. Other
+languages, and Python that does not parse, fall back to line patterns. Test names are compared over every
+file, so a test moved to another file is not removed either.
 
 The strongest smell is mechanical and needs no judgment: the builder's code naming a case id of the exam
 (with or without its ``c-`` prefix). Case ids are opaque and change with every seed, so code that mentions
@@ -27,17 +30,21 @@ from pydantic import BaseModel, Field
 
 Severity = Literal["blocker", "note"]
 Found = list[tuple[int | None, str]]  # (line in the new text, what)
-_TEST_FILE = re.compile(r"(^|/)(tests?/|test_[^/]*$|[^/]*_test\.[a-z]+$|[^/]*\.(spec|test)\.[jt]sx?$)")
-_SKIP = re.compile(r"pytest\.skip\(|pytest\.mark\.(skip|xfail)\b|unittest\.skip\b|\.skipTest\(|"
-                   r"\b(it|test|describe)\.skip\(|\bxit\(")
-_SKIPIF = re.compile(r"pytest\.mark\.skipif\b|unittest\.skipIf\b|unittest\.skipUnless\b")
+_TEST_FILE = re.compile(r"(^|/)(tests?/|__tests__/|test_[^/]*$|[^/]*_test\.[a-z]+$|[^/]*\.(spec|test)\.[jt]sx?$|"
+                        r"conftest\.py$)")
+_SKIP = re.compile(r"pytest\.skip\(|pytest\.mark\.(skip|xfail)\b|unittest\.skip\b|\.skipTest\(|SkipTest\b|"
+                   r"\b(it|test|describe)\.(skip|only)\b|\bx(it|describe|test)\(|\bf(it|describe)\(|collect_ignore")
+_SKIPIF = re.compile(r"pytest\.mark\.skipif\b|unittest\.skipIf\b|unittest\.skipUnless\b|importorskip\(")
 _ASSERT = re.compile(r"^\s*assert\b|\.assert[A-Z]\w*\(|\bexpect\(")
-_TEST_DEF = re.compile(r"^\s*(?:async\s+)?def\s+(test_\w+)", re.MULTILINE)
-_TRIVIAL = re.compile(r"^\s*assert\s+(True|1|not\s+(False|0|None))\s*(#.*)?$|assertTrue\(\s*True\s*\)")
+_TEST_DEF = re.compile(r"^\s*(?:async\s+)?def\s+(test_\w+)|\b(?:it|test)\(\s*['\"`]([^'\"`]+)", re.MULTILINE)
+_TRIVIAL = re.compile(r"^\s*assert\s+(True|1|not\s+(False|0|None))\s*(#.*)?$|assertTrue\(\s*True\s*\)|"
+                      r"expect\(\s*true\s*\)\.toBe\(\s*true\s*\)")
 _SWALLOW = re.compile(r"^\s*except(\s+(Exception|BaseException))?\s*(as\s+\w+)?\s*:\s*(pass|\.\.\.)?\s*$")
 _HEX = re.compile(r"[0-9a-f]{8,64}")
-_UNCONDITIONAL = {"skip", "xfail", "skipTest"}
-_CONDITIONAL = {"skipif", "skipIf", "skipUnless"}
+_SKIPS = {"skip", "xfail", "skipTest", "SkipTest"}
+_CONDITIONAL = {"skipif", "skipIf", "skipUnless", "importorskip"}
+_SKIP_OWNERS = {"pytest", "mark", "unittest", "self", "cls"}  # receivers whose .skip(...) is a test skip
+_BIG_NODES = 20_000  # a syntax tree this large is not a test anyone reads; the line patterns judge it
 
 
 class Change(BaseModel):
@@ -60,9 +67,18 @@ class Smell(BaseModel):
 
 
 @dataclass(frozen=True)
+class _Side:
+    """One side of a change: its text and, when both sides parse as Python, its syntax tree."""
+
+    text: str
+    tree: ast.Module | None
+
+
+@dataclass(frozen=True)
 class _Context:
     case_ids: frozenset[str]
-    tests_now: frozenset[str]  # test function names in every file after the change
+    tests_now: frozenset[str]  # test names in every file after the change
+    bodies_now: frozenset[str]  # test bodies in every file after the change (a rename keeps its body)
 
 
 @dataclass(frozen=True)
@@ -70,58 +86,151 @@ class _Kind:
     severity: Severity
     tests_only: bool
     meaning: str
-    find: Callable[[Change, _Context], Found]
+    find: Callable[[Change, _Side, _Side, _Context], Found]
 
 
-# --- what a text holds: syntax first, line patterns when it is not Python ------------------------------------
+# --- reading a change: both sides as syntax trees, or both as lines ------------------------------------------
 
-def _python(path: str, text: str | None) -> ast.Module | None:
-    if text is None or not path.endswith(".py"):
-        return None
+def _sides(change: Change) -> tuple[_Side, _Side]:
+    old, new = change.old or "", change.new or ""
+    if change.path.endswith(".py"):
+        trees = [_parse(old), _parse(new)]
+        if trees[0] is not None and trees[1] is not None:
+            return _Side(old, trees[0]), _Side(new, trees[1])
+    return _Side(old, None), _Side(new, None)
+
+
+def _parse(text: str) -> ast.Module | None:
     try:
-        return ast.parse(text)
-    except (SyntaxError, ValueError):
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+    return tree if sum(1 for _ in ast.walk(tree)) < _BIG_NODES else None
 
 
-def _call_name(node: ast.AST) -> str:
+def _lines(text: str, pattern: re.Pattern[str]) -> list[tuple[int, str]]:
+    return [(n, x.strip()) for n, x in enumerate(text.splitlines(), 1) if pattern.search(x)]
+
+
+def _name(node: ast.AST) -> str:
     target = node.func if isinstance(node, ast.Call) else node
     return target.attr if isinstance(target, ast.Attribute) else target.id if isinstance(target, ast.Name) else ""
 
 
-def _skips(path: str, text: str | None, names: set[str], pattern: re.Pattern[str]) -> list[tuple[int, str]]:
-    """Skip markers: decorators, calls and ``pytestmark`` assignments naming one, however it was imported."""
-    tree = _python(path, text)
-    if tree is None:
-        return [(n, x.strip()) for n, x in enumerate((text or "").splitlines(), 1) if pattern.search(x)]
-    found: dict[int, ast.AST] = {}
-    for node in ast.walk(tree):
+def _owner(node: ast.AST) -> str:
+    target = node.func if isinstance(node, ast.Call) else node
+    return _name(target.value) if isinstance(target, ast.Attribute) else ""
+
+
+def _parents(tree: ast.Module) -> dict[int, ast.AST]:
+    return {id(child): parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
+
+
+def _enclosing(node: ast.AST, parents: dict[int, ast.AST]) -> tuple[str, bool]:
+    """The function a node is in, and whether it runs only under a condition (an if or an except)."""
+    conditional = False
+    while id(node) in parents:
+        node = parents[id(node)]
+        conditional = conditional or isinstance(node, ast.If | ast.ExceptHandler | ast.IfExp)
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            found |= {id(d): d for d in node.decorator_list if _call_name(d) in names}
-        elif isinstance(node, ast.Call) and _call_name(node) in names:
-            found[id(node)] = node
-        elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark"
-                                                  for t in node.targets):
-            found |= {id(n): n for n in ast.walk(node.value) if isinstance(n, ast.Attribute) and n.attr in names}
-    return sorted((getattr(n, "lineno", 0), ast.unparse(n)[:120]) for n in found.values())
+            return node.name, conditional
+    return "<module>", conditional
 
 
-def _trivial(path: str, text: str | None) -> list[tuple[int, str]]:
-    tree = _python(path, text)
-    if tree is None:
-        return [(n, x.strip()) for n, x in enumerate((text or "").splitlines(), 1) if _TRIVIAL.search(x)]
-    return [(n.lineno, ast.unparse(n)[:120]) for n in ast.walk(tree)
-            if isinstance(n, ast.Assert) and _cannot_fail(n.test)]
+def _markers(tree: ast.Module) -> list[tuple[int, str, bool]]:
+    """Every skip marker: (line, 'function:marker', conditional), keyed so that a new reason is no new skip."""
+    imported = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                and (n.module or "").split(".")[0] in ("pytest", "unittest") for a in n.names}
+    parents: dict[int, ast.AST] = _parents(tree)
+    found: dict[str, tuple[int, str, bool]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in ("collect_ignore", "collect_ignore_glob") and \
+                isinstance(parents.get(id(node)), ast.Assign | ast.AugAssign):
+            found[node.id] = (node.lineno, node.id, False)  # files pytest is told not to collect
+            continue
+        name = _name(node)
+        if name not in _SKIPS | _CONDITIONAL or not isinstance(node, ast.Call | ast.Attribute | ast.Name):
+            continue
+        if isinstance(getattr(node, "ctx", None), ast.Store | ast.Del):
+            continue  # a variable called skip is not a skip
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.Call) and parent.func is node:
+            continue  # the call itself is the marker
+        decorator = any(d is node for d in getattr(parent, "decorator_list", []))
+        owned = _owner(node) in _SKIP_OWNERS or (isinstance(node, ast.Name | ast.Call) and name in imported)
+        if not (decorator or owned or isinstance(parent, ast.keyword | ast.Assign | ast.Raise)):
+            continue
+        where, conditional = _enclosing(node, parents)
+        always = _constant_skip(node, name)
+        soft = (name in _CONDITIONAL and not always) or (conditional and name in ("skip", "skipTest", "SkipTest"))
+        found[f"{where}:{name}"] = (getattr(node, "lineno", 0), f"{where}:{name}", soft)
+    return sorted(found.values())
 
 
-def _cannot_fail(test: ast.expr) -> bool:
-    """A constant that is true, or a comparison of an expression with itself or of two equal constants."""
+def _constant_skip(node: ast.AST, name: str) -> bool:
+    """``skipif(True)`` or ``skipUnless(False)``: a condition that is no condition."""
+    if not isinstance(node, ast.Call) or not node.args or not isinstance(node.args[0], ast.Constant):
+        return False
+    value = bool(node.args[0].value)
+    return (name in ("skipif", "skipIf") and value) or (name == "skipUnless" and not value)
+
+
+def _always_true(test: ast.expr) -> bool:
     if isinstance(test, ast.Constant):
         return bool(test.value)
+    if isinstance(test, ast.Tuple | ast.List | ast.Set | ast.Dict):
+        return bool(getattr(test, "elts", None) or getattr(test, "keys", None))  # assert (x, "msg")
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Constant):
+        return not test.operand.value
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq | ast.Is):
         left, right = test.left, test.comparators[0]
-        return ast.dump(left) == ast.dump(right) and not isinstance(left, ast.Call)
+        return isinstance(left, ast.Constant) and isinstance(right, ast.Constant) and left.value == right.value
     return False
+
+
+def _trivial_calls(node: ast.AST) -> bool:
+    """``self.assertTrue(True)``, ``assertEqual(1, 1)``: unittest assertions that cannot fail."""
+    if not isinstance(node, ast.Call) or not _name(node).startswith("assert") or not node.args:
+        return False
+    if _name(node) == "assertTrue":
+        return _always_true(node.args[0])
+    if _name(node) in ("assertEqual", "assertIs") and len(node.args) >= 2:
+        a, b = node.args[0], node.args[1]
+        return isinstance(a, ast.Constant) and isinstance(b, ast.Constant) and a.value == b.value
+    return False
+
+
+def _trivial(side: _Side) -> list[tuple[int, str]]:
+    if side.tree is None:
+        return _lines(side.text, _TRIVIAL)
+    return [(getattr(n, "lineno", 0), ast.unparse(n)[:120]) for n in ast.walk(side.tree)
+            if (isinstance(n, ast.Assert) and _always_true(n.test)) or _trivial_calls(n)]
+
+
+def _tests(side: _Side) -> dict[str, str]:
+    """Test name -> its body (a dump of the statements), or the name itself when read as lines."""
+    if side.tree is None:
+        return {a or b: a or b for a, b in _TEST_DEF.findall(side.text)}
+    return {n.name: ast.dump(ast.Module(body=n.body, type_ignores=[])) for n in ast.walk(side.tree)
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name.startswith("test")}
+
+
+def _gutted(side: _Side) -> set[str]:
+    """Tests whose first statement returns, or whose body is only pass, ... or a docstring."""
+    out = set()
+    for n in ast.walk(side.tree) if side.tree else []:
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name.startswith("test"):
+            body = [s for s in n.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+            if not body or isinstance(body[0], ast.Return) or all(isinstance(s, ast.Pass) for s in body):
+                out.add(n.name)
+    return out
+
+
+def _assert_count(side: _Side) -> int:
+    if side.tree is None:
+        return len(_lines(side.text, _ASSERT))
+    return sum(1 for n in ast.walk(side.tree) if isinstance(n, ast.Assert) or
+               (isinstance(n, ast.Call) and _name(n).startswith("assert")))
 
 
 def _added(old: list[tuple[int, str]], new: list[tuple[int, str]]) -> Found:
@@ -136,71 +245,77 @@ def _added(old: list[tuple[int, str]], new: list[tuple[int, str]]) -> Found:
     return out
 
 
-def _test_names(change: Change, text: str | None) -> set[str]:
-    tree = _python(change.path, text)
-    if tree is None:
-        return set(_TEST_DEF.findall(text or ""))
-    return {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
-            and n.name.startswith("test")}
-
-
-def _assert_count(change: Change, text: str | None) -> int:
-    tree = _python(change.path, text)
-    if tree is None:
-        return sum(1 for x in (text or "").splitlines() if _ASSERT.search(x))
-    return sum(1 for n in ast.walk(tree) if isinstance(n, ast.Assert) or
-               (isinstance(n, ast.Call) and _call_name(n).startswith("assert")))
-
-
 # --- the table ------------------------------------------------------------------------------------------------
 
-def _case_ids(change: Change, ctx: _Context) -> Found:
+def _case_ids(_c: Change, _old: _Side, new: _Side, ctx: _Context) -> Found:
     bare = {c.removeprefix("c-") for c in ctx.case_ids}
     out: Found = []
-    for n, line in enumerate((change.new or "").splitlines(), start=1):
+    for n, line in enumerate(new.text.splitlines(), start=1):
         named = [m for m in _HEX.findall(line) if m in bare]
         if named:
             out.append((n, f"names case c-{named[0]}"))
     return out
 
 
-def _skip_added(change: Change, _ctx: _Context) -> Found:
-    return _added(_skips(change.path, change.old, _UNCONDITIONAL, _SKIP),
-                  _skips(change.path, change.new, _UNCONDITIONAL, _SKIP))
+def _skip_markers(side: _Side, soft: bool) -> list[tuple[int, str]]:
+    if side.tree is None:
+        return _lines(side.text, _SKIPIF if soft else _SKIP)
+    return [(line, key) for line, key, conditional in _markers(side.tree) if conditional == soft]
 
 
-def _skipif_added(change: Change, _ctx: _Context) -> Found:
-    return _added(_skips(change.path, change.old, _CONDITIONAL, _SKIPIF),
-                  _skips(change.path, change.new, _CONDITIONAL, _SKIPIF))
+def _skip_added(_c: Change, old: _Side, new: _Side, _ctx: _Context) -> Found:
+    return _added(_skip_markers(old, False), _skip_markers(new, False))
 
 
-def _trivial_added(change: Change, _ctx: _Context) -> Found:
-    return _added(_trivial(change.path, change.old), _trivial(change.path, change.new))
+def _soft_skip_added(_c: Change, old: _Side, new: _Side, _ctx: _Context) -> Found:
+    return _added(_skip_markers(old, True), _skip_markers(new, True))
 
 
-def _removed_tests(change: Change, ctx: _Context) -> Found:
-    gone = sorted(_test_names(change, change.old) - ctx.tests_now)
+def _trivial_added(_c: Change, old: _Side, new: _Side, _ctx: _Context) -> Found:
+    return _added(_trivial(old), _trivial(new))
+
+
+def _removed_tests(change: Change, old: _Side, _new: _Side, ctx: _Context) -> Found:
+    if change.old is None and change.new is None:
+        return []
+    gone = sorted(name for name, body in _tests(old).items() if name not in ctx.tests_now and body not in
+                  ctx.bodies_now)
     return [(None, f"test {name} removed") for name in gone]
 
 
-def _fewer_asserts(change: Change, _ctx: _Context) -> Found:
-    before, after = _assert_count(change, change.old), _assert_count(change, change.new)
+def _gutted_tests(_c: Change, old: _Side, new: _Side, _ctx: _Context) -> Found:
+    return [(None, f"test {name} no longer checks anything") for name in sorted(_gutted(new) - _gutted(old))]
+
+
+def _shadowed(_c: Change, old: _Side, new: _Side, _ctx: _Context) -> Found:
+    def twice(side: _Side) -> set[str]:
+        if side.tree is None:
+            return set()
+        scopes = [side.tree.body] + [n.body for n in ast.walk(side.tree) if isinstance(n, ast.ClassDef)]
+        names = Counter((i, s.name) for i, body in enumerate(scopes) for s in body
+                        if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and s.name.startswith("test"))
+        return {name for (_, name), count in names.items() if count > 1}
+
+    return [(None, f"test {name} is defined twice: only the last one runs") for name in sorted(twice(new) - twice(old))]
+
+
+def _fewer_asserts(_c: Change, old: _Side, new: _Side, _ctx: _Context) -> Found:
+    before, after = _assert_count(old), _assert_count(new)
     return [(None, f"{before} assertion(s) before, {after} after")] if after < before else []
 
 
-def _swallowed(change: Change, _ctx: _Context) -> Found:
-    def lines(text: str | None) -> list[tuple[int, str]]:
-        return [(n, x.strip()) for n, x in enumerate((text or "").splitlines(), 1) if _SWALLOW.search(x)]
-
-    return _added(lines(change.old), lines(change.new))
+def _swallowed(_c: Change, old: _Side, new: _Side, _ctx: _Context) -> Found:
+    return _added(_lines(old.text, _SWALLOW), _lines(new.text, _SWALLOW))
 
 
 SMELLS: dict[str, _Kind] = {
     "case-id-in-code": _Kind("blocker", False, "the code names a case of the exam: it recognises a test", _case_ids),
-    "skip-added": _Kind("blocker", True, "a test is skipped or expected to fail", _skip_added),
+    "skip-added": _Kind("blocker", True, "a test is skipped, focused away or expected to fail", _skip_added),
     "tests-removed": _Kind("blocker", True, "a test function disappeared from every file", _removed_tests),
+    "test-gutted": _Kind("blocker", True, "a test returns before checking anything", _gutted_tests),
+    "test-shadowed": _Kind("blocker", True, "a later test of the same name hides an earlier one", _shadowed),
     "trivial-assert": _Kind("blocker", True, "an assertion that cannot fail", _trivial_added),
-    "conditional-skip-added": _Kind("note", True, "a test is skipped under a condition", _skipif_added),
+    "conditional-skip-added": _Kind("note", True, "a test is skipped under a condition", _soft_skip_added),
     "assertions-reduced": _Kind("note", True, "a test file holds fewer assertions than before", _fewer_asserts),
     "exception-swallowed": _Kind("note", False, "an error is caught and dropped", _swallowed),
 }
@@ -213,12 +328,15 @@ def is_test_file(path: str) -> bool:
 def smells(changes: list[Change], case_ids: frozenset[str] = frozenset()) -> list[Smell]:
     """Every smell of ``changes`` (pass unchanged files too, old == new, so moved tests are found);
     ``case_ids`` are the exam's cases the code must not name."""
-    ctx = _Context(case_ids, frozenset(n for c in changes if is_test_file(c.path) for n in _test_names(c, c.new)))
+    sides = {c.path: _sides(c) for c in changes}
+    now = [_tests(sides[c.path][1]) for c in changes if is_test_file(c.path) and c.new is not None]
+    ctx = _Context(case_ids, frozenset(n for t in now for n in t), frozenset(b for t in now for b in t.values()))
     out = []
     for change in sorted(changes, key=lambda c: c.path):
+        old, new = sides[change.path]
         for name, kind in SMELLS.items():
             if kind.tests_only and not is_test_file(change.path):
                 continue
             out += [Smell(name=name, severity=kind.severity, path=change.path, line=line,
-                          detail=f"{kind.meaning}: {what}") for line, what in kind.find(change, ctx)]
+                          detail=f"{kind.meaning}: {what}") for line, what in kind.find(change, old, new, ctx)]
     return out

@@ -72,6 +72,8 @@ class TargetConfig(_Strict):
     build: list[str] | None = Field(default=None, description="argv run once in a copy before the cases.")
     run: list[str] = Field(min_length=1, description="argv template: {target} {input} {output} {case}.")
     timeout: float = Field(default=30, gt=0, description="Seconds one case may take before its group is killed.")
+    jobs: int | None = Field(default=None, ge=1, description="Cases run side by side (default: one per core, "
+                             "at most 4); 1 for a target that cannot share the machine (fixed ports, locks).")
     env: dict[str, str] = Field(default_factory=dict, description="Extra environment for the target.")
     extract: Extract | None = Field(default=None, description="Default extraction of actual rows.")
     behaviors: list[BehaviorRule] = Field(default_factory=lambda: list(DEFAULT_BEHAVIORS))
