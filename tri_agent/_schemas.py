@@ -16,6 +16,7 @@ from ._exam import BuildRecord, Case, ExamConfig, Pair
 from ._executor import Request, Response
 from ._gate import GateResult, Progress
 from ._gateway import Provenance, RunRecord
+from ._judging import CodeSnapshot
 from ._leaks import LeakReport
 from ._manifest import Manifest
 from ._mutation import Menu, MutationSummary
@@ -58,6 +59,7 @@ FORMATS: dict[str, type[BaseModel]] = {
     "gate-result": GateResult,
     "progress": Progress,
     "smell": Smell,
+    "code-snapshot": CodeSnapshot,
 }
 
 
