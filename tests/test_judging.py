@@ -65,3 +65,18 @@ def test_one_shot_ask_through_the_real_sdks(provider: str, api: str | None) -> N
         body = server.requests[-1]["body"]
         assert "tools" not in body or not body["tools"]
         assert "is this weakened?" in json.dumps(body) and driver.spent.input_tokens > 0
+
+
+def test_a_judge_without_temperature_sends_none() -> None:
+    from tri_agent._fakes import FakeModelServer, Move
+    from tri_agent._llm import openai_driver
+
+    with FakeModelServer(lambda _results: Move(text='{"flags": []}')) as server:
+        for api in ("responses", "chat"):
+            driver = openai_driver("o-reasoning", api_key="sk-oai-fake-0123456789", base_url=server.base_url + "/v1",
+                                   api=api, temperature=None)
+            driver.ask_text("rule", "weakened?")
+            assert "temperature" not in server.requests[-1]["body"]
+        pinned = openai_driver("m", api_key="sk-oai-fake-0123456789", base_url=server.base_url + "/v1", api="chat")
+        pinned.ask_text("rule", "weakened?")
+        assert server.requests[-1]["body"]["temperature"] == 0.0

@@ -49,6 +49,8 @@ class ModelSpec(BaseModel):
     base_url: str | None = Field(default=None, description="For OpenAI-compatible servers and local fakes.")
     api: Literal["responses", "chat"] = Field(default="responses", description="openai only.")
     api_key_env: str | None = Field(default=None, description="Variable holding the key (default per provider).")
+    temperature: float | None = Field(default=0.0, description="Pinned sampling temperature; null sends none "
+                                      "(reasoning models reject the parameter).")
 
 
 class AcceptanceConfig(BaseModel):

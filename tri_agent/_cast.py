@@ -114,5 +114,7 @@ def _api_driver(config: AcceptanceConfig, role: str, name: str, project: Path) -
         raise UsageError(f"the {role}'s {name} driver needs {env}", hint=f"export {env}")
     transcripts = project / "transcripts"
     if name == "anthropic":
-        return anthropic_driver(spec.model, api_key=key, base_url=spec.base_url, transcripts=transcripts)
-    return openai_driver(spec.model, api_key=key, base_url=spec.base_url, api=spec.api, transcripts=transcripts)
+        return anthropic_driver(spec.model, api_key=key, base_url=spec.base_url, temperature=spec.temperature,
+                                transcripts=transcripts)
+    return openai_driver(spec.model, api_key=key, base_url=spec.base_url, api=spec.api,
+                         temperature=spec.temperature, transcripts=transcripts)

@@ -192,8 +192,8 @@ def _arguments(raw: str) -> dict[str, Any]:
 
 
 class _Responses:
-    def __init__(self, episode: Episode, model: str, client: Any, temperature: float) -> None:
-        self.client, self.model, self.temperature = client, model, temperature
+    def __init__(self, episode: Episode, model: str, client: Any, temperature: float | None) -> None:
+        self.client, self.model, self.pinned = client, model, _pinned(temperature)
         self.instructions = episode.charter.body
         self.tools = [{"type": "function", "name": n, "description": d, "parameters": s, "strict": False}
                       for n, (d, s) in episode.tools.specs().items()]
@@ -201,7 +201,7 @@ class _Responses:
 
     def ask(self) -> Turn:
         resp = self.client.responses.create(model=self.model, instructions=self.instructions, input=self.items,
-                                            tools=self.tools, temperature=self.temperature)
+                                            tools=self.tools, **self.pinned)
         u = resp.usage
         cached = u.input_tokens_details.cached_tokens if u and u.input_tokens_details else 0
         usage = Usage(input_tokens=u.input_tokens if u else 0, output_tokens=u.output_tokens if u else 0,
@@ -219,8 +219,8 @@ class _Responses:
 
 
 class _Chat:
-    def __init__(self, episode: Episode, model: str, client: Any, temperature: float) -> None:
-        self.client, self.model, self.temperature = client, model, temperature
+    def __init__(self, episode: Episode, model: str, client: Any, temperature: float | None) -> None:
+        self.client, self.model, self.pinned = client, model, _pinned(temperature)
         self.tools = [{"type": "function", "function": {"name": n, "description": d, "parameters": s}}
                       for n, (d, s) in episode.tools.specs().items()]
         self.messages: list[dict[str, Any]] = [{"role": "system", "content": episode.charter.body},
@@ -228,7 +228,7 @@ class _Chat:
 
     def ask(self) -> Turn:
         resp = self.client.chat.completions.create(model=self.model, messages=self.messages, tools=self.tools,
-                                                   temperature=self.temperature)
+                                                   **self.pinned)
         u = resp.usage
         cached = u.prompt_tokens_details.cached_tokens if u and u.prompt_tokens_details else 0
         usage = Usage(input_tokens=u.prompt_tokens if u else 0, output_tokens=u.completion_tokens if u else 0,
@@ -248,8 +248,13 @@ class _Chat:
                           for cid, out, err in results]
 
 
+def _pinned(temperature: float | None) -> dict[str, Any]:
+    """The temperature argument, or none at all (reasoning models reject the parameter)."""
+    return {} if temperature is None else {"temperature": temperature}
+
+
 def openai_driver(model: str, *, api_key: str, base_url: str | None = None, api: str = "responses",
-                  temperature: float = 0.0, prices: Prices | None = None, timeout: float = 120,
+                  temperature: float | None = 0.0, prices: Prices | None = None, timeout: float = 120,
                   transcripts: Path | None = None) -> LLMDriver:
     """``api="responses"`` for OpenAI itself; ``api="chat"`` for Chat Completions and compatible servers."""
     import openai
@@ -260,11 +265,11 @@ def openai_driver(model: str, *, api_key: str, base_url: str | None = None, api:
 
     def complete(system: str, prompt: str) -> tuple[str, Usage]:
         if api == "responses":
-            resp = client.responses.create(model=model, instructions=system, input=prompt, temperature=temperature)
+            resp = client.responses.create(model=model, instructions=system, input=prompt, **_pinned(temperature))
             u = resp.usage
             return resp.output_text, Usage(input_tokens=u.input_tokens if u else 0,
                                            output_tokens=u.output_tokens if u else 0)
-        chat = client.chat.completions.create(model=model, temperature=temperature, messages=[
+        chat = client.chat.completions.create(model=model, **_pinned(temperature), messages=[
             {"role": "system", "content": system}, {"role": "user", "content": prompt}])
         c = chat.usage
         return chat.choices[0].message.content or "", Usage(input_tokens=c.prompt_tokens if c else 0,
