@@ -80,6 +80,8 @@ def test_the_final_round_runs_the_baseline_and_every_case_ever_red(accepted: Pat
     baseline = {c for c in final_cases if c not in set(progress["red_cases"]["1"])}
     assert len(baseline) >= 13  # seed 0, every case
     assert json.loads((records / "round-0005" / "round.json").read_text())["seed"].startswith("0 (all) + 1 (")
+    assert json.loads((records / "round-0005" / "rerun.json").read_text()) == {
+        "schema_version": 1, "sample": 5, "mismatched": []}
     layers = json.loads((records / "round-0005" / "layers.json").read_text())
     assert set(layers) == {"examiner", "builder", "tester", "judge"} and "write-audit" in layers["tester"]
 
@@ -431,3 +433,16 @@ def test_a_judge_api_failure_is_an_inconclusive_ruling_not_a_crash(tmp_path: Pat
         ruling, cost = _ruling(project, load_config(project), 2, changed)
     assert ruling is not None and ruling.verdict == "inconclusive" and cost == 0.0
     assert all("no answer: " in d for d in ruling.dropped)
+
+
+def test_fingerprint_reruns_catch_a_target_that_changed_since_its_run(toy_build: Path, tmp_path: Path) -> None:
+    from conftest import toy_copy
+
+    from tri_agent._gateway import run_exam
+    from tri_agent._judging import fingerprint_rerun, rerun_tickets
+
+    buggy, fixed = toy_copy(tmp_path / "buggy", fixed=False), toy_copy(tmp_path / "fixed", fixed=True)
+    run_exam(toy_build, buggy / "target.yaml", tmp_path / "run")
+    assert fingerprint_rerun(toy_build, tmp_path / "run", buggy / "target.yaml", 2) == []
+    changed = fingerprint_rerun(toy_build, tmp_path / "run", fixed / "target.yaml", 2)
+    assert changed and rerun_tickets(changed)[0].signature == "orchestrator:rerun:mismatch"

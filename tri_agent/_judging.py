@@ -26,7 +26,7 @@ from ._caliber import load_caliber
 from ._contract import is_agent_config, load_charter
 from ._driver import EpisodeResult
 from ._exam import read_cases
-from ._gateway import Provenance
+from ._gateway import Provenance, rerun
 from ._leaks import scan_leaks
 from ._manifest import scan
 from ._mutation import MutationSummary, Rotation, load_menu, mutate, rotation
@@ -86,6 +86,34 @@ def episode_tickets(episodes: list[EpisodeResult]) -> list[Ticket]:
                    f"The {e.role}'s episode ended {e.status}: {e.reason or 'no reason given'}. Its result is not "
                    "graded; check the driver, its limits and the role's configuration.", [])
             for e in episodes if not e.valid]
+
+
+RERUN_SAMPLE = 5
+
+
+class RerunRecord(BaseModel):
+    """``rerun.json``: the judge's fingerprint re-runs of one round."""
+
+    schema_version: Literal[1] = 1
+    sample: int = Field(description="Cases re-run (at most; fewer when the round has fewer).")
+    mismatched: list[str] = Field(description="Cases whose outputs, behaviour or exit code changed.")
+
+
+def fingerprint_rerun(build: Path, run: Path, target: Path, k: int) -> list[str]:
+    """The judge re-runs a sample of the tester's cases, later and apart: ids whose outputs, behaviour or exit
+    code no longer match their recorded fingerprints (empty when the run could not be scored)."""
+    if not (run / "provenance.jsonl").exists():
+        return []
+    return rerun(run, build, target, RERUN_SAMPLE, seed=k)
+
+
+def rerun_tickets(mismatched: list[str]) -> list[Ticket]:
+    if not mismatched:
+        return []
+    return [_filed("orchestrator:rerun:mismatch", f"{len(mismatched)} case(s) changed when the judge re-ran them",
+                   "Re-run later through the same gateway, these cases no longer give the outputs recorded for "
+                   "them: the target depends on something besides its inputs (time, state left behind, the "
+                   "machine). Results that cannot be reproduced cannot be accepted.", mismatched)]
 
 
 def leak_tickets(project: Path, build: Path, spec: list[str], written: dict[str, list[str]]) -> list[Ticket]:

@@ -86,6 +86,7 @@ class _Outcome:
     code: judging.CodeSnapshot
     ruling: Ruling | None
     ruling_usd: float
+    rerun_mismatched: list[str]
 
 
 def accept(project: Path, *, resume: bool = False) -> tuple[str, Progress]:
@@ -253,6 +254,9 @@ def _play_round(project: Path, config: AcceptanceConfig, store: EvidenceStore, k
     diff = judging.code_changes(past.baseline_code, code)
     found = judging.builder_smells(code, diff, ids)
     tickets += clock.step("judge", "tickets", lambda: _tickets(project, config, rnd, report, ran, code, found))
+    mismatched = clock.step("judge", "fingerprint re-runs", lambda: judging.fingerprint_rerun(
+        rnd.build, rnd.run, project / config.target, k))
+    tickets += judging.rerun_tickets(mismatched)
     ruling, ruling_usd = clock.step("judge", "weakened-test ruling", lambda: _ruling(project, config, k, diff))
     tickets += judging.weakened_tickets(ruling) if ruling else []
     menu = project / config.exam / "mutations.yaml"
@@ -270,7 +274,7 @@ def _play_round(project: Path, config: AcceptanceConfig, store: EvidenceStore, k
     clock.console.print(f"  gate: {'GREEN' if result.green else 'red'}" + (f" ({result.reasons[0]})" if
                                                                              result.reasons else ""))
     return _Outcome(rnd, report, tickets, mutation, rot, found, episodes, result, deepening, code, ruling,
-                    ruling_usd), facts
+                    ruling_usd, mismatched), facts
 
 
 def _tickets(project: Path, config: AcceptanceConfig, rnd: _Round, report: ScoreReport | None, ran: set[str],
@@ -391,6 +395,8 @@ def _record(store: EvidenceStore, outcome: _Outcome, progress: Progress, project
             (tickets / f"{t.route}-{t.id}.md").write_text(t.markdown(), "utf-8")
         _write_json(folder / "smells.json", [s.model_dump(mode="json") for s in outcome.smells])
         _write_json(folder / "code.json", outcome.code.model_dump(mode="json"))
+        _write_json(folder / "rerun.json", judging.RerunRecord(
+            sample=judging.RERUN_SAMPLE, mismatched=outcome.rerun_mismatched).model_dump(mode="json"))
         if outcome.ruling is not None:
             _write_json(folder / "ruling-weakened.json", outcome.ruling.model_dump(mode="json"))
         _write_json(folder / "gate.json", outcome.result.model_dump(mode="json"))

@@ -16,7 +16,7 @@ from ._exam import BuildRecord, Case, ExamConfig, Pair
 from ._executor import Request, Response
 from ._gate import GateResult, Progress
 from ._gateway import Provenance, RunRecord
-from ._judging import CodeSnapshot
+from ._judging import CodeSnapshot, RerunRecord
 from ._leaks import LeakReport
 from ._manifest import Manifest
 from ._mutation import Menu, MutationSummary
@@ -60,6 +60,7 @@ FORMATS: dict[str, type[BaseModel]] = {
     "progress": Progress,
     "smell": Smell,
     "code-snapshot": CodeSnapshot,
+    "rerun-record": RerunRecord,
 }
 
 
