@@ -142,8 +142,10 @@ def test_killed_and_resumed_gives_the_same_trail(accepted: Path, tmp_path: Path)
     cli = [sys.executable, "-m", "tri_agent", "accept", str(project)]
     proc = subprocess.Popen(cli, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 300
-    while not (project / "evidence" / "records" / "round-0002").exists() and time.monotonic() < deadline:
-        time.sleep(0.2)
+    # mid-round: round 3's exam is built and its cases are running, nothing of round 3 is sealed yet
+    while not (project / "runs" / "round-0003").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not (project / "evidence" / "records" / "round-0003").exists()
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     done = subprocess.run([*cli, "--resume"], capture_output=True, text=True, timeout=600)
