@@ -1,9 +1,12 @@
 """The judge's mechanical work on one round: everything that needs no judgment, so no role can argue it.
 
 - the tester's ``run_case``: outputs the gateway already produced, and a record of which cases it asked for;
-- tickets by attribution: the three-channel score (builder or exam), cases the tester skipped (process),
-  sealed values in what the builder or tester wrote (process), test-quality smells in the builder's diff
-  (builder), ever-red cases the exam no longer generates and a stale mutation menu (exam);
+- tickets by attribution: the three-channel score (builder or exam), cases the tester skipped, episodes
+  that ended in an evaluation failure, sealed values in what the builder or tester may write, fingerprint
+  re-runs that no longer match (process), test-quality smells in the builder's code since preflight and a
+  weakened-test ruling (builder), ever-red cases lost or changed, a stale menu, too few judged mutants, an
+  exam that did not deepen (exam);
+- what the sealed trail says about earlier rounds (inputs run, case ids, the code at preflight);
 - the cases some channel failed on (the final round runs every one of them again);
 - the mutation gate: the whole menu in the calibration round and the final round, a rotated sample with
   at least 30% (after red: 50%) mutants no earlier round judged in between.

@@ -6,8 +6,10 @@ target as committed, on the exam at seed 0) runs twice byte-identically; sealed 
 Round k: the examiner's episode (it deepens the exam: new chaos, new mutants) -> exam build at seed k
 -> the builder's episode -> the gateway runs every case twice -> the tester's episode (fresh; it runs every
 case through ``run_case``) -> the judge's mechanical work (three-channel score, tickets routed by
-attribution and leak-guarded, leaks and smells in what the roles wrote, the mutation gate on a rotated
-sample) and the judge's episode -> the gate -> one sealed record chained into the trail. After N green
+attribution and leak-guarded, leaks in what the roles may write, smells in the builder's code since
+preflight, fingerprint re-runs, a K-sampled weakened-test ruling when a model judges, the mutation gate on a
+rotated sample) and the judge's episode -> the gate -> one sealed record chained into the trail; its
+tickets are filed for the roles only once it is sealed. After N green
 rounds the final round runs the baseline and every case that was ever red, rebuilt from the current exam.
 The fuse (a ticket red three times) or a run that never turns green ends in a sealed escalation record.
 
