@@ -452,6 +452,27 @@ def _(d: Path) -> None:
     ensure(behaviors.count('"timeout"') == 13 and time.monotonic() - start < 60, behaviors[:200])
 
 
+# --- the hard acceptance (issue 5), on the toy-grades example with its recorded roles ---------------------------
+
+@check("accept: red, fixed, green, final round, ACCEPTED; a tampered trail is caught and never resumed")
+def _(d: Path) -> None:
+    copy = d / "acceptance"
+    shutil.copytree(TOY, copy, ignore=shutil.ignore_patterns("builds", "runs", "mutation", "evidence", "SCOREBOARD.md",
+                                                              "TIMINGS.json", "ACCEPTANCE.json", "REPORT.html"))
+    config = copy / "acceptance.yaml"
+    config.write_text(config.read_text().replace("gate_n: 3", "gate_n: 1"))  # red, green, final
+    git = ["git", "-c", "user.name=selftest", "-c", "user.email=selftest@invalid"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "baseline"]):
+        subprocess.run([*git, *args], cwd=copy, check=True, capture_output=True)
+    out = tri("accept", copy, expect=0)
+    ensure("ACCEPTED after 3 rounds" in out, out[-300:])
+    tri("verify-trail", copy / "evidence", expect=0)
+    score = copy / "evidence" / "records" / "round-0001" / "score.json"
+    score.write_text(score.read_text().replace('"verdict": "fail"', '"verdict": "pass"'))
+    tri("verify-trail", copy / "evidence", expect=4)
+    tri("accept", copy, "--resume", expect=4)
+
+
 def _run(item: tuple[str, Callable[[Path], None]]) -> tuple[str, str | None]:
     name, fn = item
     with tempfile.TemporaryDirectory(prefix="tri-selftest-") as tmp:
