@@ -325,7 +325,7 @@ def test_a_weakened_test_is_seen_from_the_sealed_code_even_when_no_episode_chang
     tests.mkdir()
     (tests / "test_grades.py").write_text("def test_half_up():\n    assert 1 + 1 == 2\n")
     sealed = code_of(project, "builder")
-    (tests / "test_grades.py").write_text("import pytest\n\n\n@pytest.mark.skip\ndef test_half_up():\n"
+    (tests / "test_grades.py").write_text("import pytest\n\n\n@pytest.mark.skip(reason='slow')\ndef test_half_up():\n"
                                           "    assert 1 + 1 == 2\n")
     now = code_of(project, "builder")
     assert {s.name for s in builder_smells(now, code_changes(sealed, now), frozenset())} == {"skip-added"}
@@ -336,7 +336,8 @@ def test_a_weakened_test_is_seen_from_the_sealed_code_even_when_no_episode_chang
     assert not any("secret" in p for p in code_of(project, "builder").files)  # symlinks are never followed
     vendored = project / "target" / ".venv" / "lib" / "tests"
     vendored.mkdir(parents=True)
-    (vendored / "test_dep.py").write_text("import pytest\n\n\n@pytest.mark.skip\ndef test_dep():\n    pass\n")
+    (vendored / "test_dep.py").write_text("import pytest\n\n\n@pytest.mark.skip(reason='vendored')\ndef test_dep():\n"
+                                         "    pass\n")
     assert not any(".venv" in p for p in code_of(project, "builder").files)  # environments are not the code
 
 

@@ -23,7 +23,7 @@ BAD: dict[str, Change] = {
     "case-id-in-code": Change(path="target/grades.py", old="x = 1\n",
                               new="x = 1\nif 'c-0123456789ab' in path:\n    x = 2\n"),
     "skip-added": Change(path="target/tests/test_total.py", old=TEST,
-                         new=TEST.replace("def test_empty", "@pytest.mark.skip\ndef test_empty")),
+                         new=TEST.replace("def test_empty", "@pytest.mark.skip(reason='later')\ndef test_empty")),
     "tests-removed": Change(path="target/tests/test_total.py", old=TEST, new=TEST.split("\n\ndef test_empty")[0]),
     "trivial-assert": Change(path="target/test_total.py", old=TEST,
                              new=TEST.replace("assert total([]) == 0", "assert True")),
@@ -67,16 +67,16 @@ def test_an_honest_change_has_no_smell() -> None:
     ("trivial-assert", TEST.replace("assert total([]) == 0", "self.assertTrue(True)")),
     ("skip-added", TEST.replace("def test_empty", "@pytest.mark.skipif(True, reason='later')\ndef test_empty")),
     ("skip-added", TEST.replace("assert total([]) == 0", "raise unittest.SkipTest('later')")),
-    ("skip-added", TEST + "\n\n@pytest.mark.parametrize('x', [pytest.param(1, marks=pytest.mark.xfail)])\n"
-                          "def test_param(x):\n    assert x\n"),
-    ("skip-added", TEST.replace("import pytest", "import pytest\nlater = pytest.mark.skip")),
+    ("skip-added", TEST + "\n\n@pytest.mark.parametrize('x', [pytest.param(\n"
+                          "    1, marks=pytest.mark.xfail(reason='later'))])\ndef test_param(x):\n    assert x\n"),
+    ("skip-added", TEST.replace("import pytest", "import pytest\nlater = pytest.mark.skip(reason='later')")),
     ("trivial-assert", TEST.replace("assert total([]) == 0", "assert 'always'")),
     ("skip-added", TEST.replace("import pytest", "from pytest import mark").replace(
         "def test_empty", "@mark.skip\ndef test_empty")),
     ("skip-added", TEST.replace("import pytest", "from unittest import skip").replace(
         "def test_empty", "@skip('later')\ndef test_empty")),
     ("skip-added", TEST.replace("assert total([]) == 0", "pytest.skip('flaky')")),
-    ("skip-added", TEST + "\npytestmark = pytest.mark.xfail\n"),
+    ("skip-added", TEST + "\npytestmark = pytest.mark.xfail(reason='later')\n"),
 ])
 def test_evasions_are_still_smells(name: str, new: str) -> None:
     found = smells([Change(path="target/tests/test_total.py", old=TEST, new=new)])
@@ -130,7 +130,7 @@ def test_crafted_deep_code_falls_back_to_lines_instead_of_crashing() -> None:
 
 
 def test_both_sides_are_read_the_same_way() -> None:
-    skipped = TEST.replace("def test_empty", "@pytest.mark.skip\ndef test_empty")
+    skipped = TEST.replace("def test_empty", "@pytest.mark.skip(reason='later')\ndef test_empty")
     broken = skipped + "\ntype Alias = int  (\n"  # does not parse: both sides are read as lines
     assert "skip-added" not in {s.name for s in smells([Change(path="target/tests/t_test.py", old=skipped,
                                                                 new=broken)])}
