@@ -70,10 +70,10 @@ def test_simulations_and_unsafe_contracts_never_certify() -> None:
 def test_progress_remembers_red_cases_judged_and_equivalent_mutants() -> None:
     p = Progress(gate_n=1)
     red = GREEN.model_copy(update={"passed": 8, "red_cases": {"1": ["c-01", "c-02"]},
-                                   "mutants_judged_ids": ["m1", "m2"], "mutants_equivalent": ["m9"]})
+                                   "mutants_used_ids": ["m1", "m2"], "mutants_equivalent": ["m9"]})
     p, decision = advance(p, gate(red), red)
     assert decision == "next_round" and p.decision == "next_round" and not p.last_green
-    again = GREEN.model_copy(update={"red_cases": {"1": ["c-02", "c-03"]}, "mutants_judged_ids": ["m2", "m3"]})
+    again = GREEN.model_copy(update={"red_cases": {"1": ["c-02", "c-03"]}, "mutants_used_ids": ["m2", "m3"]})
     p, decision = advance(p, gate(again), again)
     assert p.red_cases == {"1": ["c-01", "c-02", "c-03"]} and p.mutants_used == ["m1", "m2", "m3"]
     assert p.mutants_retired == ["m9"] and p.last_green and decision == "final_round" and p.final_round

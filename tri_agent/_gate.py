@@ -32,7 +32,8 @@ class RoundFacts(BaseModel):
     failing_tickets: list[str] = Field(default_factory=list, description="Signatures of this round's tickets.")
     red_cases: dict[str, list[str]] = Field(default_factory=dict, description="Seed -> cases some channel "
                                             "failed on.")
-    mutants_judged_ids: list[str] = Field(default_factory=list, description="Mutants judged (not Ignored).")
+    mutants_used_ids: list[str] = Field(default_factory=list, description="Mutants judged, or sampled in a "
+                                        "rotated round (they are not new again).")
     mutants_equivalent: list[str] = Field(default_factory=list, description="Mutants shown equivalent.")
 
 
@@ -92,7 +93,7 @@ def advance(progress: Progress, result: GateResult, facts: RoundFacts) -> tuple[
     state = progress.model_copy(update={
         "green_streak": streak, "rounds": progress.rounds + 1, "attempts": attempts, "ever_red": ever_red,
         "red_cases": red_cases, "last_green": result.green,
-        "mutants_used": sorted(set(progress.mutants_used) | set(facts.mutants_judged_ids)),
+        "mutants_used": sorted(set(progress.mutants_used) | set(facts.mutants_used_ids)),
         "mutants_retired": sorted(set(progress.mutants_retired) | set(facts.mutants_equivalent))})
     decision = _decide(progress, result, attempts, streak)
     return state.model_copy(update={"final_round": decision == "final_round", "decision": decision}), decision

@@ -372,7 +372,7 @@ def _facts(rnd: _Round, report: ScoreReport | None, stable: bool, mutation: Muta
                       failing_tickets=[t.signature for t in tickets],
                       red_cases=judging.red_cases(report, lambda case: rnd.origin.get(case, rnd.seed)),
                       # a mutant sampled in a rotated round is used, judged or not: it cannot stay "new"
-                      mutants_judged_ids=sorted({m.id for m in mutants if m.status in _JUDGED} |
+                      mutants_used_ids=sorted({m.id for m in mutants if m.status in _JUDGED} |
                                                 set(rot.chosen if rot else [])),
                       mutants_equivalent=[m.id for m in mutants if m.reason.startswith(EQUIVALENT)])
 
