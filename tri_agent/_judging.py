@@ -176,8 +176,7 @@ class History:
     inputs: set[str] = field(default_factory=set)  # digests of every case's inputs ever run
     case_inputs: dict[str, str] = field(default_factory=dict)  # case id -> digest of its inputs
     # the builder's code at preflight: every round diffs against it, so a smell stays until it is undone
-    baseline_code: CodeSnapshot = field(default_factory=lambda: CodeSnapshot(files={}))
-    has_baseline_code: bool = False
+    baseline_code: CodeSnapshot | None = None
 
 
 def history(records: list[Path]) -> History:
@@ -189,9 +188,8 @@ def history(records: list[Path]) -> History:
             p = json.loads(line)
             h.case_inputs[p["case"]] = inputs_digest(p["inputs"])
             h.inputs.add(h.case_inputs[p["case"]])
-        if (folder / "code.json").exists() and not h.has_baseline_code:
+        if (folder / "code.json").exists() and h.baseline_code is None:
             h.baseline_code = CodeSnapshot.model_validate_json((folder / "code.json").read_text(encoding="utf-8"))
-            h.has_baseline_code = True
     return h
 
 

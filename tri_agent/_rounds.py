@@ -253,7 +253,7 @@ def _play_round(project: Path, config: AcceptanceConfig, store: EvidenceStore, k
     episodes.append(clock.step("tester", "tester (fresh)", lambda: play(
         project, config, "tester", k, run_case=judging.served(rnd.build, rnd.run, ran))))
     ids = frozenset(past.case_inputs) | frozenset(judging.case_ids(rnd.build))
-    diff = judging.code_changes(past.baseline_code, code)
+    diff = judging.code_changes(past.baseline_code or judging.CodeSnapshot(files={}), code)
     found = judging.builder_smells(code, diff, ids)
     tickets += clock.step("judge", "tickets", lambda: _tickets(project, config, rnd, report, ran, code, found))
     mismatched = clock.step("judge", "fingerprint re-runs", lambda: judging.fingerprint_rerun(
