@@ -2,7 +2,7 @@
 """Bootstrap a virtualenv in .venv and run the project's two jobs.
 
     python3 dev.py demo   # the toy-grades hard acceptance, the self-test and the examples (offline, no API key)
-    python3 dev.py test   # ruff, mypy and the whole pytest suite
+    python3 dev.py test   # ruff, mypy, the import layers and the whole pytest suite
 
 Needs only Python >= 3.11: the first run creates .venv and installs the pinned dependencies; later runs
 reinstall only when pyproject.toml changes.
@@ -68,7 +68,9 @@ def test(pytest_args: list[str]) -> int:
     env = ensure_env("test")
     ensure_system_packages()
     python = str(BIN / "python")
-    for name, cmd in (("ruff", [python, "-m", "ruff", "check", "."]), ("mypy", [python, "-m", "mypy"])):
+    checks = (("ruff", [python, "-m", "ruff", "check", "."]), ("mypy", [python, "-m", "mypy"]),
+              ("lint-imports", [str(BIN / "lint-imports"), "--no-logo"]))
+    for name, cmd in checks:
         if _run(cmd, env) != 0:
             print(f"dev.py: {name} failed", file=sys.stderr)
             return 1

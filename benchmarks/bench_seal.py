@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tri_agent._manifest import hash_file, render, scan
+from tri_agent.evidence._manifest import hash_file, render, scan
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / ".data"

@@ -87,7 +87,7 @@ TOY = Path(__file__).resolve().parents[1] / "examples" / "toy-grades"
 @pytest.fixture(scope="session")
 def toy_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The toy-grades exam built once for seed 1 (the build folder)."""
-    from tri_agent._build import build_exam
+    from tri_agent.exam._build import build_exam
 
     root = tmp_path_factory.mktemp("toy")
     return build_exam(TOY / "exam", "1", root / "build") and root / "build"

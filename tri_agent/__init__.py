@@ -16,11 +16,11 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 _EXPORTS = {
-    "Caliber": "_caliber",
-    "load_caliber": "_caliber",
+    "Caliber": "scoring._caliber",
+    "load_caliber": "scoring._caliber",
     "BuilderTurn": "_errors",
     "Escalation": "_errors",
     "ExitCode": "_errors",
@@ -31,16 +31,16 @@ _EXPORTS = {
     "TamperDetected": "_errors",
     "TriAgentError": "_errors",
     "UsageError": "_errors",
-    "ScoreInputs": "_grading",
-    "score": "_grading",
-    "LeakReport": "_leaks",
-    "scan_leaks": "_leaks",
-    "ScoreReport": "_report",
-    "render_markdown": "_report",
-    "VerifyReport": "_seal",
-    "preview": "_seal",
-    "seal": "_seal",
-    "verify": "_seal",
+    "ScoreInputs": "scoring._grading",
+    "score": "scoring._grading",
+    "LeakReport": "scoring._leaks",
+    "scan_leaks": "scoring._leaks",
+    "ScoreReport": "scoring._report",
+    "render_markdown": "scoring._report",
+    "VerifyReport": "evidence._seal",
+    "preview": "evidence._seal",
+    "seal": "evidence._seal",
+    "verify": "evidence._seal",
 }
 
 __all__ = [
@@ -70,7 +70,6 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from ._caliber import Caliber, load_caliber
     from ._errors import (
         BuilderTurn,
         Escalation,
@@ -83,10 +82,11 @@ if TYPE_CHECKING:
         TriAgentError,
         UsageError,
     )
-    from ._grading import ScoreInputs, score
-    from ._leaks import LeakReport, scan_leaks
-    from ._report import ScoreReport, render_markdown
-    from ._seal import VerifyReport, preview, seal, verify
+    from .evidence._seal import VerifyReport, preview, seal, verify
+    from .scoring._caliber import Caliber, load_caliber
+    from .scoring._grading import ScoreInputs, score
+    from .scoring._leaks import LeakReport, scan_leaks
+    from .scoring._report import ScoreReport, render_markdown
 
 
 def __getattr__(name: str) -> Any:

@@ -11,11 +11,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from . import __version__
 from ._errors import ExitCode, TriAgentError, UsageError
+from ._version import __version__
 
 if TYPE_CHECKING:
-    from ._grading import ScoreInputs
+    from .scoring._grading import ScoreInputs
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -27,7 +27,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _seal(args: argparse.Namespace) -> int:
-    from ._seal import digest_of, preview, seal
+    from .evidence._seal import digest_of, preview, seal
 
     if args.dry_run:
         print(digest_of(preview(args.dir, args.keep_crlf), args.keep_crlf))
@@ -37,7 +37,7 @@ def _seal(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from ._seal import verify
+    from .evidence._seal import verify
 
     report = verify(args.dir, expect=args.expect)
     _write(args.json, json.dumps(report.model_dump(mode="json"), indent=1, sort_keys=True) + "\n")
@@ -51,21 +51,21 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _score(args: argparse.Namespace) -> int:
-    from ._grading import ScoreInputs
+    from .scoring._grading import ScoreInputs
 
     return _print_score(args, ScoreInputs(args.caliber, args.answers, args.actual, args.expected_behaviors,
                                           args.observed_behaviors, args.replay))
 
 
 def _exam_score(args: argparse.Namespace) -> int:
-    from ._gateway import run_score_inputs
+    from .targets._gateway import run_score_inputs
 
     return _print_score(args, run_score_inputs(args.build, args.run))
 
 
 def _print_score(args: argparse.Namespace, inputs: ScoreInputs) -> int:
-    from ._grading import score
-    from ._report import render_markdown
+    from .scoring._grading import score
+    from .scoring._report import render_markdown
 
     report = score(inputs)
     _write(args.json, report.to_json())
@@ -81,7 +81,7 @@ def _print_score(args: argparse.Namespace, inputs: ScoreInputs) -> int:
 
 
 def _leaks(args: argparse.Namespace) -> int:
-    from ._leaks import scan_leaks
+    from .scoring._leaks import scan_leaks
 
     report = scan_leaks(args.answers, args.paths, inputs=args.inputs, actual=args.actual,
                         min_length=args.min_length, key=args.key)
@@ -96,7 +96,7 @@ def _leaks(args: argparse.Namespace) -> int:
 
 
 def _exam_build(args: argparse.Namespace) -> int:
-    from ._build import build_exam
+    from .exam._build import build_exam
 
     out = args.out or args.exam / "builds" / f"seed-{args.seed}"
     record = build_exam(args.exam, args.seed, out)
@@ -106,7 +106,7 @@ def _exam_build(args: argparse.Namespace) -> int:
 
 
 def _exam_run(args: argparse.Namespace) -> int:
-    from ._gateway import run_exam
+    from .targets._gateway import run_exam
 
     record = run_exam(args.build, args.target, args.out, twice=args.twice)
     print(f"RAN {record.cases} cases{' twice, byte-identical' if record.twice else ''}; actual table "
@@ -115,7 +115,7 @@ def _exam_run(args: argparse.Namespace) -> int:
 
 
 def _rerun(args: argparse.Namespace) -> int:
-    from ._gateway import rerun
+    from .targets._gateway import rerun
 
     differing = rerun(args.run, args.build, args.target, args.sample, args.seed)
     if differing:
@@ -126,7 +126,7 @@ def _rerun(args: argparse.Namespace) -> int:
 
 
 def _mutate(args: argparse.Namespace) -> int:
-    from ._mutation import mutate, rotation_sample
+    from .mutation._gate import mutate, rotation_sample
 
     only = args.only
     if args.sample is not None:
@@ -145,7 +145,7 @@ def _mutate(args: argparse.Namespace) -> int:
 
 
 def _presets(args: argparse.Namespace) -> int:
-    from ._presets import get_preset, load_presets
+    from .targets._presets import get_preset, load_presets
 
     if args.name is None:
         for p in load_presets().values():
@@ -158,7 +158,7 @@ def _presets(args: argparse.Namespace) -> int:
 
 
 def _contract_show(args: argparse.Namespace) -> int:
-    from ._contract import load_charter, violations
+    from .isolation._contract import load_charter, violations
 
     charter = load_charter(args.role, args.roles, unsafe=args.unsafe_contract)
     c = charter.contract
@@ -174,8 +174,8 @@ def _contract_show(args: argparse.Namespace) -> int:
 
 
 def _workspace(args: argparse.Namespace) -> int:
-    from ._contract import load_charter
-    from ._workspace import assemble
+    from .isolation._contract import load_charter
+    from .isolation._workspace import assemble
 
     charter = load_charter(args.role, args.roles, unsafe=args.unsafe_contract)
     record = assemble(charter.contract, args.project, args.out)
@@ -194,7 +194,7 @@ def _doctor(args: argparse.Namespace) -> int:
 
 
 def _verify_trail(args: argparse.Namespace) -> int:
-    from ._evidence import EvidenceStore
+    from .evidence._trail import EvidenceStore
 
     store = EvidenceStore(args.store)
     if not store.trail.exists():
@@ -210,8 +210,8 @@ def _verify_trail(args: argparse.Namespace) -> int:
 
 
 def _init(args: argparse.Namespace) -> int:
-    from ._acceptance import check_spec, survey, write_config
-    from ._presets import get_preset
+    from .acceptance._config import check_spec, survey, write_config
+    from .targets._presets import get_preset
 
     drivers = dict.fromkeys(("examiner", "builder", "tester", "judge"), "scripted")
     for item in args.driver:
@@ -234,8 +234,8 @@ def _init(args: argparse.Namespace) -> int:
 
 
 def _accept(args: argparse.Namespace) -> int:
-    from ._rounds import accept
-    from ._scoreboard import write_reports
+    from .acceptance._rounds import accept
+    from .acceptance._scoreboard import write_reports
 
     try:
         decision, progress = accept(args.project, resume=args.resume)
@@ -247,7 +247,7 @@ def _accept(args: argparse.Namespace) -> int:
 
 
 def _install_skill(args: argparse.Namespace) -> int:
-    from ._skill import install_skill
+    from .acceptance._skill import install_skill
 
     for path in install_skill(args.home or Path.home(), force=args.force):
         print(f"wrote {path}")

@@ -6,9 +6,9 @@ import importlib.metadata
 import os
 import shutil
 
-from ._contract import ROLES, load_charter, violations
 from ._errors import TriAgentError
-from ._sandbox import probe
+from .isolation._contract import ROLES, load_charter, violations
+from .sandbox._bubblewrap import probe
 
 CREDENTIALS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL")
 CLI_AGENTS = {"claude": "Claude Code CLI", "codex": "Codex CLI"}
@@ -30,7 +30,8 @@ def diagnose() -> list[str]:
     lines.append("drivers:")
     lines.append("  scripted   yes (replays recorded role actions; a simulation that can never certify)")
     lines.append("  command    yes (executor protocol v1; any CLI agent that speaks it)")
-    lines.append("agent CLIs (run through `python -m tri_agent._profiles claude|codex` as command agents) and SDKs:")
+    lines.append("agent CLIs (run through `python -m tri_agent.drivers._profiles claude|codex` as command agents)"
+                 " and SDKs:")
     for cmd, what in CLI_AGENTS.items():
         found = shutil.which(cmd)
         lines.append(f"  {cmd:<10} {'found at ' + found if found else 'not installed'} ({what})")

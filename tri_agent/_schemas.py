@@ -7,27 +7,28 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from ._acceptance import AcceptanceConfig
-from ._caliber import Caliber
-from ._contract import Contract
-from ._driver import EpisodeResult, Script
-from ._evidence import TrailEntry
-from ._exam import BuildRecord, Case, ExamConfig, Pair
-from ._executor import Request, Response
-from ._gate import GateResult, Progress
-from ._gateway import Provenance, RunRecord
-from ._judging import CodeSnapshot, RerunRecord
-from ._leaks import LeakReport
-from ._manifest import Manifest
-from ._mutation import Menu, MutationSummary
-from ._presets import Preset
-from ._report import ScoreReport
-from ._rulings import Ruling
-from ._scoreboard import RoundSummary
-from ._seal import SealLogEntry, VerifyReport
-from ._smells import Smell
-from ._target import TargetConfig
-from ._workspace import WorkspaceRecord
+from .acceptance._config import AcceptanceConfig
+from .acceptance._gate import GateResult, Progress
+from .acceptance._judging import CodeSnapshot, RerunRecord
+from .acceptance._scoreboard import RoundSummary
+from .acceptance._smells import Smell
+from .drivers._command import Request, Response
+from .drivers._episode import EpisodeResult
+from .drivers._rulings import Ruling
+from .drivers._scripted import Script
+from .evidence._manifest import Manifest
+from .evidence._seal import SealLogEntry, VerifyReport
+from .evidence._trail import TrailEntry
+from .exam._formats import BuildRecord, Case, ExamConfig, Pair
+from .isolation._contract import Contract
+from .isolation._workspace import WorkspaceRecord
+from .mutation._gate import Menu, MutationSummary
+from .scoring._caliber import Caliber
+from .scoring._leaks import LeakReport
+from .scoring._report import ScoreReport
+from .targets._gateway import Provenance, RunRecord
+from .targets._presets import Preset
+from .targets._target import TargetConfig
 
 FORMATS: dict[str, type[BaseModel]] = {
     "caliber": Caliber,

@@ -1,0 +1,81 @@
+"""Gate, counter and fuse: every condition shown failing; the counter resets; three strikes escalate."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tri_agent.acceptance._gate import FUSE, Progress, RoundFacts, advance, can_certify, gate
+
+GREEN = RoundFacts(round=1, stable=True, passed=10, total=10, mutants_judged=5, mutants_detected=5)
+
+
+def test_a_green_round() -> None:
+    assert gate(GREEN).green
+
+
+@pytest.mark.parametrize("change,reason", [
+    ({"stable": False}, "not byte-identical"), ({"passed": 9}, "9/10 pass"), ({"passed": 0, "total": 0}, "0/0"),
+    ({"blockers": ["drift: average"]}, "drift"), ({"mutants_judged": 2, "mutants_detected": 2}, "only 2 mutants"),
+    ({"mutants_detected": 4}, "blind spots"), ({"seals_ok": False}, "seal"),
+])
+def test_every_condition_can_turn_a_round_red(change: dict[str, object], reason: str) -> None:
+    result = gate(GREEN.model_copy(update=change))
+    assert not result.green and any(reason in r for r in result.reasons)
+
+
+def test_n_green_rounds_then_a_final_round_then_accepted() -> None:
+    p = Progress(gate_n=3)
+    decisions = []
+    for k in range(1, 5):
+        facts = GREEN.model_copy(update={"round": k})
+        p, d = advance(p, gate(facts), facts)
+        decisions.append(d)
+    assert decisions == ["next_round", "next_round", "final_round", "accepted"]
+
+
+def test_a_red_round_resets_the_counter() -> None:
+    p = Progress(gate_n=3, green_streak=2)
+    red = GREEN.model_copy(update={"passed": 3, "failing_tickets": ["engine:average:drift"]})
+    p, d = advance(p, gate(red), red)
+    assert (p.green_streak, d) == (0, "next_round") and p.ever_red == ["engine:average:drift"]
+
+
+def test_the_fuse_blows_on_the_third_failed_fix() -> None:
+    p = Progress(gate_n=3)
+    red = GREEN.model_copy(update={"passed": 3, "failing_tickets": ["engine:count:not_equal"]})
+    decisions = []
+    for _ in range(FUSE):
+        p, d = advance(p, gate(red), red)
+        decisions.append(d)
+    assert decisions == ["next_round", "next_round", "escalate"]
+
+
+@given(st.lists(st.booleans(), min_size=1, max_size=20))
+def test_the_streak_counts_trailing_greens(greens: list[bool]) -> None:
+    p = Progress(gate_n=100)
+    for k, g in enumerate(greens, 1):
+        facts = GREEN.model_copy(update={"round": k, "passed": 10 if g else 9})
+        p, _ = advance(p, gate(facts), facts)
+    trailing = len(greens) - max((i + 1 for i, g in enumerate(greens) if not g), default=0)
+    assert p.green_streak == trailing
+
+
+def test_simulations_and_unsafe_contracts_never_certify() -> None:
+    assert can_certify(False, False) == (True, "")
+    assert not can_certify(True, False)[0] and not can_certify(False, True)[0]
+
+
+def test_progress_remembers_red_cases_judged_and_equivalent_mutants() -> None:
+    p = Progress(gate_n=1)
+    red = GREEN.model_copy(update={"passed": 8, "red_cases": {"1": ["c-01", "c-02"]},
+                                   "mutants_used_ids": ["m1", "m2"], "mutants_equivalent": ["m9"]})
+    p, decision = advance(p, gate(red), red)
+    assert decision == "next_round" and p.decision == "next_round" and not p.last_green
+    again = GREEN.model_copy(update={"red_cases": {"1": ["c-02", "c-03"]}, "mutants_used_ids": ["m2", "m3"]})
+    p, decision = advance(p, gate(again), again)
+    assert p.red_cases == {"1": ["c-01", "c-02", "c-03"]} and p.mutants_used == ["m1", "m2", "m3"]
+    assert p.mutants_retired == ["m9"] and p.last_green and decision == "final_round" and p.final_round
+    p, decision = advance(p, gate(GREEN), GREEN)
+    assert decision == "accepted" == p.decision and not p.final_round

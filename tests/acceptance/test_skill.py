@@ -1,0 +1,27 @@
+"""SKILL.md is a valid agent skill, ships in the wheel's data, and install-skill puts it in place."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from tri_agent.acceptance._skill import skill_source
+
+
+def test_skill_front_matter_and_triggers() -> None:
+    text = skill_source().read_text()
+    head = yaml.safe_load(text.split("---")[1])
+    assert head["name"] == "hard-acceptance" and "hard acceptance" in head["description"]
+    for phrase in ("run a hard acceptance test", "three consecutive all-green rounds", "you are the builder",
+                   "never read `builds/`, `runs/`, `evidence/`"):
+        assert phrase in text
+
+
+def test_install_skill(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    code, out, _ = cli("install-skill", "--home", tmp_path)
+    assert code == 0 and "SKILL.md" in out
+    assert (tmp_path / ".claude" / "skills" / "hard-acceptance" / "SKILL.md").exists()
+    assert "$ARGUMENTS" in (tmp_path / ".claude" / "commands" / "hard-acceptance.md").read_text()
+    assert cli("install-skill", "--home", tmp_path)[0] == 2
+    assert cli("install-skill", "--home", tmp_path, "--force")[0] == 0

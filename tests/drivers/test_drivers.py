@@ -1,0 +1,131 @@
+"""Drivers: the scripted driver replays through the tool box; the command driver's status taxonomy."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from tri_agent.drivers._command import CommandDriver
+from tri_agent.drivers._episode import STATUSES, Episode, Limits, mask
+from tri_agent.drivers._scripted import ScriptedDriver
+from tri_agent.isolation._contract import load_charter
+from tri_agent.isolation._tools import ToolBox
+
+FAKE_AGENT = r'''
+import json, os, sys, time, subprocess
+req = json.loads(sys.stdin.read())
+mode = req["task"]
+base = {"protocol": "tri-agent-executor/1", "model": "fake-1", "usage": {"input_tokens": 7, "output_tokens": 3},
+        "cost_usd": 0.01}
+if mode == "ok":
+    open("exam/judge/seen.json", "w").write(json.dumps({k: req[k] for k in ("role", "tools", "workspace")}))
+    print(json.dumps({**base, "status": "ok", "summary": "key " + os.environ.get("ROLE_KEY", "none")}))
+elif mode == "blocked":
+    print(json.dumps({**base, "status": "blocked", "reason": "the spec contradicts itself"}))
+elif mode == "crash":
+    sys.exit("Traceback: boom")
+elif mode == "hang":
+    subprocess.Popen(["sleep", "60"]); time.sleep(60)
+elif mode == "garbage":
+    print("I think the answer is 42")
+elif mode == "oversize":
+    print("x" * 5000)
+elif mode == "old-protocol":
+    print(json.dumps({**base, "protocol": "tri-agent-executor/0", "status": "ok"}))
+elif mode == "weird-status":
+    print(json.dumps({**base, "status": "done"}))
+'''
+
+
+@pytest.fixture
+def episode_for(tmp_path: Path):  # type: ignore[no-untyped-def]
+    charter = load_charter("tester")
+    ws = tmp_path / "ws"
+    (ws / "exam" / "judge").mkdir(parents=True)
+    (tmp_path / "agent.py").write_text(FAKE_AGENT)
+
+    def make(task: str, seconds: float = 20) -> Episode:
+        return Episode(charter, task, ToolBox(charter.contract, ws), Limits(seconds=seconds, output_bytes=2048))
+
+    return make
+
+
+@pytest.mark.parametrize("task,status", [
+    ("ok", "ok"), ("blocked", "blocked"), ("crash", "runtime_failure"), ("garbage", "malformed_output"),
+    ("oversize", "oversized_output"), ("old-protocol", "protocol_mismatch"), ("weird-status", "malformed_output"),
+])
+def test_command_driver_status_taxonomy(tmp_path: Path, episode_for, task: str, status: str) -> None:  # type: ignore[no-untyped-def]
+    driver = CommandDriver([sys.executable, str(tmp_path / "agent.py")], credentials={"ROLE_KEY": "k-1234567890"},
+                           sandbox=False)
+    result = driver.run(episode_for(task))
+    assert result.status == status and result.valid is STATUSES[status] and not result.simulation
+    assert result.attempts[0].driver == "command"
+    if task == "ok":
+        assert result.summary == "key [masked:ROLE_KEY]"  # the secret never leaves the driver
+        assert result.attempts[0].usage.input_tokens == 7 and result.attempts[0].model == "fake-1"
+        seen = json.loads((tmp_path / "ws" / "exam" / "judge" / "seen.json").read_text())
+        assert seen["role"] == "tester" and "run_case" in seen["tools"]
+    if task == "blocked":
+        assert result.reason == "the spec contradicts itself"
+
+
+def test_command_driver_timeout_and_spawn_failure(tmp_path: Path, episode_for) -> None:  # type: ignore[no-untyped-def]
+    driver = CommandDriver([sys.executable, str(tmp_path / "agent.py")], sandbox=False)
+    assert driver.run(episode_for("hang", seconds=1)).status == "timeout"
+    missing = CommandDriver([str(tmp_path / "no-such-agent")], sandbox=False)
+    assert missing.run(episode_for("ok")).status == "spawn_failure"
+
+
+def test_command_driver_in_the_sandbox_sees_only_its_workspace(tmp_path: Path, episode_for) -> None:  # type: ignore[no-untyped-def]
+    from tri_agent.sandbox._bubblewrap import probe
+
+    if probe().bubblewrap is None:
+        pytest.skip(f"no working bubblewrap here: {probe().reason}")
+    driver = CommandDriver([sys.executable, str(tmp_path / "agent.py")])
+    # the agent script itself lives outside the workspace: inside the sandbox it does not exist
+    assert driver.run(episode_for("ok")).status == "runtime_failure"
+    (tmp_path / "ws" / "agent.py").write_text(FAKE_AGENT)
+    inside = CommandDriver([sys.executable, "/workspace/agent.py"])
+    result = inside.run(episode_for("ok"))
+    assert result.status == "ok", result.reason
+    assert json.loads((tmp_path / "ws" / "exam" / "judge" / "seen.json").read_text())["workspace"] == "/workspace"
+
+
+def test_scripted_driver_replays_through_the_tool_box(tmp_path: Path, episode_for) -> None:  # type: ignore[no-untyped-def]
+    script = tmp_path / "script.yaml"
+    script.write_text("""schema_version: 1
+episodes:
+  - role: tester
+    round: 1
+    calls:
+      - {tool: write, args: {path: exam/judge/notes.md, content: "ran everything\\n"}}
+      - {tool: read, args: {path: ../secrets.txt}}
+    submit: {summary: ran every case}
+""")
+    result = ScriptedDriver(script).run(episode_for("ignored"))
+    assert result.status == "ok" and result.simulation and result.summary == "ran every case"
+    assert (tmp_path / "ws" / "exam" / "judge" / "notes.md").read_text() == "ran everything\n"
+    assert result.breach_attempts == ["path '../secrets.txt' leaves your workspace"]
+
+
+def test_mask_replaces_only_real_secrets() -> None:
+    assert mask("token sk-abcdefgh and x", {"KEY": "sk-abcdefgh", "SHORT": "x"}) == "token [masked:KEY] and x"
+
+
+def test_run_budget_caps_every_episode_and_stops_the_run() -> None:
+    from tri_agent import InfrastructureFailure
+    from tri_agent.drivers._episode import Attempt, EpisodeResult, RunBudget
+
+    budget = RunBudget(1.0)
+    assert budget.limits_for(Limits(budget_usd=2.0)).budget_usd == 1.0
+    spent = EpisodeResult(role="tester", status="ok", simulation=False,
+                          attempts=[Attempt(driver="x", model="m", status="ok", cost_usd=0.75, cost_basis="t",
+                                            seconds=1)])
+    budget.charge(spent)
+    assert budget.limits_for(Limits(budget_usd=2.0)).budget_usd == pytest.approx(0.25)
+    budget.charge(spent)
+    with pytest.raises(InfrastructureFailure, match="budget of \\$1 is spent"):
+        budget.limits_for(Limits())

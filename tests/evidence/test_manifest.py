@@ -1,0 +1,81 @@
+"""The manifest text format: round trip, strict parsing, coreutils compatibility."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tri_agent._errors import TamperDetected
+from tri_agent.evidence._manifest import Entry, Manifest, hash_file, parse, render, scan
+
+_name = st.text(st.characters(min_codepoint=33, max_codepoint=0x2FFF, exclude_characters="/\\."), min_size=1,
+                max_size=12)
+_path = st.lists(_name, min_size=1, max_size=3).map("/".join)
+_entry = st.builds(Entry, _path, st.text("0123456789abcdef", min_size=64, max_size=64), st.integers(0, 2**40))
+
+
+@given(st.lists(_entry, max_size=20, unique_by=lambda e: e.path), st.booleans())
+def test_render_parse_round_trip(entries: list[Entry], crlf_kept: bool) -> None:
+    entries = sorted(entries)
+    assert parse(render(entries, crlf_kept), "m") == (entries, crlf_kept)
+
+
+def test_backslash_names_use_the_coreutils_escape(tmp_path: Path) -> None:
+    (tmp_path / "a\\b.txt").write_text("x\n")
+    entries = scan(tmp_path).sorted_entries()
+    text = render(entries).decode()
+    assert "\\" + entries[0].sha256 + "  a\\\\b.txt" in text
+    assert parse(render(entries), "m") == (entries, False)
+
+
+@pytest.mark.skipif(shutil.which("sha256sum") is None, reason="coreutils sha256sum is not installed")
+def test_sha256sum_can_check_the_manifest(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "x.bin").write_bytes(bytes(range(256)))
+    (tmp_path / "odd\\name").write_text("y\n")
+    (tmp_path / "MANIFEST.sha256").write_bytes(render(scan(tmp_path).sorted_entries()))
+    done = subprocess.run(["sha256sum", "--strict", "-c", "MANIFEST.sha256"], cwd=tmp_path, capture_output=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (tmp_path / "sub" / "x.bin").write_bytes(b"changed")
+    assert subprocess.run(["sha256sum", "-c", "MANIFEST.sha256"], cwd=tmp_path, capture_output=True).returncode == 1
+
+
+@pytest.mark.parametrize("bad", ["../x", "/etc/passwd", "a/../b", "./a", "a//b", "a/"])
+def test_parse_refuses_escaping_paths(bad: str) -> None:
+    good = render([Entry("ok", "0" * 64, 1)]).decode()
+    with pytest.raises(TamperDetected, match="escapes"):
+        parse(good.replace("  ok", "  " + bad).encode(), "m")
+
+
+@pytest.mark.parametrize("mutate", [
+    lambda t: t.replace("# size 1", "# size x"),
+    lambda t: t.replace("0" * 64, "0" * 63),
+    lambda t: t + "extra line\n",
+    lambda t: t.replace("# tri-agent manifest v1", "# other"),
+    lambda t: t.replace("files=1", "files=2"),
+])
+def test_parse_refuses_anything_not_canonical(mutate: object) -> None:
+    good = render([Entry("ok", "0" * 64, 1)]).decode()
+    with pytest.raises(TamperDetected):
+        parse(mutate(good).encode(), "m")  # type: ignore[operator]
+
+
+def test_large_file_hash_matches_hashlib_and_sees_crlf_across_chunks(tmp_path: Path) -> None:
+    import hashlib
+
+    data = b"a" * ((4 << 20) - 1) + b"\r" + b"\n" + b"b" * (3 << 20)
+    (tmp_path / "big.txt").write_bytes(data)
+    sha, size, crlf = hash_file(str(tmp_path / "big.txt"))
+    assert (sha, size, crlf) == (hashlib.sha256(data).hexdigest(), len(data), True)
+    (tmp_path / "big.bin").write_bytes(data + b"\0")
+    assert hash_file(str(tmp_path / "big.bin"))[2] is False  # binary: CRLF bytes are not line endings
+
+
+def test_manifest_model_mirrors_entries() -> None:
+    model = Manifest.of([Entry("a", "0" * 64, 3)])
+    assert model.schema_version == 1 and model.entries[0].size == 3

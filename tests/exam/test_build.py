@@ -1,0 +1,126 @@
+"""exam build: determinism, sealing, self-checks, and one-line failures for broken exams."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import TOY
+
+from tri_agent import InfrastructureFailure, MalformedInput, TamperDetected, UsageError, verify
+from tri_agent.exam._build import _changed, build_exam
+from tri_agent.exam._formats import BuildRecord
+
+
+def test_toy_build_is_sealed_and_self_checked(toy_build: Path) -> None:
+    record = BuildRecord.model_validate_json((toy_build / "build.json").read_text())
+    assert record.checks.model_dump() == {"generator_deterministic": True, "oracle_deterministic": True,
+                                          "gold_passes": True, "corrupted_key_fails": True}
+    assert verify(toy_build / "visible", expect=record.visible_digest).ok
+    assert verify(toy_build / "sealed", expect=record.sealed_digest).ok
+    assert not (toy_build / "visible" / "pairs.jsonl").exists()
+    visible_text = "".join(p.read_text(errors="replace") for p in (toy_build / "visible").rglob("*") if p.is_file())
+    assert "bad-score" not in visible_text and "Half" in visible_text  # ids are opaque; inputs are visible
+
+
+def test_same_seed_builds_byte_identical_keys(toy_build: Path, tmp_path: Path) -> None:
+    again = build_exam(TOY / "exam", "1", tmp_path / "b")
+    assert again.sealed_digest == BuildRecord.model_validate_json((toy_build / "build.json").read_text()).sealed_digest
+    other = build_exam(TOY / "exam", "2", tmp_path / "c")
+    assert other.sealed_digest != again.sealed_digest
+
+
+def test_a_build_folder_is_never_overwritten(toy_build: Path) -> None:
+    with pytest.raises(UsageError, match="already holds a build"):
+        build_exam(TOY / "exam", "1", toy_build)
+
+
+def _exam_copy(tmp: Path) -> Path:
+    exam = tmp / "exam"
+    shutil.copytree(TOY / "exam", exam)
+    return exam
+
+
+def test_non_deterministic_generator_is_refused(tmp_path: Path) -> None:
+    exam = _exam_copy(tmp_path)
+    gen = exam / "generator" / "generate.py"
+    gen.write_text(gen.read_text().replace('rng = random.Random(f"toy-grades:{seed}")', "rng = random.Random()"))
+    with pytest.raises(InfrastructureFailure, match="generator is not deterministic"):
+        build_exam(exam, "1", tmp_path / "out")
+
+
+def test_crashing_oracle_is_one_line(tmp_path: Path) -> None:
+    exam = _exam_copy(tmp_path)
+    (exam / "oracle" / "oracle.py").write_text("raise SystemExit('oracle: cannot parse input')\n")
+    with pytest.raises(InfrastructureFailure, match="oracle exited 1: oracle: cannot parse input"):
+        build_exam(exam, "1", tmp_path / "out")
+
+
+def test_case_ids_must_be_opaque(tmp_path: Path) -> None:
+    exam = _exam_copy(tmp_path)
+    gen = exam / "generator" / "generate.py"
+    gen.write_text(gen.read_text().replace('return "c-" + hashlib', 'return f"c-{name}-" + hashlib'))
+    with pytest.raises(MalformedInput, match="not opaque"):
+        build_exam(exam, "1", tmp_path / "out")
+
+
+def test_oracle_that_disagrees_with_caliber_fails_gold(tmp_path: Path) -> None:
+    exam = _exam_copy(tmp_path)
+    oracle = exam / "oracle" / "oracle.py"
+    oracle.write_text(oracle.read_text().replace('"total": str(total.quantize', '"total": str(1 + total.quantize'))
+    with pytest.raises(InfrastructureFailure, match="does not pass against itself"):
+        build_exam(exam, "1", tmp_path / "out")
+
+
+@pytest.mark.parametrize("cls,value,values", [("amount", "2.35", None), ("ratio", "0.5", None), ("count", "3", None),
+                                              ("status", "ok", ["ok", "late"]), ("text", "x", None),
+                                              ("json", '{"a": 1}', None), ("set", '["a"]', None)])
+def test_corruption_always_leaves_tolerance(cls: str, value: str, values: list[str] | None) -> None:
+    from tri_agent.scoring._tolerance import CLASSES, check_expected, compare_cell
+
+    c = CLASSES[cls]
+    enum = frozenset(values) if values else None
+    assert not compare_cell(c, check_expected(c, value, enum), _changed(value, cls, values), enum).ok
+    json.dumps(_changed(value, cls, values))
+
+
+def test_relative_paths_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.copytree(TOY / "exam", tmp_path / "exam")
+    monkeypatch.chdir(tmp_path)
+    assert build_exam(Path("exam"), "3", Path("builds/s3")).cases == 13
+
+
+def test_compose_keeps_chosen_cases_with_their_answers_and_pairs(toy_build: Path, tmp_path: Path) -> None:
+    from tri_agent.exam._build import Part, compose_build
+    from tri_agent.exam._formats import read_cases
+
+    other = tmp_path / "seed-2"
+    build_exam(TOY / "exam", "2", other)
+    red = list(yaml.safe_load((other / "caliber.yaml").read_text())["relations"][2]["pairs"][0])  # a seed-2 pair
+    composed = compose_build([Part(toy_build), Part(other, frozenset([*red, "c-000000000000"]))], tmp_path / "out",
+                             "1 + 2")
+    cases = read_cases(tmp_path / "out" / "visible" / "cases.jsonl")
+    assert len(cases) == 15 and composed.record.cases == 15 and composed.record.seed == "1 + 2"
+    assert {composed.origin[c] for c in red} == {"2"} and composed.missing == {"2": ["c-000000000000"]}
+    answers = [json.loads(x)["case"] for x in (tmp_path / "out" / "sealed" / "answers.jsonl").read_text().splitlines()]
+    assert set(answers) <= {c.case for c in cases} and set(red) <= set(answers)
+    assert all((tmp_path / "out" / "visible" / c.inputs / "scores.csv").is_file() for c in cases)
+    pairs = yaml.safe_load((tmp_path / "out" / "caliber.yaml").read_text())["relations"][2]["pairs"]
+    assert pairs and all(a in composed.origin and b in composed.origin for a, b in pairs)
+    assert red in pairs  # the pair's relation is checked again, not only its cases
+    assert composed.record.checks.gold_passes and composed.record.checks.corrupted_key_fails
+    assert verify(tmp_path / "out" / "sealed", expect=composed.record.sealed_digest).ok
+
+
+def test_compose_refuses_a_part_that_no_longer_matches_its_seal(toy_build: Path, tmp_path: Path) -> None:
+    from tri_agent.exam._build import Part, compose_build
+
+    part = tmp_path / "part"
+    shutil.copytree(toy_build, part)
+    answers = part / "sealed" / "answers.jsonl"
+    answers.write_text(answers.read_text().replace('"count": "2"', '"count": "3"', 1))
+    with pytest.raises(TamperDetected, match="does not match its seal"):
+        compose_build([Part(part)], tmp_path / "out", "1")

@@ -1,0 +1,128 @@
+"""Tolerance classes: exact boundaries, no binary floats, and the fast path never outruns the rules."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import polars as pl
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tri_agent.scoring._tolerance import CLASSES, BadValue, canonical_json, canonical_set, check_expected, compare_cell
+
+BOUNDARIES = [
+    ("amount", "10.00", "10.01", True), ("amount", "10.00", "9.99", True),
+    ("amount", "10.00", "10.0100000001", False), ("amount", "10.00", "9.989", False),
+    ("amount", "0.07", "0.08", True),  # 0.08 - 0.07 > 0.01 in binary floats
+    ("ratio", "0.5", "0.500001", True), ("ratio", "0.5", "0.4999989", False), ("ratio", "1e-6", "0", True),
+    ("count", "3", "3", True), ("count", "3", "+3", True), ("count", "3", "4", False),
+    ("status", "ok", "ok", True), ("status", "ok", "OK", False),
+    ("text", "a b", "a b", True), ("text", "a b", "a b ", False),
+    ("json", '{"a": [1, 2], "b": 1.0}', '{"b": 1, "a": [1, 2.00]}', True),
+    ("json", '{"a": [1, 2]}', '{"a": [2, 1]}', False),
+    ("set", '["x", "y", "x"]', '["y", "x", "x"]', True), ("set", '["x", "y", "x"]', '["x", "y"]', False),
+]
+
+
+@pytest.mark.parametrize("cls,expected,actual,ok", BOUNDARIES)
+def test_boundaries(cls: str, expected: str, actual: str, ok: bool) -> None:
+    c = CLASSES[cls]
+    assert compare_cell(c, check_expected(c, expected), actual).ok is ok
+
+
+@pytest.mark.parametrize("cls,raw", [("amount", "1,5"), ("amount", ".5"), ("amount", "NaN"), ("amount", "1e99999"),
+                                     ("amount", "١٢.٥"), ("count", "٣"), ("json", "[" * 5000 + "]" * 5000),
+                                     ("json", "[1e9999999]"), ("set", "null"),
+                                     ("count", "1.0"), ("json", "{'a': 1}"), ("json", '{"a":1,"a":2}'),
+                                     ("set", '{"a": 1}'), ("amount", " 1.5")])
+def test_unreadable_values_are_bad_values(cls: str, raw: str) -> None:
+    with pytest.raises(BadValue):
+        check_expected(CLASSES[cls], raw)
+
+
+def test_blank_is_not_a_value() -> None:
+    with pytest.raises(BadValue, match="blank"):
+        check_expected(CLASSES["text"], "  ")
+    assert compare_cell(CLASSES["amount"], "1.00", " ").reason == "missing_field"
+    assert compare_cell(CLASSES["amount"], "1.00", None).reason == "missing_field"
+
+
+def test_enum_rules() -> None:
+    status = CLASSES["status"]
+    with pytest.raises(BadValue, match="declared values"):
+        check_expected(status, "maybe", frozenset({"ok", "late"}))
+    assert compare_cell(status, "ok", "maybe", frozenset({"ok", "late"})).reason == "not_in_enum"
+
+
+def test_deltas_are_exact_decimals() -> None:
+    cell = compare_cell(CLASSES["amount"], "123456789012345678901234567890.10", "123456789012345678901234567890.11")
+    assert cell.ok and cell.delta == Decimal("0.01")
+    huge = compare_cell(CLASSES["ratio"], "1e500", "1.000000000000000000000000000000001e500")
+    assert not huge.ok
+
+
+def test_json_numbers_compare_as_decimals() -> None:
+    assert canonical_json("[1e2, 100, 100.0, -0]") == "[1E+2,1E+2,1E+2,0]"
+    assert canonical_set('[{"b": 1, "a": 2}, 3]') == canonical_set('[3, {"a": 2, "b": 1}]')
+
+
+_decimal_literal = st.from_regex(r"[+-]?[0-9]{1,21}(\.[0-9]{1,20})?", fullmatch=True)
+
+
+def _variant(draw: st.DrawFn, literal: str) -> str:
+    """Another literal near ``literal``: equal in value, one last-digit step away, or unrelated."""
+    kind = draw(st.sampled_from(["zeros", "sign", "step", "same", "other"]))
+    if kind == "zeros":
+        return literal + ("" if "." in literal else ".") + "0" * draw(st.integers(1, 3))
+    if kind == "sign" and literal.lstrip("+-").strip("0.") == "":
+        return "-" + literal.lstrip("+-")
+    if kind == "step":
+        return format(Decimal(literal) + Decimal(draw(st.sampled_from(["1e-18", "-1e-18", "0.01", "1e-6"]))), "f")
+    return literal if kind != "other" else draw(_decimal_literal)
+
+
+@st.composite
+def _pair(draw: st.DrawFn) -> tuple[str, str]:
+    e = draw(_decimal_literal)
+    return e, _variant(draw, e)
+
+
+@given(st.lists(_pair(), min_size=1, max_size=30), st.sampled_from(["amount", "ratio"]))
+def test_fast_path_only_claims_what_python_confirms(pairs: list[tuple[str, str]], cls: str) -> None:
+    c = CLASSES[cls]
+    assert c.fast is not None
+    frame = pl.DataFrame({"e": [p[0] for p in pairs], "a": [p[1] for p in pairs]})
+    certain = frame.select(c.fast.equal(pl.col("e"), pl.col("a")).fill_null(False))["e"].to_list()
+    valid = frame.select(c.fast.valid(pl.col("e")).fill_null(False))["e"].to_list()
+    for (e, a), sure, ok in zip(pairs, certain, valid, strict=True):
+        if sure:
+            cell = compare_cell(c, check_expected(c, e), a)
+            assert cell.ok and not cell.delta, (e, a)
+        if ok:
+            check_expected(c, e)  # the fast grammar is a subset of the exact one
+
+
+@given(st.lists(st.from_regex(r"[+-]?[0-9]{1,20}", fullmatch=True).flatmap(
+    lambda e: st.tuples(st.just(e), st.sampled_from([e, "+" + e.lstrip("+-"), e + "0", "0" + e.lstrip("+-")]))),
+    min_size=1, max_size=30))
+def test_fast_count_only_claims_what_python_confirms(pairs: list[tuple[str, str]]) -> None:
+    c = CLASSES["count"]
+    assert c.fast is not None
+    frame = pl.DataFrame({"e": [p[0] for p in pairs], "a": [p[1] for p in pairs]})
+    certain = frame.select(c.fast.equal(pl.col("e"), pl.col("a")).fill_null(False))["e"].to_list()
+    for (e, a), sure in zip(pairs, certain, strict=True):
+        if sure:
+            assert compare_cell(c, e, a).ok
+
+
+def test_fast_path_claims_most_equal_pairs() -> None:
+    """The property above must not hold vacuously: equal literals are mostly proven in polars."""
+    c = CLASSES["amount"]
+    assert c.fast is not None
+    frame = pl.DataFrame({"e": ["1.50", "-0.00", "12"], "a": ["1.5", "0", "12.000"]})
+    assert frame.select(c.fast.equal(pl.col("e"), pl.col("a")))["e"].to_list() == [True, True, True]
+
+
+def test_json_null_is_blank_in_both_formats() -> None:
+    assert compare_cell(CLASSES["json"], '{"a": 1}', "null").reason == "missing_field"

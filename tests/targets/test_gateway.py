@@ -1,0 +1,117 @@
+"""exam run and rerun: the toy-grades bugs are caught through the right channels; the gateway is strict."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from conftest import toy_copy
+
+from tri_agent import InfrastructureFailure, PolicyViolation, ScoreInputs, TamperDetected, UsageError, score
+from tri_agent.scoring._report import ScoreReport
+from tri_agent.targets._gateway import rerun, run_exam
+
+
+def _score(build: Path, run: Path) -> ScoreReport:
+    sealed = build / "sealed"
+    return score(ScoreInputs(build / "caliber.yaml", sealed / "answers.jsonl", run / "actual.jsonl",
+                             sealed / "behaviors.jsonl", run / "observed_behaviors.jsonl"))
+
+
+def test_buggy_target_fails_through_channel_one_and_the_drift_audit(toy_build: Path, tmp_path: Path) -> None:
+    toy = toy_copy(tmp_path / "toy", fixed=False)
+    run_exam(toy_build, toy / "target.yaml", tmp_path / "run", twice=True)
+    report = _score(toy_build, tmp_path / "run")
+    assert report.verdict == "fail"
+    # bug 2, untrimmed group keys: rows under " Biology" are unexpected and the trimmed groups miss counts
+    untrimmed = [f for f in report.answers.failures if f.reason == "unexpected_row"]
+    assert untrimmed and all(f.key["group"] != f.key["group"].strip() for f in untrimmed)
+    # bug 1, banker's rounding: one cent inside tolerance, every difference the same way
+    [average] = [d for d in report.answers.drift if d.field == "average"]
+    assert average.systematic and average.positive == 0 and average.top_deltas[0].delta == "-0.01"
+    assert report.behaviors is not None and report.behaviors.verdict == "pass"
+
+
+def test_fixed_target_passes_every_channel(toy_build: Path, tmp_path: Path) -> None:
+    toy = toy_copy(tmp_path / "toy", fixed=True)
+    record = run_exam(toy_build, toy / "target.yaml", tmp_path / "run", twice=True)
+    report = _score(toy_build, tmp_path / "run")
+    assert report.verdict == "pass", report.blockers
+    assert record.twice and report.relations is not None and report.relations.total > 0
+    assert rerun(tmp_path / "run", toy_build, toy / "target.yaml", sample=3) == []
+    grades = toy / "target" / "grades.py"
+    grades.write_text(grades.read_text().replace("writer.writerows(summarize(scores))",
+                                                 "writer.writerows(summarize(scores)[:-1])"))
+    assert len(rerun(tmp_path / "run", toy_build, toy / "target.yaml", sample=20)) == 12  # all accepted cases
+
+
+def _target(tmp: Path, script: str, timeout: float = 5) -> Path:
+    (tmp / "t").mkdir(parents=True)
+    (tmp / "t" / "prog.py").write_text(script)
+    path = tmp / "target.yaml"
+    path.write_text(f"""schema_version: 1
+baseline: t
+run: [python3, "{{target}}/prog.py", "{{input}}", "{{output}}"]
+timeout: {timeout}
+extract: {{file: out.csv, format: csv}}
+env: {{BASELINE: "{tmp / 't'}"}}
+""")
+    return path
+
+
+def test_non_deterministic_target_is_caught_by_twice(toy_build: Path, tmp_path: Path) -> None:
+    script = "import sys, random\nopen(sys.argv[2] + '/out.csv', 'w').write(f'g\\n{random.random()}\\n')\n"
+    target = _target(tmp_path, script)
+    with pytest.raises(InfrastructureFailure, match="not deterministic"):
+        run_exam(toy_build, target, tmp_path / "run", twice=True)
+
+
+def test_hanging_target_is_killed_with_its_process_group(toy_build: Path, tmp_path: Path) -> None:
+    pidfile = tmp_path / "grandchild.pid"
+    target = _target(tmp_path, f"""import subprocess, time
+p = subprocess.Popen(["sleep", "300"])
+open({str(pidfile)!r}, "w").write(str(p.pid))
+time.sleep(300)
+""", timeout=1)
+    start = time.monotonic()
+    run_exam(toy_build, target, tmp_path / "run")
+    assert time.monotonic() - start < 60
+    behaviors = (tmp_path / "run" / "observed_behaviors.jsonl").read_text()
+    assert behaviors.count('"timeout"') == 13
+    pid = int(pidfile.read_text())
+    time.sleep(0.2)
+    assert _dead(pid)  # the grandchild died with its group
+
+
+def _dead(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return True
+    return state in ("Z", "X")  # a zombie waits for a reaper that may not exist in a container
+
+
+def test_target_writing_into_its_baseline_is_a_policy_violation(toy_build: Path, tmp_path: Path) -> None:
+    target = _target(tmp_path, "import os\nopen(os.environ['BASELINE'] + '/planted.txt', 'w').write('x')\n")
+    with pytest.raises(PolicyViolation, match="changed its own baseline"):
+        run_exam(toy_build, target, tmp_path / "run")
+
+
+def test_tampered_build_is_refused(toy_build: Path, tmp_path: Path) -> None:
+    import shutil
+
+    build = tmp_path / "build"
+    shutil.copytree(toy_build, build)
+    next((build / "visible" / "inputs").rglob("scores.csv")).write_text("student,group,score\n")
+    toy = toy_copy(tmp_path / "toy", fixed=True)
+    with pytest.raises(TamperDetected, match="does not match its seal"):
+        run_exam(build, toy / "target.yaml", tmp_path / "run")
+
+
+def test_a_run_folder_is_never_overwritten(toy_build: Path, tmp_path: Path) -> None:
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "x").write_text("evidence")
+    toy = toy_copy(tmp_path / "toy", fixed=True)
+    with pytest.raises(UsageError, match="already holds a run"):
+        run_exam(toy_build, toy / "target.yaml", tmp_path / "run")

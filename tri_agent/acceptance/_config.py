@@ -1,0 +1,186 @@
+"""The acceptance config a survey writes, the survey itself with its cost note, and preflight.
+
+``tri-agent init`` asks: scope and spec, depth, gate N, target kind (and which driver plays each role).
+Every question has a flag for non-interactive use. The cost note (calls, tokens and money per round,
+from depth, the preset's relative cost and the drivers) is shown inline; answering is consent, recorded
+with its time. Preflight then checks that the spec is readable, that the baseline runs twice
+byte-identically, and that the project is a clean git work tree, each failure saying what to do.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from .. import _yamldoc
+from .._errors import UsageError
+
+Depth = Literal["quick", "standard", "deep"]
+DriverName = Literal["scripted", "in-session", "command", "anthropic", "openai"]
+CONFIG = "acceptance.yaml"
+# depth -> (model turns per role episode, mutants per round); rough, and said to be rough in the note
+DEPTHS: dict[Depth, tuple[int, int]] = {"quick": (10, 3), "standard": (25, 6), "deep": (50, 12)}
+TOKENS_PER_TURN = (4000, 600)  # input, output: an estimate for the cost note only
+
+
+class Consent(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    given_at: str = Field(description="UTC time the survey was answered (answering is consent).")
+    cost_note: str = Field(description="The note shown with the questions.")
+
+
+def _all_scripted() -> dict[str, DriverName]:
+    return {role: "scripted" for role in ("examiner", "builder", "tester", "judge")}
+
+
+class ModelSpec(BaseModel):
+    """How an API-driven role reaches its model."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    base_url: str | None = Field(default=None, description="For OpenAI-compatible servers and local fakes.")
+    api: Literal["responses", "chat"] = Field(default="responses", description="openai only.")
+    api_key_env: str | None = Field(default=None, description="Variable holding the key (default per provider).")
+    temperature: float | None = Field(default=0.0, description="Pinned sampling temperature; null sends none "
+                                      "(reasoning models reject the parameter).")
+
+
+class AcceptanceConfig(BaseModel):
+    """``acceptance.yaml`` at the project root."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: Literal[1] = 1
+    scope: str = Field(min_length=1, description="What is being accepted.")
+    spec: list[str] = Field(min_length=1, description="Spec files, relative to the project.")
+    depth: Depth = "standard"
+    gate_n: int = Field(default=3, ge=1, le=20, description="Consecutive green rounds required.")
+    target_kind: str = Field(description="Preset name: warehouse, document, ...")
+    target: str = Field(default="target.yaml", description="The target file, relative to the project.")
+    exam: str = Field(default="exam", description="The exam folder, relative to the project.")
+    evidence: str = Field(default="evidence", description="The evidence store (relative or absolute).")
+    drivers: dict[str, DriverName] = Field(default_factory=lambda: _all_scripted())
+    script: str | None = Field(default=None, description="Recorded role actions, for scripted drivers.")
+    models: dict[str, ModelSpec] = Field(default_factory=dict, description="role -> model, for API drivers.")
+    commands: dict[str, list[str]] = Field(default_factory=dict, description="role -> argv, for command drivers.")
+    budget_usd: float = Field(default=20.0, ge=0, description="Cap on the whole run's model spend.")
+    consent: Consent
+
+
+QUESTIONS = (  # (field, question, flag)
+    ("scope", "What is being accepted (one line)?", "--scope"),
+    ("spec", "Spec file(s), relative to the project (comma-separated)?", "--spec"),
+    ("depth", "Depth: quick, standard or deep?", "--depth"),
+    ("gate_n", "How many consecutive green rounds make acceptance (gate N)?", "--gate-n"),
+    ("target_kind", "Target kind (a preset: warehouse, document)?", "--target-kind"),
+)
+
+
+def cost_note(depth: Depth, relative_cost: float, drivers: dict[str, DriverName]) -> str:
+    turns, mutants = DEPTHS[depth]
+    live = [r for r, d in drivers.items() if d in ("anthropic", "openai", "command")]
+    calls = len(live) * turns
+    tokens_in, tokens_out = (int(n * calls * relative_cost) for n in TOKENS_PER_TURN)
+    money = "no model spend (scripted or in-session roles)" if not live else (
+        f"about {calls} model calls, {tokens_in:,} input and {tokens_out:,} output tokens per round; the price "
+        "depends on the models configured for " + ", ".join(live))
+    return (f"Cost per round at depth {depth}: {money}; {mutants} mutants replay every case "
+            f"(relative cost {relative_cost:g}x of the warehouse preset). Answering is consent.")
+
+
+def survey(answers: dict[str, str | None], ask: Callable[[str], str] | None, relative_cost: Callable[[str], float],
+           drivers: dict[str, DriverName], now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> AcceptanceConfig:
+    """Fill the config from flags, asking ``ask`` for the rest (None: non-interactive, all flags needed)."""
+    missing = [flag for name, _, flag in QUESTIONS if not answers.get(name)]
+    if missing and ask is None:
+        raise UsageError(f"the survey needs answers: {', '.join(missing)}",
+                         hint="pass them as flags, or run in a terminal")
+    filled = dict(answers)
+    depth: Depth = filled.get("depth") if filled.get("depth") in DEPTHS else "standard"  # type: ignore[assignment]
+    note = cost_note(depth, relative_cost(str(filled.get("target_kind") or "warehouse")), drivers)
+    for name, question, _ in QUESTIONS:
+        if not filled.get(name):
+            assert ask is not None
+            filled[name] = ask(f"{question}\n  ({note})\n> ").strip()
+    data = {"scope": filled["scope"], "spec": [s.strip() for s in str(filled["spec"]).split(",") if s.strip()],
+            "depth": filled["depth"], "gate_n": filled["gate_n"], "target_kind": filled["target_kind"],
+            "drivers": drivers, "consent": {"given_at": now().strftime("%Y-%m-%dT%H:%M:%SZ"), "cost_note": note}}
+    try:
+        return AcceptanceConfig.model_validate(data)
+    except ValueError as exc:
+        raise UsageError(f"survey answer rejected: {str(exc).splitlines()[1:3]}") from None
+
+
+def write_config(project: Path, config: AcceptanceConfig) -> Path:
+    path = project / CONFIG
+    if path.exists():
+        raise UsageError(f"{path} exists", hint="edit it, or remove it to run the survey again")
+    path.write_text(yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False, allow_unicode=True), "utf-8")
+    return path
+
+
+def load_config(project: Path) -> AcceptanceConfig:
+    path = project / CONFIG
+    if not path.is_file():
+        raise UsageError(f"{path} does not exist", hint="run: tri-agent init " + str(project))
+    return _yamldoc.load(path, AcceptanceConfig)
+
+
+def evidence_root(project: Path, config: AcceptanceConfig) -> Path:
+    root = Path(config.evidence)
+    return root if root.is_absolute() else project / root
+
+
+class PreflightCheck(BaseModel):
+    name: str
+    ok: bool
+    detail: str
+
+
+def check_spec(project: Path, config: AcceptanceConfig) -> PreflightCheck:
+    for rel in config.spec:
+        path = (project / rel).resolve()
+        if not path.is_relative_to(project.resolve()) or not path.is_file():
+            return PreflightCheck(name="spec readable", ok=False, detail=f"{rel} does not exist in the project; "
+                                  "point --spec at the spec files")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            return PreflightCheck(name="spec readable", ok=False, detail=f"{rel} is not UTF-8 text; convert it")
+        if not text.strip():
+            return PreflightCheck(name="spec readable", ok=False, detail=f"{rel} is empty; write the spec first")
+    return PreflightCheck(name="spec readable", ok=True, detail=", ".join(config.spec))
+
+
+def check_git(project: Path) -> PreflightCheck:
+    def git(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["git", *args], cwd=project, capture_output=True, text=True, check=False)
+
+    try:
+        inside = git("rev-parse", "--is-inside-work-tree")
+    except FileNotFoundError:
+        return PreflightCheck(name="git ready", ok=False, detail="git is not installed; install it")
+    if inside.returncode != 0:
+        return PreflightCheck(name="git ready", ok=False,
+                              detail="not a git work tree; run: git init && git add -A && git commit -m baseline")
+    dirty = git("status", "--porcelain", "--untracked-files=no").stdout.strip()
+    if dirty:
+        first = dirty.splitlines()[0]
+        return PreflightCheck(name="git ready", ok=False, detail=f"uncommitted changes ({first}); commit them so "
+                              "every builder change is attributable")
+    return PreflightCheck(name="git ready", ok=True, detail="clean work tree")
+
+
+def require(checks: list[PreflightCheck]) -> None:
+    failed = [c for c in checks if not c.ok]
+    if failed:
+        raise UsageError(f"preflight: {failed[0].name}: {failed[0].detail}",
+                         hint=f"{len(failed)} check(s) failed" if len(failed) > 1 else "")

@@ -1,0 +1,399 @@
+"""The judge's mechanical work on one round: everything that needs no judgment, so no role can argue it.
+
+- the tester's ``run_case``: outputs the gateway already produced, and a record of which cases it asked for;
+- tickets by attribution: the three-channel score (builder or exam), cases the tester skipped, episodes
+  that ended in an evaluation failure, sealed values in what the builder or tester may write, fingerprint
+  re-runs that no longer match (process), test-quality smells in the builder's code since preflight and a
+  weakened-test ruling (builder), ever-red cases lost or changed, a stale menu, too few judged mutants, an
+  exam that did not deepen (exam);
+- what the sealed trail says about earlier rounds (inputs run, case ids, the code at preflight);
+- the cases some channel failed on (the final round runs every one of them again);
+- the mutation gate: the whole menu in the calibration round and the final round, a rotated sample with
+  at least 30% (after red: 50%) mutants no earlier round judged in between.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from ..drivers._episode import EpisodeResult
+from ..drivers._rulings import Ruling, rule
+from ..evidence._manifest import scan
+from ..exam._formats import read_cases
+from ..isolation._contract import is_agent_config, load_charter
+from ..mutation._gate import MutationSummary, Rotation, load_menu, mutate, rotation
+from ..scoring._caliber import load_caliber
+from ..scoring._leaks import scan_leaks
+from ..scoring._report import ScoreReport
+from ..targets._gateway import Provenance, rerun
+from ._smells import Change, Smell, is_test_file, smells
+from ._tickets import Route, Ticket, guard, smell_tickets, tickets_from
+
+_CASE_ID = re.compile(r"\bc-[0-9a-f]{8,64}\b")
+_MAX = 1 << 20  # larger files are data, not code: code.json keeps their digest only
+
+
+def served(build: Path, run: Path, seen: set[str]) -> Callable[[str], dict[str, Any]]:
+    """The tester's run_case: the gateway already ran the case; the tester gets its outputs, nothing else.
+    ``seen`` collects the cases the tester ran, so a skipped case is a process finding."""
+    if not (run / "provenance.jsonl").exists():
+        return lambda case: {"case": case, "error": "the run was unstable; no output is served"}
+    provenance = {p.case: p for p in (Provenance.model_validate_json(x)
+                                      for x in (run / "provenance.jsonl").read_text().splitlines() if x)}
+    rows = [json.loads(x) for x in (run / "actual.jsonl").read_text().splitlines() if x]
+
+    def run_case(case: str) -> dict[str, Any]:
+        if case not in provenance:
+            return {"case": case, "error": "no such case in this round"}
+        p = provenance[case]
+        seen.add(case)
+        return {"case": case, "behavior": p.behavior, "exit_code": p.exit_code,
+                "rows": [r for r in rows if r.get("case") == case]}
+
+    return run_case
+
+
+def case_ids(build: Path) -> list[str]:
+    return [json.loads(x)["case"] for x in (build / "visible" / "cases.jsonl").read_text().splitlines() if x]
+
+
+def _filed(signature: str, title: str, body: str, cases: list[str], route: Route = "orchestrator") -> Ticket:
+    return Ticket(id="t-" + hashlib.sha256(signature.encode()).hexdigest()[:10], route=route,
+                  signature=signature, title=title, body=body, cases=cases[:3])
+
+
+def skipped_tickets(build: Path, ran: set[str], k: int) -> list[Ticket]:
+    """A designed case that never ran is debt, and the round is red."""
+    cases = case_ids(build)
+    skipped = sorted(set(cases) - ran)
+    if not skipped:
+        return []
+    return [_filed("orchestrator:tester:skipped", f"the tester skipped {len(skipped)} case(s)",
+                     f"{len(skipped)} of {len(cases)} designed cases never ran through run_case in round {k}; "
+                     "every case must run.", skipped)]
+
+
+def episode_tickets(episodes: list[EpisodeResult]) -> list[Ticket]:
+    """An episode that ended in an evaluation failure (timeout, malformed output...) is a process ticket: the
+    round is red, and the same failure three rounds running blows the fuse."""
+    return [_filed(f"orchestrator:{e.role}:{e.status}", f"the {e.role} episode ended {e.status}",
+                   f"The {e.role}'s episode ended {e.status}: {e.reason or 'no reason given'}. Its result is not "
+                   "graded; check the driver, its limits and the role's configuration.", [])
+            for e in episodes if not e.valid]
+
+
+RERUN_SAMPLE = 5
+
+
+class RerunRecord(BaseModel):
+    """``rerun.json``: the judge's fingerprint re-runs of one round."""
+
+    schema_version: Literal[1] = 1
+    sample: int = Field(description="Cases re-run (at most; fewer when the round has fewer).")
+    mismatched: list[str] = Field(description="Cases whose outputs, behaviour or exit code changed.")
+
+
+def fingerprint_rerun(build: Path, run: Path, target: Path, k: int) -> list[str]:
+    """The judge re-runs a sample of the tester's cases, later and apart: ids whose outputs, behaviour or exit
+    code no longer match their recorded fingerprints (empty when the run could not be scored)."""
+    if not (run / "provenance.jsonl").exists():
+        return []
+    return rerun(run, build, target, RERUN_SAMPLE, seed=k)
+
+
+def rerun_tickets(mismatched: list[str]) -> list[Ticket]:
+    if not mismatched:
+        return []
+    return [_filed("orchestrator:rerun:mismatch", f"{len(mismatched)} case(s) changed when the judge re-ran them",
+                   "Re-run later through the same gateway, these cases no longer give the outputs recorded for "
+                   "them: the target depends on something besides its inputs (time, state left behind, the "
+                   "machine). Results that cannot be reproduced cannot be accepted.", mismatched)]
+
+
+def leak_tickets(project: Path, build: Path, spec: list[str], written: dict[str, list[str]]) -> list[Ticket]:
+    """Sealed values in what the builder or the tester wrote this round (hard-coded answers, copied keys)."""
+    caliber, _ = load_caliber(build / "caliber.yaml")
+    inputs = [build / "visible", *(project / s for s in spec)]
+    out = []
+    for role, paths in sorted(written.items()):
+        files = [project / p for p in paths if (project / p).is_file()]
+        if not files:
+            continue
+        hits = scan_leaks([build / "sealed" / "answers.jsonl"], files, inputs=inputs, key=list(caliber.key)).hits
+        if hits:
+            where = ", ".join(h.where.removeprefix(str(project) + "/") for h in hits[:3])
+            out.append(_filed(f"orchestrator:leak:{role}", f"the {role} wrote sealed values",
+                                f"{len(hits)} sealed value(s) in what the {role} wrote this round: {where}", []))
+    return out
+
+
+def score_tickets(build: Path, report: ScoreReport) -> list[Ticket]:
+    visible = build / "visible"
+
+    def case_input(case: str) -> str | None:
+        files = sorted((visible / "inputs" / case).glob("*")) if case else []
+        return files[0].read_text(encoding="utf-8", errors="replace") if files else None
+
+    key = report.answers.failures[0].key if report.answers.failures else {}
+    return guard(tickets_from(report, case_input), build / "sealed" / "answers.jsonl", [visible], list(key))
+
+
+class FileState(BaseModel):
+    """One file of ``code.json``: what a role's writable file held when a record was sealed."""
+
+    sha256: str
+    text: str | None = Field(description="The text (UTF-8, invalid bytes replaced); null above 1 MiB.")
+
+
+class CodeSnapshot(BaseModel):
+    """``code.json``: the builder's files as of a record, so the next round's diff needs no live state."""
+
+    schema_version: Literal[1] = 1
+    files: dict[str, FileState]
+
+
+_GONE = FileState(sha256="", text=None)
+_NOT_CODE = {".git", ".venv", "venv", "node_modules", "__pycache__", ".pytest_cache", ".mypy_cache",
+             ".ruff_cache", ".tox", ".hypothesis"}  # environments and caches: not the builder's code
+_SOURCE = (".py", ".js", ".jsx", ".ts", ".tsx", ".mjs", ".go", ".rs", ".java", ".kt", ".rb", ".cs", ".c", ".cc",
+           ".cpp", ".h", ".php", ".swift", ".scala", ".sh")
+_RULING_FILE, _RULING_TOTAL = 64 << 10, 256 << 10  # what a ruling shows the model, per file and in all
+
+
+@dataclass
+class History:
+    """What the sealed trail says about earlier rounds (never the live project folders)."""
+
+    inputs: set[str] = field(default_factory=set)  # digests of every case's inputs ever run
+    case_inputs: dict[str, str] = field(default_factory=dict)  # case id -> digest of its inputs
+    # the builder's code at preflight: every round diffs against it, so a smell stays until it is undone
+    baseline_code: CodeSnapshot | None = None
+
+
+def history(records: list[Path]) -> History:
+    """Read the provenance and code snapshots of ``records`` (oldest first)."""
+    h = History()
+    for folder in records:
+        provenance = folder / "provenance.jsonl"
+        for line in provenance.read_text(encoding="utf-8").splitlines() if provenance.exists() else []:
+            p = json.loads(line)
+            h.case_inputs[p["case"]] = inputs_digest(p["inputs"])
+            h.inputs.add(h.case_inputs[p["case"]])
+        if (folder / "code.json").exists() and h.baseline_code is None:
+            h.baseline_code = CodeSnapshot.model_validate_json((folder / "code.json").read_text(encoding="utf-8"))
+    return h
+
+
+def inputs_digest(fingerprint: dict[str, str]) -> str:
+    return hashlib.sha256(json.dumps(fingerprint, sort_keys=True).encode()).hexdigest()
+
+
+def code_of(project: Path, role: str) -> CodeSnapshot:
+    files = {}
+    for rel, data in _writable_files(project, role):
+        text = data.decode("utf-8", "replace") if len(data) <= _MAX else None
+        files[rel] = FileState(sha256=hashlib.sha256(data).hexdigest(), text=text)
+    return CodeSnapshot(files=files)
+
+
+def code_changes(before: CodeSnapshot, after: CodeSnapshot) -> list[Change]:
+    """What changed between two snapshots, whoever changed it and however the run was interrupted."""
+    paths = sorted(p for p in before.files.keys() | after.files.keys()
+                   if (before.files.get(p) or _GONE).sha256 != (after.files.get(p) or _GONE).sha256)
+    # a file too large to keep as text cannot be diffed: judging it as deleted or new would be a false smell
+    readable = [p for p in paths if not any(side.get(p) is not None and side[p].text is None
+                                            for side in (before.files, after.files))]
+    return [Change(path=p, old=(before.files.get(p) or _GONE).text, new=(after.files.get(p) or _GONE).text)
+            for p in readable]
+
+
+def builder_smells(code: CodeSnapshot, changed: list[Change], case_ids: frozenset[str]) -> list[Smell]:
+    """Smells in the builder's diff, and case ids anywhere in what the builder may write: code that names a
+    case of any round's exam is flagged every round until it is gone, not only in the round it came."""
+    touched = {c.path for c in changed}
+    standing = [Change(path=rel, old=f.text, new=f.text) for rel, f in code.files.items()
+                if rel not in touched and f.text is not None]
+    return smells(changed + standing, case_ids)
+
+
+def smell_and_guard(build: Path, found: list[Smell]) -> list[Ticket]:
+    caliber, _ = load_caliber(build / "caliber.yaml")
+    return guard(smell_tickets(found), build / "sealed" / "answers.jsonl", [build / "visible"], list(caliber.key))
+
+
+def _writable_files(project: Path, role: str) -> list[tuple[str, bytes]]:
+    """Every regular file the role may write, confined to the project (no symlinks, no agent config)."""
+    contract = load_charter(role).contract
+    root = project.resolve()
+    out = []
+    for base in sorted({project / _root(g) for g in contract.writable}):
+        if base.is_symlink() or not base.resolve().is_relative_to(root):
+            continue
+        for path in sorted(base.rglob("*")) if base.is_dir() else [base] if base.is_file() else []:
+            rel = path.relative_to(project).as_posix()
+            if path.is_symlink() or not path.is_file() or not path.resolve().is_relative_to(root):
+                continue
+            if contract.can_write(rel) and not is_agent_config(rel) and not set(rel.split("/")) & _NOT_CODE:
+                out.append((rel, path.read_bytes()))
+    return out
+
+
+def _root(glob: str) -> Path:
+    prefix = glob.split("*")[0]
+    return Path(prefix) if prefix.endswith("/") or "*" not in glob else Path(prefix).parent
+
+
+def regression_tickets(missing: dict[str, list[str]], changed: list[str]) -> list[Ticket]:
+    """Ever-red cases the exam no longer generates, or generates with other inputs than when they failed."""
+    lost = sorted(c for cases in missing.values() for c in cases)
+    out = []
+    if lost:
+        out.append(_filed("exam:regression:lost-cases", f"{len(lost)} ever-red case(s) are no longer generated",
+                            "The final round re-runs every case that was ever red, rebuilt from the current exam at "
+                            f"the seed it failed under; seeds {', '.join(sorted(missing))} no longer produce them. "
+                            "Keep red cases reproducible: a generator may add cases, never drop or rename them.",
+                            lost, "exam"))
+    if changed:
+        out.append(_filed("exam:regression:changed-cases", f"{len(changed)} ever-red case(s) changed their inputs",
+                            "Rebuilt at the seed they failed under, these cases no longer hold the inputs they "
+                            "failed on, so the final round would not replay the failure. Keep earlier cases as they "
+                            "were (draw new chaos from its own random stream).", changed, "exam"))
+    return out
+
+
+def case_digests(build: Path) -> dict[str, str]:
+    """Case id -> digest of its input files, as the gateway's provenance fingerprints them."""
+    visible = build / "visible"
+    return {c.case: inputs_digest({e.path: e.sha256 for e in scan(visible / c.inputs).sorted_entries()})
+            for c in read_cases(visible / "cases.jsonl")}
+
+
+def writable_paths(project: Path, role: str) -> list[str]:
+    return [rel for rel, _ in _writable_files(project, role)]
+
+
+def red_cases(report: ScoreReport | None, seed_of: Callable[[str], str]) -> dict[str, list[str]]:
+    """Seed -> cases some channel failed on (cells, behaviours, relation instances naming a case)."""
+    if report is None:
+        return {}
+    found = {f.key.get("case", "") for f in report.answers.failures}
+    found |= {f.key.get("case", "") for f in (report.behaviors.failures if report.behaviors else [])}
+    for rel in report.relations.relations if report.relations else []:
+        found |= {m for f in rel.failures for m in _CASE_ID.findall(f.where)}
+    out: dict[str, list[str]] = {}
+    for case in sorted(found - {""}):
+        out.setdefault(seed_of(case), []).append(case)
+    return out
+
+
+RULING_SYSTEM = ("You are the judge of a hard acceptance. You rule only on the evidence in the message, you cite "
+                 "it by file:line, and you can only raise flags: you never certify anything.")
+_WEAKENED_QUESTION = """The builder changed these test files this round. Each file is shown before and after, with
+its line numbers.
+
+{files}
+
+Does any change weaken what the tests check: an assertion loosened or removed, an expected value rewritten to
+match the code, a case dropped, a fixture rewritten so a check passes, a test skipped? Answer with JSON only:
+{{"flags": [{{"category": "weakened", "location": "after/<path>:<line>", "reason": "<why>"}}]}}
+Cite a line of the after file (of the before file for a removed line). An empty list means nothing flagged."""
+
+
+def weakened_ruling(ask: Callable[[str], str], changed: list[Change], k: int = 3) -> Ruling | None:
+    """Ask the judge's model, K times, whether the builder's test changes weaken the tests (flag-only)."""
+    tests = _ruling_files(changed)
+    if not tests:
+        return None
+    with tempfile.TemporaryDirectory(prefix="tri-ruling-") as tmp:
+        shown = []
+        for c in tests:
+            for side, text in (("before", c.old), ("after", c.new)):
+                if text is not None:
+                    (Path(tmp) / side / c.path).parent.mkdir(parents=True, exist_ok=True)
+                    (Path(tmp) / side / c.path).write_text(text, encoding="utf-8")
+                    numbered = "\n".join(f"{n:4d}  | {line}" for n, line in enumerate(text.splitlines(), 1))
+                    shown.append(f"=== {side}/{c.path} ===\n{numbered}")
+        question = _WEAKENED_QUESTION.format(files="\n\n".join(shown))
+        return rule(ask, question, categories={"weakened"}, evidence=Path(tmp), k=k)
+
+
+def _ruling_files(changed: list[Change]) -> list[Change]:
+    """Test sources (not fixtures or data), plain relative paths, within the prompt budget."""
+    out, total = [], 0
+    for c in changed:
+        size = len(c.old or "") + len(c.new or "")
+        parts = c.path.split("/")
+        if not is_test_file(c.path) or not c.path.endswith(_SOURCE) or ".." in parts or c.path.startswith("/"):
+            continue
+        if size <= _RULING_FILE and total + size <= _RULING_TOTAL:
+            out.append(c)
+            total += size
+    return out
+
+
+def weakened_tickets(ruling: Ruling) -> list[Ticket]:
+    """Flagged: the builder restores its tests. Inconclusive (fail closed): the run itself must be looked at."""
+    if ruling.verdict == "flagged":
+        body = "\n".join(f"- {c.location}: {c.reason}" for c in ruling.flags)
+        return [_filed("builder:smell:weakened", f"test-quality smell: weakened tests ({len(ruling.flags)}, "
+                         f"agreed by {ruling.floor:.0%} of {ruling.samples} samples)",
+                         f"The judge's ruling flags these test changes:\n\n{body}\n\nRestore the checks; make "
+                         "the target pass them instead.", [], "builder")]
+    if ruling.verdict == "inconclusive":
+        return [_filed("orchestrator:ruling:inconclusive", "the weakened-test ruling was inconclusive",
+                         f"{ruling.readable_samples} of {ruling.samples} samples were readable and cited real "
+                         "lines; a ruling that cannot be read fails closed. " + "; ".join(ruling.dropped[:3]),
+                         [], "orchestrator")]
+    return []
+
+
+def sample(menu: Path, *, k: int, final: bool, size: int, used: list[str], retired: list[str],
+           last_green: bool) -> Rotation | None:
+    """The mutants this round judges: None (the whole menu) in round 1 and the final round."""
+    if k == 1 or final:
+        return None
+    ids = [m.id for m in load_menu(menu).mutants if m.id not in retired]
+    return rotation(ids, used, red=not last_green, size=size, seed=str(k))
+
+
+def shallow_ticket(new_cases: int, k: int, final: bool) -> list[Ticket]:
+    if final or k == 1 or new_cases > 0:
+        return []
+    return [_filed("exam:deepen:no-new-cases", "the exam did not deepen", "Every round needs cases no earlier "
+                     "round ran: a new seed, new chaos, new bounds.", [], "exam")]
+
+
+def stale_ticket(rot: Rotation | None) -> list[Ticket]:
+    if rot is None or not rot.short:
+        return []
+    title = f"the mutation menu offers {len(rot.chosen)} of {rot.size} mutants, {len(rot.new)} new (needs {rot.need})"
+    return [_filed("exam:mutations:stale", title, "Every round judges mutants no earlier round judged (at least "
+                     "30%, 50% after a red round). Add realistic mutants of the preset's bug classes to "
+                     "mutations.yaml, each with an anchor and a witness.", [], "exam")]
+
+
+def too_few_ticket(summary: MutationSummary | None) -> list[Ticket]:
+    """Fewer mutants judged than the gate needs: name the ones that were not, so the examiner can fix them."""
+    if summary is None or summary.verdict == "pass" or not any("judged" in r for r in summary.reasons):
+        return []
+    ignored = [f"- {m.id}: {m.reason}" for m in summary.mutants if m.status == "Ignored"]
+    return [_filed("exam:mutations:too-few-judged", "too few mutants could be judged", "The mutation gate needs "
+                     f"{summary.minimum} judged mutants. Not judged:\n" + "\n".join(ignored[:10]) + "\nFix their "
+                     "anchors or witnesses, or add mutants.", [], "exam")]
+
+
+def mutation(target: Path, build: Path, menu: Path, out: Path, report: ScoreReport | None,
+             rot: Rotation | None) -> MutationSummary | None:
+    if report is None or not menu.is_file():
+        return None
+    return mutate(target, build, menu, out, differential=report.verdict != "pass", skip_drifted=True,
+                  threshold=1.0, minimum=3, only=None if rot is None else rot.chosen)

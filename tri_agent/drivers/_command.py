@@ -1,0 +1,121 @@
+"""The command driver: any CLI agent as a subprocess speaking the executor protocol, version 1.
+
+A fresh process per attempt gets one JSON request on stdin::
+
+    {"protocol": "tri-agent-executor/1", "role": "tester", "charter": "...", "task": "...",
+     "workspace": "/workspace", "tools": ["list", ...], "limits": {"turns": 40, "seconds": 900, ...}}
+
+and must print one JSON response on stdout::
+
+    {"protocol": "tri-agent-executor/1", "status": "ok" | "blocked", "summary": "...", "reason": null,
+     "model": "...", "usage": {"input_tokens": 0, ...}, "cost_usd": 0.0}
+
+It works in its workspace directly (the write audit judges what it changed), inside bubblewrap when
+this machine has it, with a scrubbed environment holding only the credentials given to this driver.
+A timeout kills its whole process group; output past the cap, unreadable output and another protocol
+version are evaluation failures, each with its own status.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from .._errors import UsageError
+from ..sandbox._bubblewrap import WORKSPACE, probe, wrap
+from ..sandbox._process import Completed, base_env, run
+from ._episode import PROTOCOL, Attempt, Episode, EpisodeResult, Status, Usage, mask
+
+
+class Request(BaseModel):
+    """What the agent receives on stdin."""
+
+    protocol: str = PROTOCOL
+    role: str
+    charter: str
+    task: str
+    workspace: str
+    tools: list[str]
+    limits: dict[str, Any]
+
+
+class Response(BaseModel):
+    """What the agent must print on stdout."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    protocol: str
+    status: str
+    summary: str = ""
+    reason: str | None = None
+    model: str | None = None
+    usage: Usage = Usage()
+    cost_usd: float = 0.0
+    denials: list[str] = []  # tool uses the agent's own permission layer refused: breach attempts
+
+
+class CommandDriver:
+    name = "command"
+
+    def __init__(self, argv: list[str], *, credentials: dict[str, str] | None = None, sandbox: bool = True) -> None:
+        if not argv:
+            raise UsageError("the command driver needs a command")
+        self.argv = argv
+        self.credentials = credentials or {}
+        self.sandbox = sandbox and probe().bubblewrap is not None
+
+    def run(self, episode: Episode) -> EpisodeResult:
+        workspace = episode.tools.workspace.resolve()
+        with tempfile.TemporaryDirectory(prefix="tri-agent-home-") as home_dir:
+            home = Path(home_dir)
+            env = base_env(home, self.credentials)
+            argv = wrap(self.argv, workspace, home, env) if self.sandbox else self.argv
+            request = Request(role=episode.charter.contract.role, charter=episode.charter.body, task=episode.task,
+                              workspace=WORKSPACE if self.sandbox else str(workspace),
+                              tools=episode.charter.contract.tools, limits=episode.limits.model_dump())
+            try:
+                done = run(argv, cwd=workspace, env=env, timeout=episode.limits.seconds,
+                           stdin=request.model_dump_json().encode(), cap=episode.limits.output_bytes)
+            except UsageError as exc:
+                return self._result(episode, "spawn_failure", None, 0.0, exc.line())
+        return self._judge(episode, done)
+
+    def _judge(self, episode: Episode, done: Completed) -> EpisodeResult:
+        if done.timed_out:
+            return self._result(episode, "timeout", None, done.seconds, f"killed after {done.seconds:.0f}s")
+        if done.truncated:
+            return self._result(episode, "oversized_output", None, done.seconds,
+                                f"output past the {episode.limits.output_bytes}-byte cap")
+        try:
+            response = Response.model_validate(json.loads(done.stdout.decode("utf-8")))
+        except (UnicodeDecodeError, ValueError, ValidationError):
+            stderr = mask(done.stderr.decode("utf-8", "replace"), self.credentials).strip().splitlines()[-1:]
+            status: Status = "runtime_failure" if done.exit_code else "malformed_output"
+            return self._result(episode, status, None, done.seconds,
+                                f"exit {done.exit_code}; " + (stderr[0] if stderr else "no readable JSON on stdout"))
+        if response.protocol != PROTOCOL:
+            return self._result(episode, "protocol_mismatch", response, done.seconds,
+                                f"the agent speaks {response.protocol!r}, not {PROTOCOL!r}")
+        if response.status == "error":  # a profile reporting that its agent failed
+            return self._result(episode, "runtime_failure", response, done.seconds, response.reason)
+        if response.status not in ("ok", "blocked"):
+            return self._result(episode, "malformed_output", response, done.seconds,
+                                response.reason or f"status {response.status!r} is not ok or blocked")
+        status = "blocked" if response.status == "blocked" else "ok"
+        return self._result(episode, status, response, done.seconds, response.reason)
+
+    def _result(self, episode: Episode, status: Status, response: Response | None, seconds: float,
+                reason: str | None) -> EpisodeResult:
+        attempt = Attempt(driver=self.name, model=response.model if response else None, status=status,
+                          usage=response.usage if response else Usage(), cost_usd=response.cost_usd if response else 0,
+                          cost_basis="reported by the agent" if response else "none", seconds=round(seconds, 3),
+                          error=None if status in ("ok", "blocked") else reason)
+        secrets = self.credentials
+        return EpisodeResult(role=episode.charter.contract.role, status=status,
+                             summary=mask(response.summary, secrets) if response else "",
+                             reason=mask(reason, secrets) if reason else None, simulation=False, attempts=[attempt],
+                             breach_attempts=[mask(d, secrets) for d in response.denials] if response else [])

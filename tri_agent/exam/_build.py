@@ -1,0 +1,286 @@
+"""``exam build``: generate the cases twice, compute the answers twice, seal both, prove the scorer sees.
+
+Nothing is trusted until: the generator's two runs are byte-identical, the oracle's two runs are
+byte-identical, the answer key scored against itself passes, and a deliberately corrupted key fails.
+The oracle runs from a copy of the exam folder with the visible cases beside it: the target's
+implementation is never in its workspace. A build folder is evidence and is never overwritten.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from .._errors import InfrastructureFailure, MalformedInput, TamperDetected, UsageError
+from ..evidence._manifest import scan
+from ..evidence._seal import diff, seal, verify
+from ..sandbox._process import Completed, base_env, run
+from ..scoring._caliber import Caliber, EqualPair, Monotone, load_caliber
+from ..scoring._grading import ScoreInputs, score
+from ..scoring._tables import ROW, read_table
+from ..scoring._tolerance import EXACT, parse_count, parse_decimal
+from ._formats import BuildChecks, BuildRecord, Case, ExamConfig, Pair, load_exam, read_cases, read_pairs
+
+
+def build_exam(exam_dir: Path, seed: str, out: Path) -> BuildRecord:
+    """Build ``exam_dir`` for ``seed`` into ``out`` (which must not exist yet)."""
+    exam_dir, out = exam_dir.resolve(), out.resolve()  # children run elsewhere: give them absolute paths
+    config = load_exam(exam_dir)
+    caliber, _ = load_caliber(exam_dir / "caliber.yaml")
+    if out.exists() and any(out.iterdir()):
+        raise UsageError(f"{out} already holds a build", hint="builds are evidence: choose a new --out folder")
+    with tempfile.TemporaryDirectory(prefix="tri-build-") as tmp:
+        scratch = Path(tmp)
+        generated = _twice(lambda n: _generate(config, exam_dir, seed, scratch, n), "generator")
+        cases = read_cases(generated / "cases.jsonl")
+        _check_inputs(generated, cases)
+        visible = _publish_visible(generated, out / "visible")
+        answers = _twice(lambda n: _oracle(config, exam_dir, visible, scratch, n), "oracle")
+        sealed = _publish_sealed(answers, out / "sealed")
+        built = _with_pairs(caliber, read_pairs(generated / "pairs.jsonl"), out / "caliber.yaml")
+        checks = _self_checks(out / "caliber.yaml", built, sealed, scratch)
+    record = BuildRecord(
+        exam=config.name, seed=seed, cases=len(cases),
+        visible_digest=seal(visible, crlf_kept=True),  # chaos inputs may hold CRLF on purpose
+        sealed_digest=seal(sealed),
+        caliber_sha256=hashlib.sha256((out / "caliber.yaml").read_bytes()).hexdigest(),
+        exam_sha256=_exam_digests(exam_dir), checks=checks,
+    )
+    (out / "build.json").write_text(record.model_dump_json(indent=1) + "\n", encoding="utf-8")
+    return record
+
+
+@dataclass(frozen=True)
+class Part:
+    """One build of the exam and the cases taken from it (None: every case)."""
+
+    build: Path
+    cases: frozenset[str] | None = None
+
+
+@dataclass(frozen=True)
+class Composed:
+    record: BuildRecord
+    origin: dict[str, str]  # case -> seed of the build it came from
+    missing: dict[str, list[str]]  # seed -> asked-for cases that build no longer holds
+
+
+def compose_build(parts: list[Part], out: Path, seed: str) -> Composed:
+    """One sealed build from cases of several builds of the same exam (the final regression round).
+
+    Each case keeps its inputs and its sealed answers; relation pairs are kept when both cases are in.
+    The self-checks run again on the result, and nothing is trusted that they do not pass.
+    """
+    records = [_verified(p.build) for p in parts]
+    origin: dict[str, str] = {}
+    missing: dict[str, list[str]] = {}
+    chosen: list[tuple[Path, Case]] = []
+    for part, record in zip(parts, records, strict=True):
+        cases = read_cases(part.build / "visible" / "cases.jsonl")
+        if part.cases is not None and part.cases - {c.case for c in cases}:
+            missing[record.seed] = sorted(part.cases - {c.case for c in cases})
+        for case in cases:
+            if (part.cases is None or case.case in part.cases) and case.case not in origin:
+                origin[case.case] = record.seed
+                chosen.append((part.build, case))
+    calibers = [load_caliber(p.build / "caliber.yaml")[0] for p in parts]
+    with tempfile.TemporaryDirectory(prefix="tri-compose-") as tmp:
+        visible = _compose_visible(chosen, out / "visible")
+        sealed = _compose_sealed(chosen, out / "sealed")
+        built = _kept_pairs(calibers, set(origin), out / "caliber.yaml")
+        checks = _self_checks(out / "caliber.yaml", built, sealed, Path(tmp))
+    caliber_sha256 = hashlib.sha256((out / "caliber.yaml").read_bytes()).hexdigest()
+    record = records[0].model_copy(update={
+        "seed": seed, "cases": len(chosen), "visible_digest": seal(visible, crlf_kept=True),
+        "sealed_digest": seal(sealed), "caliber_sha256": caliber_sha256, "checks": checks})
+    (out / "build.json").write_text(record.model_dump_json(indent=1) + "\n", encoding="utf-8")
+    return Composed(record, origin, missing)
+
+
+def _verified(build: Path) -> BuildRecord:
+    record = BuildRecord.model_validate_json((build / "build.json").read_text(encoding="utf-8"))
+    for folder, digest in (("visible", record.visible_digest), ("sealed", record.sealed_digest)):
+        report = verify(build / folder, expect=digest)
+        if not report.ok:
+            raise TamperDetected(f"{build / folder} does not match its seal: {report.findings[0].kind} "
+                                 f"{report.findings[0].path}", hint="rebuild the exam; never edit a build")
+    return record
+
+
+def _compose_visible(chosen: list[tuple[Path, Case]], visible: Path) -> Path:
+    lines = []
+    for build, case in sorted(chosen, key=lambda bc: bc[1].case):
+        shutil.copytree(build / "visible" / case.inputs, visible / "inputs" / case.case)
+        lines.append(case.model_copy(update={"inputs": f"inputs/{case.case}"}).model_dump_json(exclude_defaults=True))
+    (visible / "cases.jsonl").write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+    return visible
+
+
+def _compose_sealed(chosen: list[tuple[Path, Case]], sealed: Path) -> Path:
+    sealed.mkdir(parents=True)
+    wanted: dict[Path, set[str]] = {}
+    for build, case in chosen:
+        wanted.setdefault(build, set()).add(case.case)
+    for name in ("answers.jsonl", "behaviors.jsonl"):
+        rows = [line for build, cases in wanted.items() if (build / "sealed" / name).exists()
+                for line in (build / "sealed" / name).read_text(encoding="utf-8").splitlines()
+                if line.strip() and json.loads(line).get("case") in cases]
+        if rows or any((b / "sealed" / name).exists() for b in wanted):
+            (sealed / name).write_text("".join(x + "\n" for x in rows), encoding="utf-8")
+    return sealed
+
+
+def _kept_pairs(calibers: list[Caliber], cases: set[str], path: Path) -> Caliber:
+    """The first build's caliber with the pairs of every build whose two cases are both kept."""
+    pairs: dict[str, list[tuple[str, str]]] = {}
+    for caliber in calibers:
+        for r in caliber.relations:
+            if isinstance(r, EqualPair | Monotone):
+                kept = pairs.setdefault(r.name, [])
+                kept += [p for p in r.pairs if p[0] in cases and p[1] in cases and p not in kept]
+    relations = [r.model_copy(update={"pairs": pairs[r.name]}) if isinstance(r, EqualPair | Monotone) else r
+                 for r in calibers[0].relations]
+    return _write_caliber(calibers[0].model_copy(update={"relations": relations}), path)
+
+
+def _twice(make: Callable[[int], Path], what: str) -> Path:
+    first, second = make(1), make(2)
+    differences = diff(scan(first).sorted_entries(), scan(second).sorted_entries())
+    if differences:
+        shown = "; ".join(f"{d.kind} {d.path}" for d in differences[:5])
+        raise InfrastructureFailure(f"the {what} is not deterministic: two runs differ ({len(differences)} "
+                                    f"file(s): {shown})", hint=f"make the {what} depend only on its inputs and seed")
+    return first
+
+
+_NOT_EXAM = ("build", "builds", ".git", "tickets", "judge", "__pycache__")  # round traffic and caches, not the exam
+
+
+def _exam_digests(exam_dir: Path) -> dict[str, str]:
+    """SHA-256 of every exam file the generator and the oracle can read: their code included."""
+    return {e.path: e.sha256 for e in scan(exam_dir).sorted_entries()
+            if not set(Path(e.path).parts) & set(_NOT_EXAM)}
+
+
+def _workspace(exam_dir: Path, scratch: Path, name: str) -> Path:
+    ws = scratch / name
+    shutil.copytree(exam_dir, ws, symlinks=True, ignore=shutil.ignore_patterns(*_NOT_EXAM))
+    (ws / ".home").mkdir()
+    return ws
+
+
+def _generate(config: ExamConfig, exam_dir: Path, seed: str, scratch: Path, n: int) -> Path:
+    ws, out = _workspace(exam_dir, scratch, f"gen-ws-{n}"), scratch / f"generated-{n}"
+    out.mkdir()
+    argv = [a.replace("{seed}", seed).replace("{out}", str(out)) for a in config.generator]
+    _check_run(run(argv, cwd=ws, env=base_env(ws / ".home"), timeout=config.timeout), "generator")
+    return out
+
+
+def _oracle(config: ExamConfig, exam_dir: Path, visible: Path, scratch: Path, n: int) -> Path:
+    ws, out = _workspace(exam_dir, scratch, f"oracle-ws-{n}"), scratch / f"answers-{n}"
+    out.mkdir()
+    argv = [a.replace("{cases}", str(visible)).replace("{out}", str(out)) for a in config.oracle]
+    _check_run(run(argv, cwd=ws, env=base_env(ws / ".home"), timeout=config.timeout), "oracle")
+    if not (out / "answers.jsonl").is_file():
+        raise MalformedInput("the oracle wrote no answers.jsonl", where=" ".join(config.oracle))
+    return out
+
+
+def _check_run(done: Completed, what: str) -> None:
+    if done.timed_out:
+        raise InfrastructureFailure(f"the {what} timed out after {done.seconds:.0f}s",
+                                    hint="make it faster or raise timeout in exam.yaml")
+    if done.exit_code != 0:
+        tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["(no stderr)"]
+        raise InfrastructureFailure(f"the {what} exited {done.exit_code}: {tail[0]}", hint=f"fix the {what}")
+
+
+def _check_inputs(generated: Path, cases: list[Case]) -> None:
+    root = generated.resolve()
+    for case in cases:
+        folder = (generated / case.inputs).resolve()
+        if not folder.is_relative_to(root) or not folder.is_dir():
+            raise MalformedInput(f"case {case.case}: inputs {case.inputs!r} is not a folder inside the output",
+                                 where=str(generated / "cases.jsonl"))
+
+
+def _publish_visible(generated: Path, visible: Path) -> Path:
+    shutil.copytree(generated, visible, ignore=shutil.ignore_patterns("pairs.jsonl"))
+    return visible
+
+
+def _publish_sealed(answers: Path, sealed: Path) -> Path:
+    sealed.mkdir(parents=True)
+    for name in ("answers.jsonl", "behaviors.jsonl"):
+        if (answers / name).exists():
+            shutil.copy2(answers / name, sealed / name)
+    return sealed
+
+
+def _with_pairs(caliber: Caliber, pairs: list[Pair], path: Path) -> Caliber:
+    relations = {r.name: r for r in caliber.relations}
+    extra: dict[str, list[tuple[str, str]]] = {}
+    for p in pairs:
+        if not isinstance(relations.get(p.relation), EqualPair | Monotone):
+            raise MalformedInput(f"pairs.jsonl names relation {p.relation!r}, which is not a pair relation "
+                                 "of the caliber", where="pairs.jsonl")
+        extra.setdefault(p.relation, []).append((p.a, p.b))
+    updated = [r.model_copy(update={"pairs": [*r.pairs, *extra.get(r.name, [])]})
+               if isinstance(r, EqualPair | Monotone) else r for r in caliber.relations]
+    return _write_caliber(caliber.model_copy(update={"relations": updated}), path)
+
+
+def _write_caliber(caliber: Caliber, path: Path) -> Caliber:
+    data = caliber.model_dump(mode="json", by_alias=True, exclude_none=True)
+    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    return caliber
+
+
+def _self_checks(caliber_path: Path, caliber: Caliber, sealed: Path, scratch: Path) -> BuildChecks:
+    answers = sealed / "answers.jsonl"
+    behaviors = sealed / "behaviors.jsonl"
+    b = behaviors if behaviors.exists() and caliber.behaviors is not None else None
+    gold = score(ScoreInputs(caliber_path, answers, answers, b, b, answers))
+    if gold.verdict != "pass":
+        raise InfrastructureFailure("the answer key does not pass against itself: " + "; ".join(gold.blockers),
+                                    hint="the oracle and the caliber disagree (key columns, classes or relations)")
+    corrupted = _corrupt(answers, caliber, scratch / "corrupted.jsonl")
+    bad = score(ScoreInputs(caliber_path, answers, corrupted, b, b, corrupted))
+    if bad.answers.verdict != "fail":
+        raise InfrastructureFailure("a corrupted answer key still passes: the scorer cannot see this exam's values",
+                                    hint="check the caliber's fields and tolerance classes")
+    return BuildChecks(generator_deterministic=True, oracle_deterministic=True, gold_passes=True,
+                       corrupted_key_fails=True)
+
+
+def _corrupt(answers: Path, caliber: Caliber, out: Path) -> Path:
+    """The answer key with its first row's first field changed beyond any tolerance."""
+    rows = read_table(answers).frame.drop(ROW).collect().to_dicts()
+    if not rows:
+        raise InfrastructureFailure("the oracle wrote an empty answer key", hint="every exam needs answer rows")
+    name, spec = next(iter(caliber.fields.items()))
+    rows[0][name] = _changed(str(rows[0][name]), spec.cls, spec.values)
+    out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return out
+
+
+def _changed(value: str, cls: str, values: list[str] | None) -> str:
+    if cls in ("amount", "ratio"):
+        return format(EXACT.add(parse_decimal(value), 1), "f")
+    if cls == "count":
+        return str(parse_count(value) + 1)
+    if cls == "status":
+        return next((v for v in values or [] if v != value), value + "?")
+    if cls == "set":
+        return f"[{value}]"  # one element, the original list: a different multiset
+    if cls == "json":
+        return f'{{"corrupted": {value}}}'
+    return value + "\u2021"

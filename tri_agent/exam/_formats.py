@@ -1,0 +1,147 @@
+"""The exam: what an examiner writes, what a build makes of it, and the cases a tester runs.
+
+An exam folder holds::
+
+    exam.yaml      generator and oracle commands (ExamConfig)
+    SPEC.md        the examiner's restatement of the spec
+    TESTPLAN.md    what is tested and why (never an answer)
+    caliber.yaml   the scoring contract
+    mutations.yaml the mutation menu (optional until a mutation gate runs)
+
+``tri-agent exam build`` turns it into a build folder::
+
+    visible/cases.jsonl, visible/inputs/<case>/...   what the target and the tester may see (sealed)
+    sealed/answers.jsonl, sealed/behaviors.jsonl     the answer key (sealed, never shown to them)
+    caliber.yaml                                      the caliber with generated relation pairs filled in
+    build.json                                        digests and self-checks (BuildRecord)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .. import _yamldoc
+from .._errors import MalformedInput, UsageError
+
+CASE_ID = re.compile(r"c-[0-9a-f]{8,64}")
+M = TypeVar("M", bound=BaseModel)
+EXAM_FILES = ("exam.yaml", "SPEC.md", "TESTPLAN.md", "caliber.yaml")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ExamConfig(_Strict):
+    """``exam.yaml``: how to generate the cases and compute their answers.
+
+    Commands are argv lists run from a copy of the exam folder. Placeholders: ``{seed}`` and ``{out}``
+    for the generator (it writes ``{out}/cases.jsonl`` and ``{out}/inputs/<case>/``, and may write
+    ``{out}/pairs.jsonl``); ``{cases}`` (the visible folder) and ``{out}`` for the oracle (it writes
+    ``{out}/answers.jsonl`` and may write ``{out}/behaviors.jsonl``).
+    """
+
+    schema_version: Literal[1] = 1
+    name: str = Field(min_length=1, description="Exam name, for reports.")
+    generator: list[str] = Field(min_length=1, description="argv of the deterministic case generator.")
+    oracle: list[str] = Field(min_length=1, description="argv of the independent oracle.")
+    timeout: float = Field(default=120, gt=0, description="Seconds each generator or oracle run may take.")
+
+
+class Extract(_Strict):
+    """Where a case's actual rows come from, in its output folder."""
+
+    file: str = Field(description="Output file relative to the case's output folder.")
+    format: Literal["csv", "jsonl", "json"] = Field(description="json: a list of objects.")
+
+
+class Case(_Strict):
+    """One line of ``cases.jsonl``: an opaque id, its inputs and how to read its result."""
+
+    case: str = Field(description="Opaque id c-<hex>; it must never name an expected verdict.")
+    inputs: str = Field(description="Folder of the case's input files, relative to the visible folder.")
+    argv: list[str] = Field(default_factory=list, description="Extra arguments appended to the target's run.")
+    extract: Extract | None = Field(default=None, description="Overrides the target's extraction.")
+
+    @field_validator("case")
+    @classmethod
+    def _opaque(cls, value: str) -> str:
+        if not CASE_ID.fullmatch(value):
+            raise ValueError(f"case id {value!r} is not opaque: use c-<8 to 64 hex digits>")
+        return value
+
+
+class Pair(_Strict):
+    """One line of ``pairs.jsonl``: a generated case pair for a caliber relation."""
+
+    relation: str
+    a: str
+    b: str
+
+
+class BuildChecks(_Strict):
+    generator_deterministic: bool
+    oracle_deterministic: bool
+    gold_passes: bool
+    corrupted_key_fails: bool
+
+
+class BuildRecord(_Strict):
+    """``build.json``: what was built, from what, and the self-checks that passed before it counts."""
+
+    schema_version: Literal[1] = 1
+    exam: str
+    seed: str
+    cases: int
+    visible_digest: str = Field(description="Seal digest of visible/.")
+    sealed_digest: str = Field(description="Seal digest of sealed/ (the answer key).")
+    caliber_sha256: str = Field(description="SHA-256 of the built caliber.yaml.")
+    exam_sha256: dict[str, str] = Field(description="SHA-256 of each exam file the generator and oracle could "
+                                                    "read (code included; tickets and judge notes excluded).")
+    checks: BuildChecks
+
+
+def load_exam(folder: Path) -> ExamConfig:
+    if not folder.is_dir():
+        raise UsageError(f"{folder} is not an exam folder", hint="pass the folder holding exam.yaml")
+    missing = [name for name in EXAM_FILES if not (folder / name).is_file()]
+    if missing:
+        raise MalformedInput(f"exam is missing {', '.join(missing)}", where=str(folder),
+                             hint="an exam needs " + ", ".join(EXAM_FILES))
+    return _yamldoc.load(folder / "exam.yaml", ExamConfig)
+
+
+def read_cases(path: Path) -> list[Case]:
+    """Every case in a ``cases.jsonl``, refusing malformed lines and duplicate ids with file:line."""
+    return _read_jsonl(path, Case, "case")
+
+
+def read_pairs(path: Path) -> list[Pair]:
+    return _read_jsonl(path, Pair, None) if path.exists() else []
+
+
+def _read_jsonl(path: Path, model: type[M], unique: str | None) -> list[M]:
+    if not path.is_file():
+        raise MalformedInput(f"{path.name} was not written", where=str(path.parent))
+    out: list[M] = []
+    seen: dict[str, int] = {}
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = model.model_validate(json.loads(line))
+        except (ValueError, ValidationError) as exc:
+            first = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+            raise MalformedInput(first, where=f"{path}:{lineno}") from None
+        key = getattr(item, unique) if unique else None
+        if key is not None and key in seen:
+            raise MalformedInput(f"{unique} {key!r} repeated (first at line {seen[key]})", where=f"{path}:{lineno}")
+        if key is not None:
+            seen[key] = lineno
+        out.append(item)
+    return out

@@ -1,0 +1,146 @@
+"""Role workspaces: assembled by physical omission, audited by hashing, harvested or quarantined.
+
+Layer 1 (always): a role's workspace is a fresh folder holding copies of exactly the project files its
+contract lets it read; agent configuration and version-control history are stripped, symlinks are
+never copied, and the role gets its own HOME outside the workspace.
+Layer 2 (always): the workspace is hashed before and after the role runs. Any change the contract does
+not allow (a write outside the writable globs, a changed read-only input, a planted symlink or special
+file) is a breach: exit 5, and the workspace is quarantined, never harvested.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from .._errors import PolicyViolation, UsageError
+from ..evidence._manifest import Entry, scan
+from ..evidence._seal import diff
+from ._contract import Contract, is_agent_config
+
+
+class WorkspaceRecord(BaseModel):
+    """What a role's workspace received, and what was kept out."""
+
+    schema_version: Literal[1] = 1
+    role: str
+    files: int = Field(description="Project files copied in.")
+    omitted: int = Field(description="Project files the contract keeps out (not readable, or hidden).")
+    stripped: list[str] = Field(description="Agent configuration and history removed (paths).")
+    symlinks_skipped: list[str] = Field(description="Symlinks in the project, never copied.")
+
+
+class Breach(BaseModel):
+    path: str
+    kind: Literal["write-outside-writable", "changed-read-only-input", "planted-link-or-special-file"]
+    detail: str
+
+
+@dataclass
+class Snapshot:
+    entries: dict[str, Entry]
+    problems: list[tuple[str, str]] = field(default_factory=list)
+
+
+def assemble(contract: Contract, project: Path, out: Path) -> WorkspaceRecord:
+    """Copy into ``out`` (which must be new) the project files ``contract`` lets its role read."""
+    project = project.resolve()
+    if not project.is_dir():
+        raise UsageError(f"{project} is not a project folder")
+    if out.exists() and any(out.iterdir()):
+        raise UsageError(f"{out} is not empty", hint="a workspace is always assembled fresh")
+    out.mkdir(parents=True, exist_ok=True)
+    files, omitted, stripped, links = 0, 0, [], []
+    for rel, path in _walk(project):
+        if is_agent_config(rel):
+            stripped.append(rel)
+        elif path.is_symlink():
+            links.append(rel)
+        elif contract.can_read(rel):
+            dest = out / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, dest, follow_symlinks=False)
+            files += 1
+        else:
+            omitted += 1
+    return WorkspaceRecord(role=contract.role, files=files, omitted=omitted, stripped=sorted(stripped),
+                           symlinks_skipped=sorted(links))
+
+
+def _walk(root: Path) -> list[tuple[str, Path]]:
+    out = []
+    for folder, dirs, names in os.walk(root, followlinks=False):
+        base = Path(folder)
+        rel_base = base.relative_to(root).as_posix()
+        prefix = "" if rel_base == "." else rel_base + "/"
+        for name in dirs:
+            if (base / name).is_symlink():
+                out.append((prefix + name, base / name))
+        for name in names:
+            out.append((prefix + name, base / name))
+    return sorted(out)
+
+
+def snapshot(workspace: Path) -> Snapshot:
+    found = scan(workspace)
+    return Snapshot({e.path: e for e in found.entries}, found.problems)
+
+
+def audit(contract: Contract, before: Snapshot, after: Snapshot) -> list[Breach]:
+    """Every change between the snapshots that ``contract`` does not allow."""
+    breaches = [Breach(path=p, kind="planted-link-or-special-file", detail=why) for p, why in after.problems]
+    for change in diff(sorted(before.entries.values()), sorted(after.entries.values())):
+        paths = [change.path] + ([change.detail.removeprefix("now at ")] if change.kind == "renamed" else [])
+        for path in paths:
+            if contract.can_write(path):
+                continue
+            kind: Literal["write-outside-writable", "changed-read-only-input"] = (
+                "changed-read-only-input" if path in before.entries else "write-outside-writable")
+            breaches.append(Breach(path=path, kind=kind, detail=f"{change.kind}: {change.detail}"))
+    return sorted(breaches, key=lambda b: (b.path, b.kind))
+
+
+def harvest(contract: Contract, before: Snapshot, after: Snapshot, workspace: Path, project: Path) -> list[str]:
+    """Bring the role's allowed changes back into the project; refuse if there is any breach."""
+    breaches = audit(contract, before, after)
+    if breaches:
+        first = breaches[0]
+        raise PolicyViolation(f"{contract.role} breached its contract: {first.kind} at {first.path} "
+                              f"({len(breaches)} breach(es))", hint="its output is quarantined, not harvested")
+    changed = []
+    for path, entry in after.entries.items():
+        if before.entries.get(path) != entry:
+            dest = _confined(project, path)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(workspace / path, dest, follow_symlinks=False)
+            changed.append(path)
+    for path in before.entries.keys() - after.entries.keys():
+        _confined(project, path).unlink(missing_ok=True)
+        changed.append(path)
+    return sorted(changed)
+
+
+def _confined(project: Path, rel: str) -> Path:
+    """``project/rel``, refusing a destination that a symlink in the project would carry elsewhere."""
+    root = project.resolve()
+    dest = root / rel
+    if dest.is_symlink() or not dest.parent.resolve().is_relative_to(root):
+        raise PolicyViolation(f"{dest} leads outside the project through a symlink", hint="remove the symlink")
+    return dest
+
+
+def quarantine(workspace: Path, store: Path, name: str) -> Path:
+    """Move a breached workspace aside, intact, as evidence."""
+    store.mkdir(parents=True, exist_ok=True)
+    dest = store / name
+    n = 1
+    while dest.exists():
+        n += 1
+        dest = store / f"{name}-{n}"
+    shutil.move(str(workspace), dest)
+    return dest

@@ -1,0 +1,167 @@
+"""The caliber: the scoring contract the examiner writes, and whose hash every report echoes.
+
+Minimal caliber::
+
+    schema_version: 1
+    key: [case, group]
+    fields: {avg: amount, n: count, state: {class: status, values: [ok, late]}}
+
+Optional sections: ``behaviors`` (channel 2), ``relations`` (channel 3) and ``drift`` (the audit of
+differences that tolerance would otherwise hide).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+from .. import _yamldoc
+from ._tolerance import CLASSES, ClassName
+
+Match = str | list[str]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class FieldSpec(_Strict):
+    """How one field is scored."""
+
+    cls: ClassName = Field(alias="class", description="Tolerance class: " + ", ".join(CLASSES) + ".")
+    values: list[str] | None = Field(default=None, description="For status: the declared enum.")
+
+    @model_validator(mode="after")
+    def _values_only_for_status(self) -> FieldSpec:
+        if self.values is not None and self.cls != "status":
+            raise ValueError("'values' is only meaningful for class status")
+        return self
+
+
+class Selector(_Strict):
+    """Rows of the actual table chosen by column values (all conditions must hold)."""
+
+    where: dict[str, Match] = Field(default_factory=dict, description="column -> value or list of values")
+    where_not: dict[str, Match] = Field(default_factory=dict, description="column -> excluded value(s)")
+
+
+class SumOfParts(_Strict):
+    """The parts' ``field`` adds up to the total row's ``total_field``, within the field's tolerance."""
+
+    name: str
+    kind: Literal["sum_of_parts"]
+    field: str
+    total_field: str | None = Field(default=None, description="Defaults to 'field'.")
+    by: list[str] = Field(default_factory=list, description="Check separately within each group of these columns.")
+    parts: Selector
+    total: Selector
+
+
+class EqualPair(_Strict):
+    """Two cases whose inputs differ only in a way the spec says is irrelevant give equal outputs."""
+
+    name: str
+    kind: Literal["equal_pair"]
+    case_column: str = Field(description="Column naming the case a row belongs to.")
+    pairs: list[tuple[str, str]] = Field(default_factory=list, description="Case pairs; a build adds generated ones.")
+    fields: list[str] | None = Field(default=None, description="Fields compared; default all caliber fields.")
+    order_insensitive: bool = Field(default=True, description="Compare rows as a multiset, not a sequence.")
+
+
+class Idempotent(_Strict):
+    """Replaying the same input (``--replay``) gives the same table, row for row."""
+
+    name: str
+    kind: Literal["idempotent"]
+    fields: list[str] | None = None
+
+
+class Monotone(_Strict):
+    """A superset input never shrinks a count: for each (subset, superset) case pair, row by row."""
+
+    name: str
+    kind: Literal["monotone"]
+    case_column: str
+    field: str
+    pairs: list[tuple[str, str]] = Field(default_factory=list,
+                                         description="(subset case, superset case) pairs; a build adds generated ones.")
+
+
+def _shorthand(value: object) -> object:
+    return {"class": value} if isinstance(value, str) else value
+
+
+# ``avg: amount`` is shorthand for ``avg: {class: amount}``; the exported schema admits both
+FieldEntry = Annotated[FieldSpec, BeforeValidator(_shorthand, json_schema_input_type=FieldSpec | ClassName)]
+
+Relation = Annotated[SumOfParts | EqualPair | Idempotent | Monotone, Field(discriminator="kind")]
+
+
+class Behaviors(_Strict):
+    """Channel 2: the expected behaviour category per case, compared for equality."""
+
+    key: list[str] = Field(default_factory=lambda: ["case"])
+    field: str = "behavior"
+    values: list[str] = Field(min_length=1, description="The closed set of behaviour categories.")
+
+
+class Drift(_Strict):
+    """When differences inside tolerance count as a systematic defect."""
+
+    min_cases: int = Field(default=3, ge=1, description="Fewest non-zero in-tolerance differences to judge.")
+    direction_share: float = Field(default=0.9, gt=0.5, le=1.0,
+                                   description="Share of them pointing one way that makes the drift systematic.")
+    gate: bool = Field(default=True, description="A systematic drift fails the score.")
+
+
+class Caliber(_Strict):
+    """The scoring contract."""
+
+    schema_version: Literal[1] = 1
+    key: list[str] = Field(min_length=1)
+    fields: dict[str, FieldEntry] = Field(min_length=1, description="field -> class, or {class, values}.")
+    behaviors: Behaviors | None = None
+    relations: list[Relation] = Field(default_factory=list)
+    drift: Drift = Field(default_factory=Drift)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Caliber:
+        if len(set(self.key)) != len(self.key):
+            raise ValueError(f"key {self.key} names a column twice")
+        if self.behaviors is not None and self.behaviors.field in self.behaviors.key:
+            raise ValueError(f"behaviors: {self.behaviors.field!r} is both the key and the behaviour field")
+        overlap = set(self.key) & set(self.fields)
+        if overlap:
+            raise ValueError(f"column {sorted(overlap)[0]!r} is both a key and a scored field")
+        names = [r.name for r in self.relations]
+        if len(set(names)) != len(names):
+            raise ValueError("relation names must be unique")
+        for rel in self.relations:
+            _check_relation_fields(rel, self.fields)
+        return self
+
+
+def _check_relation_fields(rel: SumOfParts | EqualPair | Idempotent | Monotone, fields: dict[str, FieldSpec]) -> None:
+    used: list[str] = []
+    if isinstance(rel, SumOfParts):
+        used = [rel.field, rel.total_field or rel.field]
+    elif isinstance(rel, Monotone):
+        used = [rel.field]
+    elif rel.fields is not None:
+        used = rel.fields
+    for name in used:
+        if name not in fields:
+            raise ValueError(f"relation {rel.name!r} uses field {name!r}, which 'fields' does not declare")
+    if isinstance(rel, SumOfParts) and fields[rel.field].cls not in ("amount", "ratio", "count"):
+        raise ValueError(f"relation {rel.name!r}: sum_of_parts needs an amount, ratio or count field")
+    if isinstance(rel, Monotone) and fields[rel.field].cls != "count":
+        raise ValueError(f"relation {rel.name!r}: monotone needs a count field")
+
+
+def load_caliber(path: Path) -> tuple[Caliber, str]:
+    """The caliber at ``path`` and the SHA-256 of its bytes."""
+    caliber = _yamldoc.load(path, Caliber)
+    return caliber, hashlib.sha256(path.read_bytes()).hexdigest()

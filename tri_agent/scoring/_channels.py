@@ -1,0 +1,216 @@
+"""Channels 1 and 2: an actual table joined to its sealed answer table on the key, cell by cell.
+
+The work is split for speed without splitting the rules: polars scans both tables, joins them, and
+keeps only the rows that are not *certainly* passing (see ``ToleranceClass.fast_equal``); every kept
+row is then judged by the exact Python rules of ``_tolerance``. So a million matching rows cost one
+streaming join, and every failure, every in-tolerance difference and every malformed cell is decided
+by the reference implementation.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any
+
+import polars as pl
+
+from .._errors import MalformedInput
+from ._caliber import Drift, FieldSpec
+from ._report import AnswersChannel, CellFailure, DeltaCount, DriftAudit, FieldTally
+from ._tables import ROW, Table
+from ._tolerance import CLASSES, EXACT, BadValue, check_expected, compare_cell, not_blank
+
+_E, _A = "\x1fe:", "\x1fa:"
+_RE, _RA = "\x1f_re", "\x1f_ra"
+KeyTuple = tuple[str, ...]
+
+
+@dataclass
+class _Tally:
+    failed: Counter[str] = field(default_factory=Counter)
+    deltas: dict[str, list[Decimal]] = field(default_factory=dict)
+    failures: list[tuple[KeyTuple, int, CellFailure]] = field(default_factory=list)
+    failed_rows: int = 0
+    missing: int = 0
+    unexpected: int = 0
+
+
+def compare_tables(key: list[str], fields: dict[str, FieldSpec], expected: Table, actual: Table,
+                   drift: Drift | None = None, allow_empty: bool = False) -> tuple[AnswersChannel, set[KeyTuple]]:
+    """Score ``actual`` against ``expected``; returns the channel and the keys of every failing row.
+
+    An empty answer key proves nothing and is refused, unless the caller scores one case of a larger
+    key (``allow_empty``), where "this case has no rows" is a legitimate expectation.
+    """
+    _require_columns(key, fields, expected, actual)
+    e, a = _load(key, fields, expected, actual)
+    if e.height == 0 and not allow_empty:
+        raise MalformedInput("the answer key has no rows; an empty key would pass anything",
+                             where=str(expected.path), hint="check that the oracle wrote its answers")
+    _check_keys(key, e, expected)
+    _check_keys(key, a, actual)
+    rows = _interesting_rows(key, fields, e, a)
+    tally = _Tally()
+    for row in rows.iter_rows(named=True):
+        _judge_row(row, key, fields, expected, actual, tally)
+    tally.failures.sort(key=lambda t: (t[0], t[1]))
+    channel = _channel(fields, tally, e.height, a.height, drift)
+    return channel, {t[0] for t in tally.failures}
+
+
+def validate_keys(key: list[str], table: Table) -> None:
+    """Refuse a table (e.g. a replay) whose keys are absent, blank or duplicated."""
+    absent = [c for c in key if c not in table.columns]
+    if absent:
+        raise MalformedInput(f"column {absent[0]!r} is absent", where=f"{table.path}:1")
+    frame = table.frame.select(*key, pl.col(ROW).alias(_RA)).collect()
+    _check_keys(key, frame, table)
+
+
+def _require_columns(key: list[str], fields: dict[str, FieldSpec], expected: Table, actual: Table) -> None:
+    for table, needed in ((expected, [*key, *fields]), (actual, key)):
+        absent = [c for c in needed if c not in table.columns]
+        if absent:
+            raise MalformedInput(
+                f"column {absent[0]!r} is absent (columns: {', '.join(table.columns) or 'none'})",
+                where=f"{table.path}:1", hint="name it in the header, or fix the caliber's key/fields",
+            )
+
+
+def _load(key: list[str], fields: dict[str, FieldSpec], expected: Table,
+          actual: Table) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Both tables in memory, each file parsed once, both in parallel, columns renamed apart."""
+    present = [f for f in fields if f in actual.columns]
+    e = expected.frame.select(*key, ROW, *fields).rename({ROW: _RE} | {f: _E + f for f in fields})
+    a = actual.frame.select(*key, ROW, *present).rename({ROW: _RA} | {f: _A + f for f in present})
+    a = a.with_columns(pl.lit(None, pl.String).alias(_A + f) for f in fields if f not in present)
+    e_frame, a_frame = pl.collect_all([e, a])
+    return e_frame, a_frame
+
+
+def _check_keys(key: list[str], frame: pl.DataFrame, table: Table) -> None:
+    """Refuse blank and duplicate keys, naming file:line."""
+    blank = ~pl.all_horizontal([not_blank(pl.col(c)) for c in key])
+    row_col = _RE if _RE in frame.columns else _RA
+    first_blank = frame.filter(blank).select(row_col).head(1)
+    if first_blank.height:
+        raise MalformedInput("blank key value; blank is not a value", where=table.where(first_blank.item()),
+                             hint=f"every row needs {', '.join(key)}")
+    if not _unique(key, frame):
+        _raise_duplicate(key, frame, row_col, table)
+
+
+def _unique(key: list[str], frame: pl.DataFrame) -> bool:
+    # cheap proofs first: a strictly increasing key, or as many distinct hashes as rows
+    # (equal keys always hash alike, so distinct hashes prove distinct keys; only a tie needs the exact test)
+    if len(key) == 1 and bool((frame[key[0]] > frame[key[0]].shift(1)).fill_null(True).all()):
+        return True
+    k = pl.struct(key) if len(key) > 1 else pl.col(key[0])
+    if frame.select(k.hash().n_unique()).item() == frame.height:
+        return True
+    return bool(frame.select(k.n_unique()).item() == frame.height)
+
+
+def _raise_duplicate(key: list[str], frame: pl.DataFrame, row_col: str, table: Table) -> None:
+    dup = (frame.group_by(key).agg(pl.col(row_col).sort().alias("rows"))
+           .filter(pl.col("rows").list.len() > 1).sort(pl.col("rows").list.first()).limit(1))
+    first, second = dup["rows"][0][0], dup["rows"][0][1]
+    values = ", ".join(f"{c}={dup[c][0]!r}" for c in key)
+    raise MalformedInput(f"duplicate key ({values}), first at line {table.line_of(first)}",
+                         where=table.where(second), hint="keys must be unique in a table")
+
+
+def _interesting_rows(key: list[str], fields: dict[str, FieldSpec], e: pl.DataFrame, a: pl.DataFrame) -> pl.DataFrame:
+    """Rows not proven to pass: first by plain string equality, then by value among what remains."""
+    joined = e.lazy().join(a.lazy(), on=key, how="full", coalesce=True)
+    unmatched = pl.col(_RE).is_null() | pl.col(_RA).is_null()
+    same_text = [_certain(f, spec, by_value=False) for f, spec in fields.items()]
+    rest = joined.filter(unmatched | ~pl.all_horizontal(same_text)).collect(engine="streaming")
+    same_value = [_certain(f, spec, by_value=True) for f, spec in fields.items()]
+    return rest.filter(unmatched | ~pl.all_horizontal(same_value))
+
+
+def _certain(name: str, spec: FieldSpec, by_value: bool) -> pl.Expr:
+    fast = CLASSES[spec.cls].fast
+    if fast is None:
+        return pl.lit(False)
+    e, a = pl.col(_E + name), pl.col(_A + name)
+    ok = fast.equal(e, a) if by_value else (e == a) & fast.valid(e)
+    if spec.values is not None:
+        ok = ok & e.is_in(spec.values)
+    return ok.fill_null(False)
+
+
+def _judge_row(row: dict[str, Any], key: list[str], fields: dict[str, FieldSpec],
+               expected: Table, actual: Table, tally: _Tally) -> None:
+    k = tuple(str(row[c]) for c in key)
+    key_map = dict(zip(key, k, strict=True))
+    if row[_RE] is None:
+        tally.unexpected += 1
+        tally.failures.append((k, -1, CellFailure(key=key_map, field=None, cls=None, expected=None,
+                                                  actual=None, reason="unexpected_row")))
+        return
+    failed = False
+    for i, (name, spec) in enumerate(fields.items()):
+        reason, delta = _judge_cell(row, name, spec, expected, actual)
+        if reason is not None:
+            failed = True
+            tally.failed[name] += 1
+            tally.failures.append((k, i, CellFailure(key=key_map, field=name, cls=spec.cls,
+                                                     expected=row[_E + name], actual=row[_A + name], reason=reason)))
+        elif delta:
+            tally.deltas.setdefault(name, []).append(delta)
+    tally.failed_rows += failed
+    tally.missing += row[_RA] is None
+
+
+def _judge_cell(row: dict[str, Any], name: str, spec: FieldSpec, expected: Table,
+                actual: Table) -> tuple[str | None, Decimal | None]:
+    cls, enum = CLASSES[spec.cls], frozenset(spec.values) if spec.values is not None else None
+    try:
+        sealed = check_expected(cls, row[_E + name], enum)
+    except BadValue as exc:
+        raise MalformedInput(f"field {name!r}: {exc}", where=expected.where(row[_RE])) from None
+    if row[_RA] is None:
+        return "missing_row", None
+    try:
+        cell = compare_cell(cls, sealed, row[_A + name], enum)
+    except BadValue as exc:
+        raise MalformedInput(f"field {name!r}: {exc}", where=actual.where(row[_RA])) from None
+    return cell.reason, cell.delta
+
+
+def _channel(fields: dict[str, FieldSpec], tally: _Tally, n_expected: int, n_actual: int,
+             drift: Drift | None) -> AnswersChannel:
+    tallies = {
+        name: FieldTally(cls=spec.cls, passed=n_expected - tally.failed[name], failed=tally.failed[name],
+                         within_tolerance_nonzero=len(tally.deltas.get(name, [])))
+        for name, spec in fields.items()
+    }
+    audits = [_audit(n, s, tally.deltas.get(n, []), drift) for n, s in fields.items()
+              if drift is not None and CLASSES[s.cls].tolerance is not None]
+    passed = n_expected - tally.failed_rows
+    return AnswersChannel(
+        verdict="pass" if not tally.failures else "fail", passed=passed, total=n_expected + tally.unexpected,
+        rows_expected=n_expected, rows_actual=n_actual, rows_missing=tally.missing,
+        rows_unexpected=tally.unexpected, fields=tallies, failures=[t[2] for t in tally.failures], drift=audits,
+    )
+
+
+def _audit(name: str, spec: FieldSpec, deltas: list[Decimal], drift: Drift) -> DriftAudit:
+    up = sum(1 for d in deltas if d > 0)
+    down = len(deltas) - up
+    # 0.010 and 0.01 are one difference: count normalised values so the text is order-independent
+    counts = Counter(EXACT.normalize(d) for d in deltas)
+    top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:10]
+    # the share is compared as an exact fraction: 0.56 * 25 is 14.000000000000002 in binary floats
+    share = Fraction(str(drift.direction_share))
+    systematic = len(deltas) >= drift.min_cases and max(up, down) * share.denominator >= share.numerator * len(deltas)
+    return DriftAudit(
+        field=name, cls=spec.cls, tolerance=str(CLASSES[spec.cls].tolerance), nonzero=len(deltas),
+        positive=up, negative=down, top_deltas=[DeltaCount(delta=format(d, "f"), count=c) for d, c in top],
+        systematic=systematic,
+    )

@@ -1,0 +1,100 @@
+"""Grading: read the inputs, run the three channels, and compose the verdict.
+
+This is the one place that knows which channels exist and what makes a score red; the channels
+themselves (``_scoring``, ``_relations``) are pure over their tables.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .._errors import UsageError
+from ._caliber import Caliber, FieldSpec, load_caliber
+from ._channels import compare_tables, validate_keys
+from ._relations import evaluate
+from ._report import AnswersChannel, InputDigest, ScoreReport
+from ._tables import Table, read_table
+
+
+@dataclass(frozen=True)
+class ScoreInputs:
+    """Paths of everything a score is computed from."""
+
+    caliber: Path
+    answers: Path
+    actual: Path
+    expected_behaviors: Path | None = None
+    observed_behaviors: Path | None = None
+    replay: Path | None = None
+
+
+def score(inputs: ScoreInputs) -> ScoreReport:
+    """Score ``inputs`` mechanically; raises MalformedInput or UsageError, never returns a partial report."""
+    caliber, caliber_sha = load_caliber(inputs.caliber)
+    columns = (*caliber.key, *caliber.fields)
+    json_columns = frozenset(n for n, f in caliber.fields.items() if f.cls in ("json", "set"))
+    answers = read_table(inputs.answers, json_columns, columns)
+    actual = read_table(inputs.actual, json_columns, columns)
+    channel1, failing = compare_tables(caliber.key, dict(caliber.fields), answers, actual, caliber.drift)
+    digests = [_digest("caliber", inputs.caliber, caliber_sha),
+               _table_digest("answers", answers, channel1.rows_expected),
+               _table_digest("actual", actual, channel1.rows_actual)]
+    behaviors = _behaviors(caliber, inputs, digests)
+    replay = read_table(inputs.replay, json_columns, columns) if inputs.replay else None
+    if replay is not None:
+        validate_keys(caliber.key, replay)
+        digests.append(_table_digest("replay", replay, None))
+    relations = evaluate(caliber, actual, replay, failing) if caliber.relations else None
+    report = ScoreReport(verdict="pass", blockers=[], caliber_sha256=caliber_sha, answers_sha256=answers.sha256,
+                         actual_sha256=actual.sha256, inputs=digests, answers=channel1, behaviors=behaviors,
+                         relations=relations)
+    blockers = _blockers(report, caliber)
+    return report.model_copy(update={"blockers": blockers, "verdict": "fail" if blockers else "pass"})
+
+
+def _behaviors(caliber: Caliber, inputs: ScoreInputs, digests: list[InputDigest]) -> AnswersChannel | None:
+    given = (inputs.expected_behaviors is not None, inputs.observed_behaviors is not None)
+    if given == (False, False):
+        if caliber.behaviors is not None:
+            raise UsageError("the caliber declares behaviors but no behaviour files were given",
+                             hint="pass --expected-behaviors F --observed-behaviors F")
+        return None
+    if not all(given) or caliber.behaviors is None:
+        raise UsageError("behaviour scoring needs both --expected-behaviors and --observed-behaviors, "
+                         "and a 'behaviors' section in the caliber")
+    b = caliber.behaviors
+    assert inputs.expected_behaviors is not None and inputs.observed_behaviors is not None
+    spec = {b.field: FieldSpec.model_validate({"class": "status", "values": b.values})}
+    columns = (*b.key, b.field)
+    expected = read_table(inputs.expected_behaviors, columns=columns)
+    observed = read_table(inputs.observed_behaviors, columns=columns)
+    channel, _ = compare_tables(b.key, spec, expected, observed)
+    digests += [_table_digest("expected_behaviors", expected, channel.rows_expected),
+                _table_digest("observed_behaviors", observed, channel.rows_actual)]
+    return channel
+
+
+def _blockers(report: ScoreReport, caliber: Caliber) -> list[str]:
+    out = []
+    a = report.answers
+    if a.verdict == "fail":
+        out.append(f"answers: {a.passed}/{a.total} rows pass ({a.rows_missing} missing, {a.rows_unexpected} "
+                   f"unexpected, {len(a.failures)} failing cells)")
+    if caliber.drift.gate:
+        out += [f"drift: {d.field} has {d.nonzero} in-tolerance differences, {max(d.positive, d.negative)} the "
+                f"same way (systematic)" for d in a.drift if d.systematic]
+    if report.behaviors is not None and report.behaviors.verdict == "fail":
+        out.append(f"behaviors: {report.behaviors.passed}/{report.behaviors.total} cases pass")
+    if report.relations is not None and report.relations.verdict == "fail":
+        failed = [r.name for r in report.relations.relations if r.failed]
+        out.append(f"relations: {', '.join(failed)} failed")
+    return out
+
+
+def _table_digest(role: str, table: Table, rows: int | None) -> InputDigest:
+    return InputDigest(role=role, name=table.path.name, format=table.format, sha256=table.sha256, rows=rows)
+
+
+def _digest(role: str, path: Path, sha: str) -> InputDigest:
+    return InputDigest(role=role, name=path.name, format="yaml", sha256=sha)

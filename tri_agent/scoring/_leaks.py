@@ -1,0 +1,303 @@
+"""Leak scan: sealed answer values found where no sealed value should be.
+
+A value is *distinctive* when it is long enough, not a trivially common token, not present in the
+inputs the cases were built from, and not a category filling half the table; key columns (``--key``)
+name rows and are not searched. JSON answers (objects, lists) are searched through their leaves.
+
+Files are searched as raw text and through the strings they encode (JSON, Python and CSV string
+literals), after Unicode NFC normalisation, so an answer hidden as ``"M\\u00fcller"``, across lines,
+or inside doubled CSV quotes is still found. Numbers also match by value (``1234.5`` finds a sealed
+``1234.50``) and only on number boundaries; text only on word boundaries. UTF-16 files are decoded,
+NUL bytes ignored. A symlink in a scanned tree is itself a hit: it is how a workspace reaches a key.
+A table handed in with ``--actual`` by a role is checked for *mirroring* the answer key instead
+(byte-identical, or every answer column with identical cells in the same order). Hits name the
+field and row that leaked, never the sealed value.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import io
+import json
+import os
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from .._errors import UsageError
+from ._tables import ROW, read_table
+
+_COMMON = frozenset({"true", "false", "null", "none", "yes", "no", "ok", "n/a", "nan", "error", "pass", "fail"})
+_DQ = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+_SQ = re.compile(r"'(?:[^'\\\n]|\\.)*'")
+_NUMERIC = re.compile(r"[+-]?[0-9]+(\.[0-9]+)?")
+_NUMBER_TOKEN = re.compile(r"(?<![0-9.])[+-]?[0-9]+(?:\.[0-9]+)?(?![0-9]|\.[0-9])")
+
+
+class LeakHit(BaseModel):
+    """One place where a sealed value (or the whole answer table) was found."""
+
+    where: str = Field(description="file:line of the hit.")
+    kind: Literal["value", "mirror", "symlink"] = Field(description="A distinctive value, a mirrored answer "
+                                                                    "table, or a symlink in the scanned tree.")
+    detail: str = Field(description="Which sealed cell matched (never its value), or where a symlink points.")
+
+
+class LeakReport(BaseModel):
+    """Outcome of ``tri-agent leaks``; any hit is exit 6."""
+
+    schema_version: Literal[1] = 1
+    distinctive_values: int = Field(description="Sealed values searched for.")
+    files_scanned: int
+    hits: list[LeakHit] = Field(description="Sorted by file, line and detail.")
+
+    def to_json(self) -> str:
+        return json.dumps(self.model_dump(mode="json"), sort_keys=True, indent=1, ensure_ascii=False) + "\n"
+
+
+@dataclass(frozen=True)
+class _Sealed:
+    value: str
+    origin: str  # "field 'avg' of row 3 (case=c-1a2b)"
+
+
+def scan_leaks(answers: list[Path], paths: list[Path], *, inputs: list[Path] | None = None,
+               actual: list[Path] | None = None, min_length: int = 4, key: list[str] | None = None) -> LeakReport:
+    """Search ``paths`` for distinctive sealed values and ``actual`` tables for mirrored answers."""
+    if min_length < 1:
+        raise UsageError(f"--min-length must be at least 1, got {min_length}")
+    for table in actual or []:
+        _require_file(table)
+    sealed = _distinctive(answers, inputs or [], min_length, key or [])
+    files, links = _walk(paths)
+    hits = [LeakHit(where=f"{p}:1", kind="symlink", detail=f"symlink to {os.readlink(p)!r}") for p in links]
+    hits += [h for f in files for h in _scan_file(f, sealed)]
+    hits += [h for t in actual or [] for h in _mirror_hits(t, answers)]
+    hits.sort(key=lambda h: (_where_key(h.where), h.detail))
+    return LeakReport(distinctive_values=len(sealed), files_scanned=len(files) + len(actual or []), hits=hits)
+
+
+def _require_file(path: Path) -> None:
+    if not path.is_file():
+        raise UsageError(f"{path} is not a regular file", hint="pass the table to check for mirroring")
+
+
+def _where_key(where: str) -> tuple[str, int]:
+    path, _, line = where.rpartition(":")
+    return (path, int(line)) if line.isdigit() else (where, 0)
+
+
+def _distinctive(answers: list[Path], inputs: list[Path], min_length: int, key: list[str]) -> list[_Sealed]:
+    candidates: dict[str, _Sealed] = {}
+    counts: Counter[str] = Counter()
+    rows = 0
+    for path in answers:
+        table = read_table(path)
+        frame = table.frame.collect()
+        rows += frame.height
+        for value, origin in _answer_values(frame.to_dicts(), [c for c in table.columns if c not in key], key):
+            counts[value] += 1
+            candidates.setdefault(value, _Sealed(value, origin))
+    keep = {
+        v: s for v, s in candidates.items()
+        if len(_normal(v)) >= min_length and v.lower() not in _COMMON and not (rows >= 4 and counts[v] * 2 >= rows)
+    }
+    matcher = _Matcher(list(keep))
+    seen = {v for text in _texts_in(inputs) for _, v in matcher.find(text)}
+    return sorted((s for v, s in keep.items() if v not in seen), key=lambda s: (-len(s.value), s.value))
+
+
+def _answer_values(rows: list[dict[str, Any]], names: list[str], key: list[str]) -> Iterator[tuple[str, str]]:
+    for row in rows:
+        name_of_row = ", ".join(f"{k}={row.get(k)}" for k in key)
+        where = f"row {row[ROW] + 1}" + (f" ({name_of_row})" if name_of_row else "")
+        for name in names:
+            value = row.get(name)
+            if value is not None and value.strip():
+                for leaf in _leaves(value.strip()):
+                    yield _nfc(leaf), f"field {name!r} of {where}"
+
+
+def _leaves(value: str) -> list[str]:
+    """A cell, or the scalar leaves of a JSON object or list (how json and set answers leak)."""
+    if not value.startswith(("{", "[")):
+        return [value]
+    try:
+        parsed = json.loads(value)
+    except (ValueError, RecursionError):
+        return [value]
+    out: list[str] = []
+    stack = [parsed]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack += list(item.values())
+        elif isinstance(item, list):
+            stack += item
+        elif item is not None and not isinstance(item, bool):
+            out.append(str(item))
+    return out or [value]
+
+
+def _normal(value: str) -> str:
+    """A number's value as text (1234.50 -> 1234.5), anything else unchanged."""
+    if not _NUMERIC.fullmatch(value):
+        return value
+    try:
+        d = Decimal(value).normalize()
+    except InvalidOperation:
+        return value
+    return "0" if d.is_zero() else format(d, "f")
+
+
+class _Matcher:
+    """All sealed values at once: text as one regex on word boundaries, numbers by value."""
+
+    def __init__(self, values: list[str]) -> None:
+        self._numbers = {_normal(v): v for v in values if _NUMERIC.fullmatch(v)}
+        words = sorted({v for v in values if v not in self._numbers.values()}, key=lambda v: (-len(v), v))
+        self._re = re.compile("|".join(_bounded(v) for v in words)) if words else None
+
+    def find(self, text: str) -> Iterator[tuple[int, str]]:
+        if self._re is not None:
+            for m in self._re.finditer(text):
+                yield m.start(), m.group(0)
+        if self._numbers:
+            for m in _NUMBER_TOKEN.finditer(text):
+                sealed = self._numbers.get(_normal(m.group(0)))
+                if sealed is not None:
+                    yield m.start(), sealed
+
+
+def _bounded(value: str) -> str:
+    # "late" must not match inside "template": word characters at an edge need a word boundary there
+    left = r"(?<!\w)" if value[:1].isalnum() else ""
+    right = r"(?!\w)" if value[-1:].isalnum() else ""
+    return left + re.escape(value) + right
+
+
+def _texts_in(paths: list[Path]) -> list[str]:
+    files, _ = _walk(paths)
+    out = []
+    for f in files:
+        text = _read_text(f)
+        out.append(text)
+        out += [s for _, s in _decoded_strings(text, f)]
+    return out
+
+
+def _walk(paths: list[Path]) -> tuple[list[Path], list[Path]]:
+    """Regular files under ``paths``, and the symlinks found there (never followed)."""
+    files, links = set(), set()
+    for path in paths:
+        if path.is_symlink():
+            links.add(path)
+        elif path.is_file():
+            files.add(path)
+        elif path.is_dir():
+            for root, dirs, names in os.walk(path):
+                for name in [*dirs, *names]:
+                    child = Path(root) / name
+                    if child.is_symlink():
+                        links.add(child)
+                    elif child.is_file():
+                        files.add(child)
+        else:
+            raise UsageError(f"{path} is neither a file nor a folder", hint="pass files or folders to scan")
+    return sorted(files), sorted(links)
+
+
+def _read_text(path: Path) -> str:
+    data = path.read_bytes()
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        text = data.decode("utf-16", errors="replace")
+    else:
+        text = data.replace(b"\0", b"").decode("utf-8", errors="replace")
+    return _nfc(text)
+
+
+def _nfc(text: str) -> str:
+    return unicodedata.normalize("NFC", text)
+
+
+def _scan_file(path: Path, sealed: list[_Sealed]) -> list[LeakHit]:
+    if not sealed:
+        return []
+    text = _read_text(path)
+    by_value = {s.value: s for s in sealed}
+    matcher = _Matcher(list(by_value))
+    found = list(matcher.find(text))
+    for offset, value in _decoded_strings(text, path):
+        found += [(offset, v) for _, v in matcher.find(value)]
+    hits: dict[tuple[int, str], LeakHit] = {}
+    for pos, value in found:
+        line = text.count("\n", 0, pos) + 1
+        hits.setdefault((line, value), LeakHit(where=f"{path}:{line}", kind="value", detail=by_value[value].origin))
+    return list(hits.values())
+
+
+def _decoded_strings(text: str, path: Path) -> list[tuple[int, str]]:
+    """(offset in text, decoded value) of every string literal and CSV cell that decodes to something new."""
+    out = []
+    for pattern in (_DQ, _SQ):
+        for m in pattern.finditer(text):
+            value = _literal(m.group(0))
+            if value is not None and value != m.group(0)[1:-1]:
+                out.append((m.start(), _nfc(value)))
+    if path.suffix.lower() == ".csv":
+        out += _csv_cells(text)
+    return out
+
+
+def _literal(token: str) -> str | None:
+    """The string a JSON or Python literal spells (``\\u00fc``, ``\\xfc``, ``\\N{...}``, octal...)."""
+    for parse in (json.loads, ast.literal_eval):
+        try:
+            value = parse(token)
+        except (ValueError, SyntaxError, RecursionError, MemoryError):
+            continue
+        if isinstance(value, str):
+            return value
+    return None
+
+
+def _csv_cells(text: str) -> list[tuple[int, str]]:
+    out = []
+    line_starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+    reader = csv.reader(io.StringIO(text, newline=""))
+    start_line = 1
+    try:
+        for record in reader:
+            offset = line_starts[min(start_line - 1, len(line_starts) - 1)]
+            out += [(offset, cell) for cell in record if '"' in cell or "\n" in cell]
+            start_line = reader.line_num + 1
+    except csv.Error:
+        pass  # not really CSV: the raw and literal scans still ran
+    return out
+
+
+def _mirror_hits(table_path: Path, answers: list[Path]) -> list[LeakHit]:
+    data = table_path.read_bytes()
+    hits = []
+    for answer in answers:
+        if data == answer.read_bytes() or _same_cells(table_path, answer):
+            hits.append(LeakHit(where=f"{table_path}:1", kind="mirror",
+                                detail=f"mirrors the answer table {answer.name} cell for cell, in the same order"))
+    return hits
+
+
+def _same_cells(table_path: Path, answer: Path) -> bool:
+    t, a = read_table(table_path), read_table(answer)
+    if not set(a.columns) <= set(t.columns):
+        return False
+    left = t.frame.select(a.columns).collect()
+    right = a.frame.select(a.columns).collect()
+    return left.height > 0 and left.equals(right)

@@ -1,0 +1,249 @@
+"""Answer and actual tables: JSONL or CSV (by extension), every cell kept as its literal text.
+
+A table is a lazy polars frame of string columns plus ``_row`` (the record's 0-based index), so a
+million-row CSV is scanned by polars without a Python loop. JSON numbers keep the characters they were
+written with (``1.10`` stays ``1.10``): no value ever passes through a binary float. Columns whose
+class is json or set hold the JSON text of their value in both formats, so CSV and JSONL agree.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import polars as pl
+
+from .._errors import MalformedInput, UsageError
+
+Format = Literal["csv", "jsonl"]
+ROW = "\x1frow"  # a name no header or JSON key of a real table holds
+_FORMATS: dict[str, Format] = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
+_HASHER = ThreadPoolExecutor(max_workers=2, thread_name_prefix="tri-agent-sha256")
+
+
+class JsonNumber(str):
+    """A JSON number, kept as the exact text of its literal."""
+
+
+@dataclass
+class Table:
+    """One table read from disk: its columns, its cells as a lazy frame, and the digest of its bytes.
+
+    The frame is parsed from the very bytes that were hashed, so the digest in a report always
+    names what was scored, even if the file changes while we work.
+    """
+
+    path: Path
+    format: Format
+    columns: list[str]
+    frame: pl.LazyFrame
+    _digest: Future[str] = field(repr=False)
+    _lines: list[int] | None = field(default=None, repr=False)
+
+    @property
+    def sha256(self) -> str:
+        return self._digest.result()
+
+    def line_of(self, row: int) -> int:
+        """1-based line where record ``row`` starts (exact, also for quoted multi-line CSV cells)."""
+        if self._lines is None:
+            self._lines = _csv_record_lines(self.path)
+        return self._lines[row] if 0 <= row < len(self._lines) else row + 2
+
+    def where(self, row: int) -> str:
+        return f"{self.path}:{self.line_of(row)}"
+
+
+    def subset(self, column: str, value: str) -> Table:
+        """The rows whose ``column`` equals ``value``; rows keep their index, so errors keep their lines."""
+        self.line_of(0)  # resolve line numbers from the file before the frame is filtered
+        frame = self.frame.filter(pl.col(column) == value)
+        return Table(self.path, self.format, self.columns, frame, self._digest, self._lines)
+
+
+def table_from_rows(name: str, rows: list[dict[str, str | None]], columns: tuple[str, ...] = ()) -> Table:
+    """An in-memory table (e.g. one case's actual rows); ``name`` stands in for a path in messages."""
+    names = list(dict.fromkeys([*columns, *(k for r in rows for k in r)]))
+    data = {n: pl.Series(n, [r.get(n) for r in rows], dtype=pl.String) for n in names}
+    frame = pl.DataFrame(data).with_row_index(ROW)
+    digest: Future[str] = Future()
+    digest.set_result(_sha256(json.dumps(rows, sort_keys=True).encode()))
+    return Table(Path(name), "jsonl", names, frame.lazy(), digest, list(range(1, len(rows) + 1)))
+
+
+def table_format(path: Path) -> Format:
+    fmt = _FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        raise UsageError(f"{path}: unknown table format {path.suffix!r}", hint="use .csv, .jsonl or .ndjson")
+    return fmt
+
+
+def read_table(path: Path, json_columns: frozenset[str] = frozenset(), columns: tuple[str, ...] = ()) -> Table:
+    """Open ``path`` as a table; JSONL is parsed now, CSV is scanned lazily by polars.
+
+    In JSONL a field absent from every row (or an empty file) still exists, all blank: ``columns``
+    names those the caller will read. A CSV header, by contrast, says exactly what exists.
+    """
+    fmt = table_format(path)
+    data = _read_bytes(path)
+    digest = _HASHER.submit(_sha256, data)  # hashlib releases the GIL: this overlaps the parse
+    if fmt == "csv":
+        header = _csv_header(data, path)
+        return Table(path, "csv", header, _parse_csv(data, path, len(header)).lazy(), digest)
+    names, lines, frame = _parse_jsonl(data, path, json_columns)
+    absent = [c for c in columns if c not in names]
+    frame = frame.with_columns(pl.lit(None, pl.String).alias(c) for c in absent)
+    return Table(path, "jsonl", names + absent, frame.lazy(), digest, lines)
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise UsageError(f"{path} does not exist", hint="check the path") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path} is a directory, not a table file") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _csv_header(data: bytes, path: Path) -> list[str]:
+    end = data.find(b"\n")
+    first = (data if end < 0 else data[:end]).removeprefix(b"\xef\xbb\xbf")
+    try:
+        text = first.decode("utf-8")
+    except UnicodeDecodeError:
+        raise MalformedInput("header is not UTF-8", where=f"{path}:1", hint="save the file as UTF-8") from None
+    header = next(csv.reader([text.rstrip("\r")]), [])
+    if not header or all(not h.strip() for h in header):
+        raise MalformedInput("no header row", where=f"{path}:1", hint="the first line must name the columns")
+    dupes = sorted({h for h in header if header.count(h) > 1})
+    if dupes:
+        raise MalformedInput(f"column {dupes[0]!r} appears twice in the header", where=f"{path}:1")
+    return header
+
+
+def _parse_csv(data: bytes, path: Path, ncols: int) -> pl.DataFrame:
+    try:
+        frame = pl.read_csv(data, infer_schema=False, encoding="utf8", quote_char='"').with_row_index(ROW)
+        # a blank line is a record of nulls (polars and the csv module agree): no row, as in JSONL
+        return frame.filter(~pl.all_horizontal(pl.exclude(ROW).is_null()))
+    except pl.exceptions.PolarsError as exc:
+        found = locate_csv_problem(data, path, ncols)
+        if found.where == str(path):
+            found = MalformedInput(f"unreadable CSV ({str(exc).splitlines()[0]})", where=str(path))
+        raise found from None
+
+
+def _csv_record_lines(path: Path) -> list[int]:
+    # only on the error path: a message must name the line a record starts on
+    text = path.read_bytes().decode("utf-8", errors="replace").removeprefix("\ufeff")
+    reader = csv.reader(io.StringIO(text, newline=""))
+    starts, previous_end = [], 1
+    next(reader, None)
+    previous_end = reader.line_num
+    for _ in reader:
+        starts.append(previous_end + 1)
+        previous_end = reader.line_num
+    return starts
+
+
+def locate_csv_problem(raw: bytes, path: Path, ncols: int) -> MalformedInput:
+    """Find the first line that makes a CSV unreadable (encoding or field count)."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        return MalformedInput(f"byte {exc.start} is not UTF-8", where=f"{path}:{line}", hint="save the file as UTF-8")
+    reader = csv.reader(io.StringIO(raw.decode("utf-8").removeprefix("\ufeff"), newline=""))
+    start = 1
+    for record in reader:
+        if len(record) > ncols:
+            return MalformedInput(f"{len(record)} fields where the header has {ncols}", where=f"{path}:{start}",
+                                  hint="quote cells that contain commas")
+        start = reader.line_num + 1
+    return MalformedInput("polars could not read this CSV", where=str(path), hint="check quoting and delimiters")
+
+
+def _parse_jsonl(data: bytes, path: Path, json_columns: frozenset[str]) -> tuple[list[str], list[int], pl.DataFrame]:
+    columns: dict[str, list[str | None]] = {}
+    lines: list[int] = []
+    for lineno, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        row = _parse_jsonl_line(raw, f"{path}:{lineno}")
+        for name in row:
+            if name not in columns:
+                columns[name] = [None] * len(lines)
+        try:
+            cells = [_cell(row.get(name), name in json_columns) for name in columns]
+        except RecursionError:
+            raise MalformedInput("JSON nested too deeply", where=f"{path}:{lineno}") from None
+        for values, cell in zip(columns.values(), cells, strict=True):
+            values.append(cell)
+        lines.append(lineno)
+    frame = pl.DataFrame({name: pl.Series(name, v, dtype=pl.String) for name, v in columns.items()})
+    frame = frame.with_row_index(ROW) if columns else pl.DataFrame({ROW: pl.Series([], dtype=pl.UInt32)})
+    return list(columns), lines, frame
+
+
+def _parse_jsonl_line(raw: bytes, where: str) -> dict[str, Any]:
+    try:
+        row = json.loads(raw.decode("utf-8").removeprefix("\ufeff"), parse_float=JsonNumber, parse_int=JsonNumber,
+                         object_pairs_hook=unique_keys_object, parse_constant=_no_constant)
+        if b"\\u" in raw:  # an escaped lone surrogate decodes, but is no text
+            json.dumps(row, ensure_ascii=False).encode("utf-8")
+    except UnicodeError:
+        raise MalformedInput("line is not UTF-8 text", where=where, hint="save the file as UTF-8") from None
+    except RecursionError:
+        raise MalformedInput("JSON nested too deeply", where=where) from None
+    except ValueError as exc:
+        raise MalformedInput(f"not valid JSON ({exc})", where=where, hint="one JSON object per line") from None
+    if not isinstance(row, dict):
+        raise MalformedInput(f"expected a JSON object, found {type(row).__name__}", where=where)
+    return row
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def unique_keys_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` that refuses a key repeated in one JSON object (json keeps the last)."""
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"key {k!r} repeated in one object")
+        out[k] = v
+    return out
+
+
+def _cell(value: Any, as_json: bool) -> str | None:
+    if value is None:
+        return None
+    if as_json or isinstance(value, dict | list):
+        return to_json_text(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def to_json_text(value: Any) -> str:
+    """JSON text of a parsed value, numbers written exactly as they were read."""
+    if isinstance(value, JsonNumber):
+        return str.__str__(value)
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{json.dumps(k, ensure_ascii=False)}:{to_json_text(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(to_json_text(v) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=False)

@@ -1,0 +1,259 @@
+"""The gateway: the one case runner behind the tester, the judge's re-runs and every mutant replay.
+
+Each case runs in its own scratch folder holding a fresh copy of the (built) baseline, a copy of the
+case's inputs and an empty output folder; nothing is run in the original. Provenance records what
+ran and the SHA-256 of every input and output file (the fingerprint), so any result can be re-run
+and compared by a third party.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import shutil
+import tempfile
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from .._errors import InfrastructureFailure, PolicyViolation, TamperDetected, UsageError
+from ..evidence._manifest import Entry, scan
+from ..evidence._seal import diff, verify
+from ..exam._formats import BuildRecord, Case, read_cases
+from ..sandbox._process import base_env, run
+from ..scoring._grading import ScoreInputs
+from ._target import PLACEHOLDERS, Cell, Target, extract_rows
+
+# case runs side by side: one per core this process may use, at most 4 (a target's ``jobs`` can lower it)
+JOBS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+
+
+class Provenance(BaseModel):
+    """One line of ``provenance.jsonl``: what ran for a case and what it read and wrote."""
+
+    schema_version: Literal[1] = 1
+    case: str
+    argv: list[str] = Field(description="The run template with placeholders, then the case's extra arguments.")
+    exit_code: int | None = Field(description="null when the run was killed on timeout.")
+    timed_out: bool
+    seconds: float = Field(description="Wall time of the run (not part of the fingerprint).")
+    behavior: str = Field(description="Behaviour category the target's rules gave this run.")
+    extract_error: str | None = Field(description="Why no rows could be read from the output, if so.")
+    inputs: dict[str, str] = Field(description="Input file -> SHA-256.")
+    outputs: dict[str, str] = Field(description="Output file -> SHA-256 (the fingerprint).")
+    stdout_sha256: str
+    stderr_sha256: str
+    env_sha256: str = Field(description="SHA-256 of the environment the target was given (paths as placeholders).")
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    rows: list[dict[str, Cell]]
+    provenance: Provenance
+    output: Path
+
+
+class RunRecord(BaseModel):
+    """``run.json``: which build and target a run used, and the digests of what it produced."""
+
+    schema_version: Literal[1] = 1
+    build_visible_digest: str
+    target_sha256: str
+    cases: int
+    twice: bool = Field(description="The run was repeated and found byte-identical.")
+    actual_sha256: str
+    behaviors_sha256: str
+
+
+class Gateway:
+    """Runs cases of one target; the baseline is built once and copied per case."""
+
+    def __init__(self, target: Target, visible: Path, scratch: Path) -> None:
+        self.target, self.visible, self.scratch = target, visible, scratch
+        self.built = self._build()
+
+    def _build(self) -> Path:
+        built = self.scratch / "built"
+        shutil.copytree(self.target.baseline, built, symlinks=True)
+        argv = self.target.config.build
+        if argv:
+            home = self.scratch / "build-home"
+            home.mkdir()
+            done = run(argv, cwd=built, env=base_env(home, self.target.config.env), timeout=self.target.config.timeout)
+            if done.exit_code != 0:
+                raise InfrastructureFailure(f"the target's build step exited {done.exit_code}",
+                                            hint=f"run {' '.join(argv)} in {self.target.baseline} and fix it")
+        return built
+
+    def run_case(self, case: Case, keep: Path | None = None) -> CaseResult:
+        # an opaque folder name: a target that could read its case id from its path could recognise a test
+        work = Path(tempfile.mkdtemp(prefix="case-", dir=self.scratch))
+        target_dir, input_dir, output_dir, home = work / "target", work / "input", work / "output", work / "home"
+        (work / "tmp").mkdir()  # cases run side by side: each gets its own temporary folder
+        shutil.copytree(self.built, target_dir, symlinks=True)
+        shutil.copytree(self.visible / case.inputs, input_dir, symlinks=False)
+        output_dir.mkdir()
+        home.mkdir()
+        values = dict(zip(PLACEHOLDERS, (str(target_dir), str(input_dir), str(output_dir), case.case), strict=True))
+        values["{tmp}"] = str(work / "tmp")
+        template = [*self.target.config.run, *case.argv]
+        argv = [_expand(a, values) for a in template]
+        env = {**base_env(home, self.target.config.env), "TMPDIR": values["{tmp}"]}
+        done = run(argv, cwd=target_dir, env=env, timeout=self.target.config.timeout)
+        extract = case.extract or self.target.config.extract
+        if extract is None:
+            raise UsageError(f"{self.target.path}: no 'extract' for case {case.case}", hint="say which output to read")
+        rows, error = extract_rows(output_dir, extract, case.case)
+        provenance = Provenance(
+            case=case.case, argv=template, exit_code=done.exit_code, timed_out=done.timed_out,
+            seconds=round(done.seconds, 3), behavior=self.target.classify(done), extract_error=error,
+            inputs=_fingerprint(input_dir), outputs=_fingerprint(output_dir),
+            stdout_sha256=hashlib.sha256(done.stdout).hexdigest(),
+            stderr_sha256=hashlib.sha256(done.stderr).hexdigest(), env_sha256=_env_digest(env, values),
+        )
+        if keep is not None:
+            shutil.copytree(output_dir, keep, dirs_exist_ok=True)
+        shutil.rmtree(work, ignore_errors=True)
+        return CaseResult(rows, provenance, keep or output_dir)
+
+
+def _expand(arg: str, values: dict[str, str]) -> str:
+    for name, value in values.items():
+        arg = arg.replace(name, value)
+    return arg
+
+
+def _fingerprint(folder: Path) -> dict[str, str]:
+    return {e.path: e.sha256 for e in scan(folder).sorted_entries()}
+
+
+def _env_digest(env: dict[str, str], values: dict[str, str]) -> str:
+    # scratch paths differ between runs; the digest names them by placeholder so it stays stable
+    stable = {k: _unexpand(v, values) for k, v in env.items()}
+    home = stable.get("HOME", "")
+    stable["HOME"] = "{home}" if home else home
+    return hashlib.sha256(json.dumps(stable, sort_keys=True).encode()).hexdigest()
+
+
+def _unexpand(value: str, values: dict[str, str]) -> str:
+    for name, concrete in values.items():
+        value = value.replace(concrete, name)
+    return value
+
+
+def run_exam(build: Path, target_file: Path, out: Path, *, twice: bool = False) -> RunRecord:
+    """Run every case of ``build`` against the target; write the actual table, behaviours and provenance."""
+    if out.exists() and any(out.iterdir()):
+        raise UsageError(f"{out} already holds a run", hint="runs are evidence: choose a new --out folder")
+    visible = verified_visible(build)
+    target = Target.load(target_file)
+    cases = read_cases(visible / "cases.jsonl")
+    before = scan(target.baseline).sorted_entries()
+    out.mkdir(parents=True, exist_ok=True)
+    results = _run_all(target, visible, cases, out / "outputs")
+    if twice:
+        with tempfile.TemporaryDirectory(prefix="tri-twice-") as tmp:
+            _compare_runs(results, _run_all(target, visible, cases, Path(tmp)))
+    _check_untouched(target, before, build)
+    return _write_run(out, build, target, results, twice)
+
+
+def verified_visible(build: Path) -> Path:
+    visible = build / "visible"
+    if not (visible / "cases.jsonl").is_file() or not (build / "build.json").is_file():
+        raise UsageError(f"{build} is not an exam build", hint="pass the folder `tri-agent exam build` wrote")
+    pinned = BuildRecord.model_validate_json((build / "build.json").read_text(encoding="utf-8")).visible_digest
+    report = verify(visible, expect=pinned)  # a consistent rewrite of cases and manifest fails here
+    if not report.ok:
+        raise TamperDetected(f"{visible} does not match its seal: {report.findings[0].kind} "
+                             f"{report.findings[0].path}", hint="rebuild the exam; never edit a build")
+    return visible
+
+
+def _run_all(target: Target, visible: Path, cases: list[Case], keep: Path) -> list[CaseResult]:
+    # cases are independent (a scratch copy each), so they run side by side; results keep the case order
+    with _scratch() as scratch, ThreadPoolExecutor(max_workers=min(JOBS, target.config.jobs or JOBS)) as pool:
+        gateway = Gateway(target, visible, scratch)
+        return list(pool.map(lambda c: gateway.run_case(c, keep / c.case), cases))
+
+
+@contextmanager
+def _scratch() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="tri-gateway-") as tmp:
+        yield Path(tmp)
+
+
+def _compare_runs(first: list[CaseResult], second: list[CaseResult]) -> None:
+    differing = [a.provenance.case for a, b in zip(first, second, strict=True)
+                 if (a.rows, a.provenance.outputs, a.provenance.behavior)
+                 != (b.rows, b.provenance.outputs, b.provenance.behavior)]
+    if differing:
+        raise InfrastructureFailure(f"the target is not deterministic: {len(differing)} case(s) differ between two "
+                                    f"runs ({', '.join(differing[:5])})", hint="fix the target's non-determinism")
+
+
+def _check_untouched(target: Target, before: list[Entry], build: Path) -> None:
+    changes = diff(before, scan(target.baseline).sorted_entries())
+    if changes:
+        raise PolicyViolation(f"the target changed its own baseline during the run: {changes[0].kind} "
+                              f"{changes[0].path}", hint="targets may write only to their output folder")
+    sealed = build / "sealed"
+    if sealed.is_dir() and not verify(sealed).ok:
+        raise TamperDetected(f"{sealed} changed during the run", hint="the answer key was touched; rebuild the exam")
+
+
+def _write_run(out: Path, build: Path, target: Target, results: list[CaseResult], twice: bool) -> RunRecord:
+    actual = "".join(json.dumps(r, ensure_ascii=False) + "\n" for res in results for r in res.rows)
+    behaviors = "".join(json.dumps({"case": r.provenance.case, "behavior": r.provenance.behavior}) + "\n"
+                        for r in results)
+    (out / "actual.jsonl").write_text(actual, encoding="utf-8")
+    (out / "observed_behaviors.jsonl").write_text(behaviors, encoding="utf-8")
+    (out / "provenance.jsonl").write_text("".join(r.provenance.model_dump_json() + "\n" for r in results),
+                                          encoding="utf-8")
+    record = RunRecord(
+        build_visible_digest=verify(build / "visible").digest,
+        target_sha256=hashlib.sha256(target.path.read_bytes()).hexdigest(), cases=len(results), twice=twice,
+        actual_sha256=hashlib.sha256(actual.encode()).hexdigest(),
+        behaviors_sha256=hashlib.sha256(behaviors.encode()).hexdigest(),
+    )
+    (out / "run.json").write_text(record.model_dump_json(indent=1) + "\n", encoding="utf-8")
+    return record
+
+
+def rerun(run_dir: Path, build: Path, target_file: Path, sample: int, seed: int = 0) -> list[str]:
+    """Re-run a sample of a recorded run's cases; the ids whose fingerprints differ from the record."""
+    visible = verified_visible(build)
+    recorded = {p.case: p for p in _read_provenance(run_dir / "provenance.jsonl")}
+    cases = [c for c in read_cases(visible / "cases.jsonl") if c.case in recorded]
+    chosen = sorted(random.Random(seed).sample(cases, min(sample, len(cases))), key=lambda c: c.case)
+    with _scratch() as scratch:
+        gateway = Gateway(Target.load(target_file), visible, scratch)
+        fresh = [gateway.run_case(c).provenance for c in chosen]
+    return [p.case for p in fresh
+            if (p.outputs, p.behavior, p.exit_code) != (recorded[p.case].outputs, recorded[p.case].behavior,
+                                                         recorded[p.case].exit_code)]
+
+
+def _read_provenance(path: Path) -> list[Provenance]:
+    if not path.is_file():
+        raise UsageError(f"{path} does not exist", hint="pass the folder `tri-agent exam run` wrote")
+    return [Provenance.model_validate_json(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def run_score_inputs(build: Path, run_dir: Path) -> ScoreInputs:
+    """Where a build keeps its key and a run its results, as score inputs."""
+    if not (run_dir / "actual.jsonl").is_file():
+        raise UsageError(f"{run_dir} is not a run folder", hint="pass the folder `tri-agent exam run` wrote")
+    verified_visible(build)
+    behaviors = build / "sealed" / "behaviors.jsonl"
+    observed = run_dir / "observed_behaviors.jsonl"
+    has_behaviors = behaviors.is_file() and observed.is_file()
+    return ScoreInputs(build / "caliber.yaml", build / "sealed" / "answers.jsonl", run_dir / "actual.jsonl",
+                       behaviors if has_behaviors else None, observed if has_behaviors else None)

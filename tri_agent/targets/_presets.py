@@ -1,0 +1,75 @@
+"""Target presets: what changes between kinds of target while the protocol stays the same.
+
+A preset names how the target is driven, the oracle's shape, the tolerance classes it scores with,
+its chaos menu and mutation bug classes, how its baseline is restored and its relative cost. Preset
+files ship inside the wheel (``tri_agent/_data/presets``); from a source checkout they are read from
+the top-level ``presets/`` folder.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from .. import _yamldoc
+from .._errors import UsageError
+from .._resources import shipped
+from ..scoring._tolerance import CLASSES
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class MenuItem(_Strict):
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    description: str = Field(min_length=1)
+
+
+class Preset(_Strict):
+    """One preset file."""
+
+    schema_version: Literal[1] = 1
+    name: str = Field(pattern=r"^[a-z][a-z0-9-]*$")
+    title: str
+    driven_by: str
+    target_kind: Literal["command", "http", "browser"] = Field(description="How the gateway drives the target.")
+    oracle_shape: str
+    tolerance_classes: list[str] = Field(min_length=1)
+    baseline_restore: Literal["file-copies", "db-snapshot-restart", "session-reset-snapshot"]
+    relative_cost: float = Field(gt=0, description="Cost of a round relative to the warehouse preset.")
+    chaos_menu: list[MenuItem] = Field(min_length=1)
+    mutation_bug_classes: list[MenuItem] = Field(min_length=3)
+
+    @field_validator("tolerance_classes")
+    @classmethod
+    def _known_classes(cls, value: list[str]) -> list[str]:
+        unknown = [c for c in value if c not in CLASSES]
+        if unknown:
+            raise ValueError(f"unknown tolerance class {unknown[0]!r}; known: {', '.join(CLASSES)}")
+        return value
+
+
+def presets_dir() -> Path:
+    return shipped("presets")
+
+
+def load_presets(folder: Path | None = None) -> dict[str, Preset]:
+    """Every preset, validated; a file whose name differs from its ``name`` is malformed."""
+    folder = folder or presets_dir()
+    out = {}
+    for path in sorted(folder.glob("*.yaml")):
+        preset = _yamldoc.load(path, Preset)
+        if preset.name != path.stem:
+            raise UsageError(f"{path}: preset name {preset.name!r} differs from the file name")
+        out[preset.name] = preset
+    return out
+
+
+def get_preset(name: str) -> Preset:
+    presets = load_presets()
+    if name not in presets:
+        raise UsageError(f"no preset {name!r}", hint=f"known presets: {', '.join(presets) or 'none'}")
+    return presets[name]

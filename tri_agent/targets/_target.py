@@ -1,0 +1,139 @@
+"""The target: how the software under acceptance is driven, and how its results are read.
+
+Only command targets exist so far (warehouse/report and document pipelines); ``kind`` is a closed
+set so that API and GUI targets join as new rows, not as special cases. A target file::
+
+    schema_version: 1
+    kind: command
+    preset: warehouse
+    baseline: ../target            # folder copied fresh for every case (relative to this file)
+    run: [python3, "{target}/grades.py", "{input}/scores.csv", "{output}/summary.csv"]
+    timeout: 10
+    extract: {file: summary.csv, format: csv}
+    behaviors:                     # first matching rule wins
+      - {exit: 0, behavior: accepted}
+      - {exit: nonzero, behavior: rejected}
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .. import _yamldoc
+from .._errors import UsageError
+from ..exam._formats import Extract
+from ..sandbox._process import Completed
+from ..scoring._tables import ROW, JsonNumber, read_table, to_json_text, unique_keys_object
+
+Cell = str | None
+PLACEHOLDERS = ("{target}", "{input}", "{output}", "{case}")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class BehaviorRule(_Strict):
+    """Maps how a run ended to a behaviour category."""
+
+    exit: int | list[int] | Literal["any", "nonzero", "timeout"] = Field(
+        default="any", description="Exit code(s), 'nonzero', 'timeout' (killed) or 'any'.")
+    stderr: str | None = Field(default=None, description="Regular expression that must match stderr.")
+    behavior: str = Field(min_length=1)
+
+    def matches(self, done: Completed, stderr: str) -> bool:
+        if self.exit == "timeout" or done.timed_out:
+            return self.exit == "timeout" and done.timed_out
+        code_ok = (self.exit == "any" or (self.exit == "nonzero" and done.exit_code != 0)
+                   or done.exit_code == self.exit or (isinstance(self.exit, list) and done.exit_code in self.exit))
+        return code_ok and (self.stderr is None or re.search(self.stderr, stderr) is not None)
+
+
+DEFAULT_BEHAVIORS = (
+    BehaviorRule(exit="timeout", behavior="timeout"),
+    BehaviorRule(exit=0, behavior="accepted"),
+    BehaviorRule(exit="nonzero", behavior="rejected"),
+)
+
+
+class TargetConfig(_Strict):
+    """A target file (see the module docstring)."""
+
+    schema_version: Literal[1] = 1
+    kind: Literal["command"] = Field(default="command", description="How the target is driven.")
+    preset: str | None = Field(default=None, description="Preset name (warehouse, document, ...).")
+    baseline: str = Field(description="Folder holding the target, relative to the target file.")
+    build: list[str] | None = Field(default=None, description="argv run once in a copy before the cases.")
+    run: list[str] = Field(min_length=1, description="argv template: {target} {input} {output} {case}.")
+    timeout: float = Field(default=30, gt=0, description="Seconds one case may take before its group is killed.")
+    jobs: int | None = Field(default=None, ge=1, description="Cases run side by side (default: one per core, "
+                             "at most 4); 1 for a target that cannot share the machine (fixed ports, locks).")
+    env: dict[str, str] = Field(default_factory=dict, description="Extra environment for the target.")
+    extract: Extract | None = Field(default=None, description="Default extraction of actual rows.")
+    behaviors: list[BehaviorRule] = Field(default_factory=lambda: list(DEFAULT_BEHAVIORS))
+
+
+@dataclass(frozen=True)
+class Target:
+    """A loaded target file with its baseline folder resolved."""
+
+    path: Path
+    config: TargetConfig
+    baseline: Path
+
+    @classmethod
+    def load(cls, path: Path) -> Target:
+        config = _yamldoc.load(path, TargetConfig)
+        if config.preset is not None:
+            from ._presets import get_preset
+
+            get_preset(config.preset)  # an unknown preset name is a usage error, named now
+        baseline = (path.parent / config.baseline).resolve()
+        if not baseline.is_dir():
+            raise UsageError(f"{path}: baseline {config.baseline!r} is not a folder ({baseline})")
+        return cls(path, config, baseline)
+
+    def with_baseline(self, baseline: Path, timeout: float, env: dict[str, str] | None = None) -> Target:
+        """The same target driven from another tree (a mutant), with its own timeout and extra environment."""
+        config = self.config.model_copy(update={"timeout": timeout, "env": {**self.config.env, **(env or {})}})
+        return Target(self.path, config, baseline)
+
+    def classify(self, done: Completed) -> str:
+        stderr = done.stderr.decode("utf-8", "replace")
+        return next((r.behavior for r in self.config.behaviors if r.matches(done, stderr)), "unclassified")
+
+
+def extract_rows(output: Path, extract: Extract, case: str) -> tuple[list[dict[str, Cell]], str | None]:
+    """The case's actual rows, each with a leading ``case`` column, and why extraction failed (if it did).
+
+    A target that writes nothing or garbage is not malformed *input*: its rows are simply absent, and
+    the scorer fails them as missing.
+    """
+    path = (output / extract.file).resolve()
+    if not path.is_relative_to(output.resolve()) or not path.is_file():
+        return [], f"no output file {extract.file}"
+    try:
+        rows = _json_rows(path) if extract.format == "json" else _table_rows(path)
+    except Exception as exc:  # any unreadable output is an absent output
+        return [], f"unreadable {extract.file}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+    return [{"case": case, **{k: v for k, v in r.items() if k != "case"}} for r in rows], None
+
+
+def _table_rows(path: Path) -> list[dict[str, Cell]]:
+    frame = read_table(path).frame.drop(ROW).collect()
+    return [{k: v for k, v in row.items()} for row in frame.iter_rows(named=True)]
+
+
+def _json_rows(path: Path) -> list[dict[str, Cell]]:
+    data = json.loads(path.read_text(encoding="utf-8"), parse_float=JsonNumber, parse_int=JsonNumber,
+                      object_pairs_hook=unique_keys_object)
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+        raise ValueError("expected a JSON list of objects")
+    return [{k: None if v is None else v if isinstance(v, str) else to_json_text(v) for k, v in r.items()}
+            for r in data]
