@@ -374,7 +374,7 @@ def _(d: Path) -> None:
     ensure("mirror" in tri("leaks", "--answers", ans, "--actual", mirror, expect=6), "mirror not flagged")
 
 
-# --- the exam pipeline (issue 3), on the toy-grades example ----------------------------------------------------
+# --- the exam pipeline, on the toy-grades example ------------------------------------------------------------------
 
 TOY = Path(__file__).resolve().parents[1] / "examples" / "toy-grades"
 
@@ -452,7 +452,7 @@ def _(d: Path) -> None:
     ensure(behaviors.count('"timeout"') == 13 and time.monotonic() - start < 60, behaviors[:200])
 
 
-# --- the hard acceptance (issue 5), on the toy-grades example with its recorded roles ---------------------------
+# --- the hard acceptance, on the toy-grades example with its recorded roles ---------------------------------------
 
 @check("accept: red, fixed, green, final round, ACCEPTED; a tampered trail is caught and never resumed")
 def _(d: Path) -> None:

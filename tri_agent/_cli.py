@@ -255,8 +255,13 @@ def _install_skill(args: argparse.Namespace) -> int:
 
 
 def _schema(args: argparse.Namespace) -> int:
+    from ._formatdoc import formats_markdown
     from ._schemas import export_schemas
 
+    if args.docs is not None:
+        _write(args.docs, formats_markdown())
+        print(args.docs)
+        return ExitCode.PASS
     for path in export_schemas(args.out):
         print(path)
     return ExitCode.PASS
@@ -429,8 +434,9 @@ def _parser() -> argparse.ArgumentParser:
     dr = sub.add_parser("doctor", help="isolation layers, drivers and credentials on this machine")
     dr.set_defaults(handler=_doctor)
 
-    sc = sub.add_parser("schema", help="export the JSON Schemas of every on-disk format")
+    sc = sub.add_parser("schema", help="export the JSON Schemas of every on-disk format, or their Markdown reference")
     sc.add_argument("--out", type=Path, default=Path("schemas"))
+    sc.add_argument("--docs", type=Path, help="write the Markdown reference of every format to this file instead")
     sc.set_defaults(handler=_schema)
     return p
 

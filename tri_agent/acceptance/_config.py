@@ -30,6 +30,8 @@ TOKENS_PER_TURN = (4000, 600)  # input, output: an estimate for the cost note on
 
 
 class Consent(BaseModel):
+    """The consent a survey records: when it was answered, and the cost note shown with it."""
+
     model_config = ConfigDict(extra="forbid")
 
     given_at: str = Field(description="UTC time the survey was answered (answering is consent).")
@@ -45,7 +47,7 @@ class ModelSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    model: str
+    model: str = Field(description="Model name sent to the provider.")
     base_url: str | None = Field(default=None, description="For OpenAI-compatible servers and local fakes.")
     api: Literal["responses", "chat"] = Field(default="responses", description="openai only.")
     api_key_env: str | None = Field(default=None, description="Variable holding the key (default per provider).")
@@ -58,21 +60,23 @@ class AcceptanceConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    schema_version: Literal[1] = 1
+    schema_version: Literal[1] = Field(default=1, description="Version of the acceptance config format.")
     scope: str = Field(min_length=1, description="What is being accepted.")
     spec: list[str] = Field(min_length=1, description="Spec files, relative to the project.")
-    depth: Depth = "standard"
+    depth: Depth = Field(default="standard", description="quick, standard or deep: mutants sampled per round (3, 6, "
+                                                         "12) and model turns the cost note assumes.")
     gate_n: int = Field(default=3, ge=1, le=20, description="Consecutive green rounds required.")
     target_kind: str = Field(description="Preset name: warehouse, document, ...")
     target: str = Field(default="target.yaml", description="The target file, relative to the project.")
     exam: str = Field(default="exam", description="The exam folder, relative to the project.")
     evidence: str = Field(default="evidence", description="The evidence store (relative or absolute).")
-    drivers: dict[str, DriverName] = Field(default_factory=lambda: _all_scripted())
+    drivers: dict[str, DriverName] = Field(default_factory=lambda: _all_scripted(),
+                                           description="role -> driver that plays it; a role not named is scripted.")
     script: str | None = Field(default=None, description="Recorded role actions, for scripted drivers.")
     models: dict[str, ModelSpec] = Field(default_factory=dict, description="role -> model, for API drivers.")
     commands: dict[str, list[str]] = Field(default_factory=dict, description="role -> argv, for command drivers.")
     budget_usd: float = Field(default=20.0, ge=0, description="Cap on the whole run's model spend.")
-    consent: Consent
+    consent: Consent = Field(description="When the survey was answered, and the cost note it showed.")
 
 
 QUESTIONS = (  # (field, question, flag)

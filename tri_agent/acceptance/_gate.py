@@ -40,20 +40,20 @@ class RoundFacts(BaseModel):
 class GateResult(BaseModel):
     """``gate.json``: the gate's verdict on one round."""
 
-    schema_version: Literal[1] = 1
-    round: int
-    green: bool
+    schema_version: Literal[1] = Field(default=1, description="Version of the gate result format.")
+    round: int = Field(description="Round number judged.")
+    green: bool = Field(description="No reason stands: the round counts toward the green streak.")
     reasons: list[str] = Field(description="Why the round is red (empty when green).")
 
 
 class Progress(BaseModel):
     """The acceptance's state between rounds."""
 
-    schema_version: Literal[1] = 1
+    schema_version: Literal[1] = Field(default=1, description="Version of the progress format.")
     gate_n: int = Field(ge=1, description="Consecutive green rounds required.")
-    green_streak: int = 0
-    rounds: int = 0
-    final_round: bool = False
+    green_streak: int = Field(default=0, description="Green rounds in a row so far; a red round resets it to 0.")
+    rounds: int = Field(default=0, description="Rounds played so far.")
+    final_round: bool = Field(default=False, description="The next round is the final round.")
     attempts: dict[str, int] = Field(default_factory=dict, description="Ticket signature -> failed fix attempts.")
     ever_red: list[str] = Field(default_factory=list, description="Signatures of tickets that were ever filed.")
     red_cases: dict[str, list[str]] = Field(default_factory=dict, description="Seed -> cases that were ever red "

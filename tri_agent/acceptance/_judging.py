@@ -97,7 +97,7 @@ RERUN_SAMPLE = 5
 class RerunRecord(BaseModel):
     """``rerun.json``: the judge's fingerprint re-runs of one round."""
 
-    schema_version: Literal[1] = 1
+    schema_version: Literal[1] = Field(default=1, description="Version of the rerun record format.")
     sample: int = Field(description="Cases re-run (at most; fewer when the round has fewer).")
     mismatched: list[str] = Field(description="Cases whose outputs, behaviour or exit code changed.")
 
@@ -150,15 +150,16 @@ def score_tickets(build: Path, report: ScoreReport) -> list[Ticket]:
 class FileState(BaseModel):
     """One file of ``code.json``: what a role's writable file held when a record was sealed."""
 
-    sha256: str
+    sha256: str = Field(description="SHA-256 of the file's bytes.")
     text: str | None = Field(description="The text (UTF-8, invalid bytes replaced); null above 1 MiB.")
 
 
 class CodeSnapshot(BaseModel):
     """``code.json``: the builder's files as of a record, so the next round's diff needs no live state."""
 
-    schema_version: Literal[1] = 1
-    files: dict[str, FileState]
+    schema_version: Literal[1] = Field(default=1, description="Version of the code snapshot format.")
+    files: dict[str, FileState] = Field(description="Project-relative path -> state, for every regular file the "
+                                                    "builder may write (caches and environments excluded).")
 
 
 _GONE = FileState(sha256="", text=None)

@@ -32,24 +32,28 @@ class Deepening(BaseModel):
 class RoundSummary(BaseModel):
     """``round.json``: what one round's evidence record says, for the scoreboard."""
 
-    schema_version: Literal[1] = 1
-    round: int
+    schema_version: Literal[1] = Field(default=1, description="Version of the round summary format.")
+    round: int = Field(description="Round number, from 1.")
     seed: str = Field(description="The exam seed; the final round names every seed it drew cases from.")
-    final: bool
-    green: bool
+    final: bool = Field(description="The final round: the baseline and every case ever red, rebuilt.")
+    green: bool = Field(description="The gate passed this round.")
     reasons: list[str] = Field(description="Why the round is red (empty when green).")
-    passed: int
-    total: int
+    passed: int = Field(description="Units passing over all channels; 0 when the run could not be scored.")
+    total: int = Field(description="Units scored over all channels; 0 when the run could not be scored.")
     channels: dict[str, str] = Field(default_factory=dict, description="channel -> passed/total.")
     drift: list[str] = Field(default_factory=list, description="Systematic within-tolerance drift, per field.")
-    kill_rate: str
+    kill_rate: str = Field(description="Mutation kill rate and the mutants in the summary, e.g. '83% of 6'; '-' "
+                                       "when no mutation gate ran.")
     tickets: dict[str, int] = Field(description="route -> tickets filed.")
-    smells: int = 0
+    smells: int = Field(default=0, description="Smells the judge found in the builder's code this round.")
     streak: int = Field(default=0, description="The gate counter after this round.")
-    deepening: Deepening | None = None
-    simulation: bool
-    cost_usd: dict[str, float] = {}
-    isolation: dict[str, list[str]] = {}
+    deepening: Deepening | None = Field(default=None, description="How this round's exam differs from earlier "
+                                                                  "rounds'; null: not recorded.")
+    simulation: bool = Field(description="Every episode of the round was a simulation (scripted): it can never "
+                                         "certify.")
+    cost_usd: dict[str, float] = Field(default={}, description="role -> model spend of its episode in US dollars, "
+                                                               "the judge's ruling included.")
+    isolation: dict[str, list[str]] = Field(default={}, description="role -> isolation layers active in its episode.")
 
 
 def rounds_of(store: EvidenceStore) -> list[RoundSummary]:

@@ -58,12 +58,12 @@ class Change(BaseModel):
 class Smell(BaseModel):
     """One finding of ``smells.json``: which smell, where, and what it is."""
 
-    schema_version: Literal[1] = 1
+    schema_version: Literal[1] = Field(default=1, description="Version of the smell format.")
     name: str = Field(description="A key of the SMELLS table.")
     severity: Severity = Field(description="blocker: a builder ticket and a red round; note: recorded only.")
     path: str = Field(description="Project-relative path of the file.")
     line: int | None = Field(description="1-based line in the new text, when the smell has one.")
-    detail: str
+    detail: str = Field(description="What the smell means, then what was found.")
 
 
 @dataclass(frozen=True)

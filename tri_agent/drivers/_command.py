@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .._errors import UsageError
 from ..sandbox._bubblewrap import WORKSPACE, probe, wrap
@@ -34,13 +34,15 @@ from ._episode import PROTOCOL, Attempt, Episode, EpisodeResult, Status, Usage, 
 class Request(BaseModel):
     """What the agent receives on stdin."""
 
-    protocol: str = PROTOCOL
-    role: str
-    charter: str
-    task: str
-    workspace: str
-    tools: list[str]
-    limits: dict[str, Any]
+    protocol: str = Field(default=PROTOCOL, description="Executor protocol version: " + PROTOCOL + ".")
+    role: str = Field(description="Role the agent plays.")
+    charter: str = Field(description="The role's charter prompt (the body of its charter file).")
+    task: str = Field(description="This episode's task.")
+    workspace: str = Field(description="Absolute path of the workspace the agent works in; /workspace inside "
+                                       "bubblewrap.")
+    tools: list[str] = Field(description="Tools the role's contract names.")
+    limits: dict[str, Any] = Field(description="What the episode may spend: turns, seconds, budget_usd, "
+                                               "output_bytes.")
 
 
 class Response(BaseModel):
@@ -48,14 +50,16 @@ class Response(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    protocol: str
-    status: str
-    summary: str = ""
-    reason: str | None = None
-    model: str | None = None
-    usage: Usage = Usage()
-    cost_usd: float = 0.0
-    denials: list[str] = []  # tool uses the agent's own permission layer refused: breach attempts
+    protocol: str = Field(description="Must be " + PROTOCOL + "; any other value is a protocol_mismatch.")
+    status: str = Field(description="ok or blocked; error reports that the agent failed (runtime_failure); "
+                                    "anything else is malformed_output.")
+    summary: str = Field(default="", description="What the agent did, in its own words.")
+    reason: str | None = Field(default=None, description="Why it blocked or failed; null when there is none.")
+    model: str | None = Field(default=None, description="Model identity the agent reports; null when unknown.")
+    usage: Usage = Field(default=Usage(), description="Tokens the agent reports spending.")
+    cost_usd: float = Field(default=0.0, description="Cost in US dollars the agent reports; 0 when it reports none.")
+    denials: list[str] = Field(default=[], description="Tool uses the agent's own permission layer refused; "
+                                                       "recorded as breach attempts.")
 
 
 class CommandDriver:

@@ -50,10 +50,14 @@ class Limits(BaseModel):
 
 
 class Usage(BaseModel):
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
+    """Tokens spent, as the provider or the agent reported them."""
+
+    input_tokens: int = Field(default=0, description="Input tokens; 0 when none were reported.")
+    output_tokens: int = Field(default=0, description="Output tokens; 0 when none were reported.")
+    cache_read_tokens: int = Field(default=0, description="Input tokens read from the provider's prompt cache; 0 "
+                                                          "when none were reported.")
+    cache_write_tokens: int = Field(default=0, description="Input tokens written to the provider's prompt cache; 0 "
+                                                           "when none were reported.")
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(**{k: getattr(self, k) + getattr(other, k) for k in Usage.model_fields})
@@ -62,28 +66,32 @@ class Usage(BaseModel):
 class Attempt(BaseModel):
     """One try at an episode."""
 
-    driver: str
-    driver_version: str = __version__
+    driver: str = Field(description="Driver that made the attempt: scripted, command, anthropic, openai, "
+                                    "openai-chat or in-session.")
+    driver_version: str = Field(default=__version__, description="Version of tri-agent that ran the driver.")
     model: str | None = Field(description="Model identity as the provider reported it.")
-    status: Status
-    usage: Usage = Field(default_factory=Usage)
-    cost_usd: float = 0.0
+    status: Status = Field(description="How the attempt ended: ok, blocked, or an evaluation failure.")
+    usage: Usage = Field(default_factory=Usage, description="Tokens the attempt spent; zeros when none were reported.")
+    cost_usd: float = Field(default=0.0, description="Cost in US dollars, computed as cost_basis says; 0 when unknown.")
     cost_basis: str = Field(description="How the cost was computed (price table, provider figure, or none).")
-    seconds: float
-    error: str | None = None
+    seconds: float = Field(description="Wall time of the attempt in seconds (left out of round evidence).")
+    error: str | None = Field(default=None, description="Why an evaluation failure happened, or the scripted "
+                                                        "driver's refused calls; null when there is nothing to say.")
 
 
 class EpisodeResult(BaseModel):
     """What a driver returns for one role episode."""
 
-    schema_version: Literal[1] = 1
-    role: str
-    status: Status
-    summary: str = ""
+    schema_version: Literal[1] = Field(default=1, description="Version of the episode result format.")
+    role: str = Field(description="Role that played the episode.")
+    status: Status = Field(description="ok, blocked, or an evaluation failure (never graded, never clean).")
+    summary: str = Field(default="", description="The role's own account of what it did, secrets masked; empty "
+                                                 "when it gave none.")
     reason: str | None = Field(default=None, description="Why the role blocked, or why the episode failed.")
     simulation: bool = Field(description="True for the scripted driver: such a result can never certify.")
-    attempts: list[Attempt]
-    tool_calls: int = 0
+    attempts: list[Attempt] = Field(description="Each try at the episode, in order (the drivers make one).")
+    tool_calls: int = Field(default=0, description="Model turns for an API driver, recorded calls for the scripted "
+                                                   "driver; 0 when the driver does not count them.")
     breach_attempts: list[str] = Field(default_factory=list, description="Refused tool calls that tried to escape.")
     isolation: list[str] = Field(default_factory=list, description="Isolation layers that were active, set by the "
                                  "orchestrator: physical-omission, write-audit, tool-confinement, bubblewrap.")

@@ -26,9 +26,11 @@ class Claim(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    category: str
-    location: str = Field(pattern=r"^[^:]+:[1-9][0-9]*$")
-    reason: str = Field(min_length=1)
+    category: str = Field(description="Flag category; one of those the question allows, or the sample is dropped.")
+    location: str = Field(pattern=r"^[^:]+:[1-9][0-9]*$",
+                          description="file:line in the evidence folder; a citation that does not resolve drops the "
+                                      "sample.")
+    reason: str = Field(min_length=1, description="Why the sample raised the flag.")
 
 
 class Reply(BaseModel):
@@ -40,11 +42,14 @@ class Reply(BaseModel):
 
 
 class Ruling(BaseModel):
-    schema_version: Literal[1] = 1
-    question: str
-    samples: int
-    readable_samples: int
-    floor: float
+    """One K-sampled ruling: what was asked, how many samples counted, and the claims they agreed on."""
+
+    schema_version: Literal[1] = Field(default=1, description="Version of the ruling format.")
+    question: str = Field(description="The prompt each sample was asked.")
+    samples: int = Field(description="Samples asked (K).")
+    readable_samples: int = Field(description="Samples whose reply was readable and whose citations all resolved.")
+    floor: float = Field(description="Share of all samples that must raise a claim for it to count, and be "
+                                     "readable for the ruling to be conclusive.")
     verdict: Verdict = Field(description="flagged and inconclusive both block certification.")
     flags: list[Claim] = Field(description="Claims raised by at least the floor share of all samples.")
     dropped: list[str] = Field(description="Why samples or claims were not counted.")

@@ -27,10 +27,12 @@ class ScriptedCall(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    tool: str
-    args: dict[str, Any] = Field(default_factory=dict)
-    each_case: bool = False
-    content_file: str | None = None
+    tool: str = Field(description="Name of the tool called.")
+    args: dict[str, Any] = Field(default_factory=dict, description="The call's arguments.")
+    each_case: bool = Field(default=False, description="Repeat the call for every case of the last visible build in "
+                                                       "the workspace, its id as args.case.")
+    content_file: str | None = Field(default=None, description="File beside the script whose text becomes "
+                                                               "args.content; null: the args as written.")
 
 
 class ScriptedEpisode(BaseModel):
@@ -38,17 +40,21 @@ class ScriptedEpisode(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    role: str
+    role: str = Field(description="Role the episode was recorded for.")
     round: int = Field(ge=1, description="First round this episode plays; it replays until a later one takes over.")
-    calls: list[ScriptedCall] = Field(default_factory=list)
+    calls: list[ScriptedCall] = Field(default_factory=list, description="Tool calls in replay order, submit "
+                                                                        "excluded.")
     submit: dict[str, Any] = Field(description="The submit call's arguments (summary, blocked, reason).")
 
 
 class Script(BaseModel):
+    """A script file: the recorded episodes the scripted driver replays."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    schema_version: Literal[1] = 1
-    episodes: list[ScriptedEpisode]
+    schema_version: Literal[1] = Field(default=1, description="Version of the script format.")
+    episodes: list[ScriptedEpisode] = Field(description="Recorded episodes; per role, the one with the latest round "
+                                                        "at or before the current round plays.")
 
 
 class ScriptedDriver:

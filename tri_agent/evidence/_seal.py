@@ -1,6 +1,6 @@
 """Sealing a directory, verifying it, and the append-only seal log.
 
-Rules (DESIGN section 2): a directory is sealed once; resealing must declare the digest it expects
+Rules: a directory is sealed once; resealing must declare the digest it expects
 to produce and a reason, and both digests go to ``SEAL-LOG.jsonl``, whose entries are hash-chained so
 that a rewritten log is detectable. Every rejection and every verify difference is exit 4.
 """

@@ -34,7 +34,7 @@ STAGING = ".staging-"
 class TrailEntry(BaseModel):
     """One line of ``TRAIL.jsonl``."""
 
-    schema_version: Literal[1] = 1
+    schema_version: Literal[1] = Field(default=1, description="Version of the trail entry format.")
     seq: int = Field(description="0 for the first record, then +1 per line.")
     name: str = Field(description="Record folder name under records/.")
     kind: str = Field(description="What the record holds: preflight, round, final, escalation...")

@@ -46,7 +46,7 @@ class ExamConfig(_Strict):
     ``{out}/answers.jsonl`` and may write ``{out}/behaviors.jsonl``).
     """
 
-    schema_version: Literal[1] = 1
+    schema_version: Literal[1] = Field(default=1, description="Version of the exam format.")
     name: str = Field(min_length=1, description="Exam name, for reports.")
     generator: list[str] = Field(min_length=1, description="argv of the deterministic case generator.")
     oracle: list[str] = Field(min_length=1, description="argv of the independent oracle.")
@@ -79,31 +79,35 @@ class Case(_Strict):
 class Pair(_Strict):
     """One line of ``pairs.jsonl``: a generated case pair for a caliber relation."""
 
-    relation: str
-    a: str
-    b: str
+    relation: str = Field(description="Name of an equal_pair or monotone relation of the caliber.")
+    a: str = Field(description="First case id; for monotone, the subset case.")
+    b: str = Field(description="Second case id; for monotone, the superset case.")
 
 
 class BuildChecks(_Strict):
-    generator_deterministic: bool
-    oracle_deterministic: bool
-    gold_passes: bool
-    corrupted_key_fails: bool
+    """The self-checks of a build; a build that fails one raises and writes no record, so each is true."""
+
+    generator_deterministic: bool = Field(description="Two generator runs wrote byte-identical output.")
+    oracle_deterministic: bool = Field(description="Two oracle runs wrote byte-identical output.")
+    gold_passes: bool = Field(description="The answer key scored against itself passes.")
+    corrupted_key_fails: bool = Field(description="The answer key with its first row's first field changed beyond "
+                                                  "tolerance fails channel 1.")
 
 
 class BuildRecord(_Strict):
     """``build.json``: what was built, from what, and the self-checks that passed before it counts."""
 
-    schema_version: Literal[1] = 1
-    exam: str
-    seed: str
-    cases: int
+    schema_version: Literal[1] = Field(default=1, description="Version of the build record format.")
+    exam: str = Field(description="Exam name from exam.yaml.")
+    seed: str = Field(description="Seed the generator ran with; for a composed build, a label naming the seeds "
+                                  "its cases came from.")
+    cases: int = Field(description="Cases in visible/cases.jsonl.")
     visible_digest: str = Field(description="Seal digest of visible/.")
     sealed_digest: str = Field(description="Seal digest of sealed/ (the answer key).")
     caliber_sha256: str = Field(description="SHA-256 of the built caliber.yaml.")
     exam_sha256: dict[str, str] = Field(description="SHA-256 of each exam file the generator and oracle could "
                                                     "read (code included; tickets and judge notes excluded).")
-    checks: BuildChecks
+    checks: BuildChecks = Field(description="The self-checks the build passed.")
 
 
 def load_exam(folder: Path) -> ExamConfig:

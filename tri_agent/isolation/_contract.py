@@ -46,8 +46,8 @@ class Contract(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    schema_version: Literal[1] = 1
-    role: RoleName
+    schema_version: Literal[1] = Field(default=1, description="Version of the contract format.")
+    role: RoleName = Field(description="The role this charter governs: examiner, builder, tester or judge.")
     readable: list[str] = Field(description="Globs of project paths the role's workspace receives.")
     hidden: list[str] = Field(default_factory=list, description="Never in the workspace, whatever 'readable' says.")
     writable: list[str] = Field(default_factory=list, description="Globs the role may create, change or delete.")

@@ -27,8 +27,8 @@ from ._contract import Contract, is_agent_config
 class WorkspaceRecord(BaseModel):
     """What a role's workspace received, and what was kept out."""
 
-    schema_version: Literal[1] = 1
-    role: str
+    schema_version: Literal[1] = Field(default=1, description="Version of the workspace record format.")
+    role: str = Field(description="Role whose contract the workspace was assembled for.")
     files: int = Field(description="Project files copied in.")
     omitted: int = Field(description="Project files the contract keeps out (not readable, or hidden).")
     stripped: list[str] = Field(description="Agent configuration and history removed (paths).")

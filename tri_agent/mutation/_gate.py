@@ -52,11 +52,12 @@ class _Strict(BaseModel):
 class MenuMutant(_Strict):
     """One deliberate bug: replace ``anchor`` (found exactly once in ``file``) with ``replace``."""
 
-    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", description="Mutant id, unique in the menu.")
     bug_class: str = Field(description="The preset's bug class, e.g. rounding-mode, strip-dropped.")
     file: str = Field(description="File of the target, relative to its baseline folder.")
-    anchor: str = Field(min_length=1)
-    replace: str
+    anchor: str = Field(min_length=1, description="Exact text the mutant replaces; it must occur exactly once in "
+                                                  "the file.")
+    replace: str = Field(description="Text put in place of the anchor.")
     witness: dict[str, str] = Field(min_length=1, description="Input files (name -> content) on which the "
                                                                "original and the mutant must differ.")
 
@@ -64,32 +65,40 @@ class MenuMutant(_Strict):
 class Menu(_Strict):
     """``mutations.yaml``."""
 
-    schema_version: Literal[1] = 1
-    mutants: list[MenuMutant] = Field(min_length=1)
+    schema_version: Literal[1] = Field(default=1, description="Version of the mutation menu format.")
+    mutants: list[MenuMutant] = Field(min_length=1, description="The deliberate bugs; ids must be unique.")
 
 
 class MutantOutcome(_Strict):
-    id: str
-    bug_class: str
-    status: Status
-    reason: str
-    killed_by: list[str] = Field(default_factory=list)
-    cases_run: int = 0
-    seconds: float = 0
+    """What the gate found for one mutant."""
+
+    id: str = Field(description="Menu id, or mutmut:<name> for a syntactic mutant.")
+    bug_class: str = Field(description="Bug class from the menu; mutmut for a syntactic mutant.")
+    status: Status = Field(description="Stryker status: Killed and Timeout are detected, Survived and NoCoverage "
+                                       "undetected, the others not judged.")
+    reason: str = Field(description="Why, in words; an equivalent mutant's reason starts with 'equivalent: '.")
+    killed_by: list[str] = Field(default_factory=list, description="Case that killed it or ran past the timeout, or "
+                                                                   "whole-exam; empty otherwise.")
+    cases_run: int = Field(default=0, description="Cases replayed on the mutant before it was decided.")
+    seconds: float = Field(default=0, description="Wall time spent judging the mutant (left out of round "
+                                                  "evidence); 0 when it was not run.")
 
 
 class MutationSummary(_Strict):
     """``summary.json`` of a mutation gate run."""
 
-    schema_version: Literal[1] = 1
-    clean_run: Literal["pass"] = "pass"
-    mutants: list[MutantOutcome]
+    schema_version: Literal[1] = Field(default=1, description="Version of the mutation summary format.")
+    clean_run: Literal["pass"] = Field(default="pass", description="Always pass: a clean run that fails the exam "
+                                                                   "stops the gate, unless it runs differential.")
+    mutants: list[MutantOutcome] = Field(description="One outcome per mutant: those run in plan order, then menu "
+                                                     "mutants whose anchor is not in the target.")
     counts: dict[str, int] = Field(description="Mutants per status.")
     kill_rate: float = Field(description="(Killed + Timeout) / (Killed + Timeout + Survived + NoCoverage).")
-    threshold: float
+    threshold: float = Field(description="Kill rate the gate requires, from 0 to 1.")
     minimum: int = Field(description="Fewest judged mutants the gate accepts.")
-    verdict: Literal["pass", "fail"]
-    reasons: list[str]
+    verdict: Literal["pass", "fail"] = Field(description="pass when no reason stands.")
+    reasons: list[str] = Field(description="Why the verdict is fail (too few judged mutants, kill rate below the "
+                                           "threshold), one line each.")
 
 
 @dataclass(frozen=True)

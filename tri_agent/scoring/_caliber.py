@@ -51,20 +51,20 @@ class Selector(_Strict):
 class SumOfParts(_Strict):
     """The parts' ``field`` adds up to the total row's ``total_field``, within the field's tolerance."""
 
-    name: str
-    kind: Literal["sum_of_parts"]
-    field: str
+    name: str = Field(description="Relation name, unique in the caliber; reports name its outcome by it.")
+    kind: Literal["sum_of_parts"] = Field(description="Relation kind: sum_of_parts.")
+    field: str = Field(description="Amount, ratio or count field summed over the part rows.")
     total_field: str | None = Field(default=None, description="Defaults to 'field'.")
     by: list[str] = Field(default_factory=list, description="Check separately within each group of these columns.")
-    parts: Selector
-    total: Selector
+    parts: Selector = Field(description="Selects the part rows within each group.")
+    total: Selector = Field(description="Selects the total row within each group; exactly one must match.")
 
 
 class EqualPair(_Strict):
     """Two cases whose inputs differ only in a way the spec says is irrelevant give equal outputs."""
 
-    name: str
-    kind: Literal["equal_pair"]
+    name: str = Field(description="Relation name, unique in the caliber; reports name its outcome by it.")
+    kind: Literal["equal_pair"] = Field(description="Relation kind: equal_pair.")
     case_column: str = Field(description="Column naming the case a row belongs to.")
     pairs: list[tuple[str, str]] = Field(default_factory=list, description="Case pairs; a build adds generated ones.")
     fields: list[str] | None = Field(default=None, description="Fields compared; default all caliber fields.")
@@ -74,18 +74,19 @@ class EqualPair(_Strict):
 class Idempotent(_Strict):
     """Replaying the same input (``--replay``) gives the same table, row for row."""
 
-    name: str
-    kind: Literal["idempotent"]
-    fields: list[str] | None = None
+    name: str = Field(description="Relation name, unique in the caliber; reports name its outcome by it.")
+    kind: Literal["idempotent"] = Field(description="Relation kind: idempotent.")
+    fields: list[str] | None = Field(default=None, description="Fields that must be equal in the replay, with no "
+                                                               "tolerance; default all caliber fields.")
 
 
 class Monotone(_Strict):
     """A superset input never shrinks a count: for each (subset, superset) case pair, row by row."""
 
-    name: str
-    kind: Literal["monotone"]
-    case_column: str
-    field: str
+    name: str = Field(description="Relation name, unique in the caliber; reports name its outcome by it.")
+    kind: Literal["monotone"] = Field(description="Relation kind: monotone.")
+    case_column: str = Field(description="Column naming the case a row belongs to.")
+    field: str = Field(description="Count field that must not shrink from the subset case to the superset case.")
     pairs: list[tuple[str, str]] = Field(default_factory=list,
                                          description="(subset case, superset case) pairs; a build adds generated ones.")
 
@@ -103,8 +104,8 @@ Relation = Annotated[SumOfParts | EqualPair | Idempotent | Monotone, Field(discr
 class Behaviors(_Strict):
     """Channel 2: the expected behaviour category per case, compared for equality."""
 
-    key: list[str] = Field(default_factory=lambda: ["case"])
-    field: str = "behavior"
+    key: list[str] = Field(default_factory=lambda: ["case"], description="Key columns of the behaviour tables.")
+    field: str = Field(default="behavior", description="Column holding the behaviour category; not a key column.")
     values: list[str] = Field(min_length=1, description="The closed set of behaviour categories.")
 
 
@@ -120,12 +121,13 @@ class Drift(_Strict):
 class Caliber(_Strict):
     """The scoring contract."""
 
-    schema_version: Literal[1] = 1
-    key: list[str] = Field(min_length=1)
+    schema_version: Literal[1] = Field(default=1, description="Version of the caliber format.")
+    key: list[str] = Field(min_length=1, description="Columns that together identify a row: unique, never blank, "
+                                                     "and not scored fields.")
     fields: dict[str, FieldEntry] = Field(min_length=1, description="field -> class, or {class, values}.")
-    behaviors: Behaviors | None = None
-    relations: list[Relation] = Field(default_factory=list)
-    drift: Drift = Field(default_factory=Drift)
+    behaviors: Behaviors | None = Field(default=None, description="Channel 2; null: behaviours are not scored.")
+    relations: list[Relation] = Field(default_factory=list, description="Channel 3; empty: no relation is checked.")
+    drift: Drift = Field(default_factory=Drift, description="How the drift audit of amount and ratio fields judges.")
 
     @model_validator(mode="after")
     def _consistent(self) -> Caliber:

@@ -1,7 +1,7 @@
 """Grading: read the inputs, run the three channels, and compose the verdict.
 
 This is the one place that knows which channels exist and what makes a score red; the channels
-themselves (``_scoring``, ``_relations``) are pure over their tables.
+themselves (``_channels``, ``_relations``) are pure over their tables.
 """
 
 from __future__ import annotations

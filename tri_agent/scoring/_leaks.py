@@ -54,9 +54,9 @@ class LeakHit(BaseModel):
 class LeakReport(BaseModel):
     """Outcome of ``tri-agent leaks``; any hit is exit 6."""
 
-    schema_version: Literal[1] = 1
+    schema_version: Literal[1] = Field(default=1, description="Version of the leak report format.")
     distinctive_values: int = Field(description="Sealed values searched for.")
-    files_scanned: int
+    files_scanned: int = Field(description="Regular files searched, plus the tables checked for mirroring.")
     hits: list[LeakHit] = Field(description="Sorted by file, line and detail.")
 
     def to_json(self) -> str:

@@ -42,22 +42,24 @@ class FieldTally(BaseModel):
     """Per-field counts over the expected rows."""
 
     cls: str = Field(description="Tolerance class.")
-    passed: int
-    failed: int
+    passed: int = Field(description="Expected rows whose cell in this field passed.")
+    failed: int = Field(description="Expected rows whose cell in this field failed, missing rows included.")
     within_tolerance_nonzero: int = Field(description="Passing cells whose exact difference is not zero.")
 
 
 class DeltaCount(BaseModel):
+    """One in-tolerance difference and how often it occurs."""
+
     delta: str = Field(description="actual - expected, exact.")
-    count: int
+    count: int = Field(description="Passing cells with this difference.")
 
 
 class DriftAudit(BaseModel):
     """Differences inside tolerance for one decimal field: how many, which way, how large."""
 
-    field: str
-    cls: str
-    tolerance: str
+    field: str = Field(description="Scored field audited.")
+    cls: str = Field(description="Its tolerance class: amount or ratio.")
+    tolerance: str = Field(description="The class's tolerance as a decimal literal (0.01 or 0.000001).")
     nonzero: int = Field(description="Passing cells with a non-zero difference.")
     positive: int = Field(description="Of those, actual above expected.")
     negative: int = Field(description="Of those, actual below expected.")
@@ -68,53 +70,63 @@ class DriftAudit(BaseModel):
 class AnswersChannel(BaseModel):
     """Channel 1 (sealed answers) or channel 2 (behaviours, one status field)."""
 
-    verdict: Verdict
+    verdict: Verdict = Field(description="pass when the channel lists no failure.")
     passed: int = Field(description="Expected rows whose every field passed.")
     total: int = Field(description="Denominator: expected rows plus unexpected actual rows.")
-    rows_expected: int
-    rows_actual: int
-    rows_missing: int
-    rows_unexpected: int
-    fields: dict[str, FieldTally]
+    rows_expected: int = Field(description="Rows of the sealed table.")
+    rows_actual: int = Field(description="Rows of the actual table.")
+    rows_missing: int = Field(description="Expected rows with no actual row of the same key.")
+    rows_unexpected: int = Field(description="Actual rows with no expected row of the same key.")
+    fields: dict[str, FieldTally] = Field(description="Scored field -> its tally, in caliber order.")
     failures: list[CellFailure] = Field(description="Every failing cell, sorted by key then field order.")
-    drift: list[DriftAudit] = Field(default_factory=list)
+    drift: list[DriftAudit] = Field(default_factory=list,
+                                    description="One audit per amount or ratio field; empty for channel 2.")
 
 
 class RelationFailure(BaseModel):
+    """One checked instance of a relation that did not hold."""
+
     where: str = Field(description="The group, pair or row the check was about.")
-    detail: str
+    detail: str = Field(description="What did not hold, in words.")
     attribution: Attribution = Field(description="exam when the sealed answers agree with the target on every "
                                                  "row involved (the caliber is wrong), else engine.")
 
 
 class RelationOutcome(BaseModel):
-    name: str
-    kind: str
+    """What one relation of the caliber found."""
+
+    name: str = Field(description="Relation name from the caliber.")
+    kind: str = Field(description="sum_of_parts, equal_pair, idempotent or monotone.")
     checked: int = Field(description="Instances checked (groups, pairs or rows).")
-    failed: int
-    failures: list[RelationFailure]
+    failed: int = Field(description="Instances that did not hold.")
+    failures: list[RelationFailure] = Field(description="One per failed instance, in the order checked.")
 
 
 class RelationsChannel(BaseModel):
-    verdict: Verdict
-    passed: int
-    total: int
-    relations: list[RelationOutcome]
+    """Channel 3: the metamorphic relations the caliber declares."""
+
+    verdict: Verdict = Field(description="pass when every checked instance holds.")
+    passed: int = Field(description="Instances that hold, over all relations.")
+    total: int = Field(description="Instances checked, over all relations.")
+    relations: list[RelationOutcome] = Field(description="One outcome per relation, in caliber order.")
 
 
 class ScoreReport(BaseModel):
     """The canonical result of ``tri-agent score``."""
 
-    schema_version: Literal[1] = 1
+    schema_version: Literal[1] = Field(default=1, description="Version of the score report format.")
     verdict: Verdict = Field(description="pass only when every channel passes and no blocker stands.")
     blockers: list[str] = Field(description="Why the verdict is fail, one line each.")
-    caliber_sha256: str
-    answers_sha256: str
-    actual_sha256: str
-    inputs: list[InputDigest]
-    answers: AnswersChannel
-    behaviors: AnswersChannel | None = None
-    relations: RelationsChannel | None = None
+    caliber_sha256: str = Field(description="SHA-256 of the caliber file's bytes.")
+    answers_sha256: str = Field(description="SHA-256 of the answer key file's bytes.")
+    actual_sha256: str = Field(description="SHA-256 of the actual table file's bytes.")
+    inputs: list[InputDigest] = Field(description="Every input file, in the order read: caliber, answers, actual, "
+                                                  "then behaviour files and replay when given.")
+    answers: AnswersChannel = Field(description="Channel 1: the actual table against the sealed answers.")
+    behaviors: AnswersChannel | None = Field(default=None,
+                                             description="Channel 2; null when no behaviour files were scored.")
+    relations: RelationsChannel | None = Field(default=None,
+                                               description="Channel 3; null when the caliber declares no relations.")
 
     def to_json(self) -> str:
         return json.dumps(self.model_dump(mode="json"), sort_keys=True, indent=1, ensure_ascii=False) + "\n"

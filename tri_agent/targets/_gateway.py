@@ -38,18 +38,18 @@ JOBS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffin
 class Provenance(BaseModel):
     """One line of ``provenance.jsonl``: what ran for a case and what it read and wrote."""
 
-    schema_version: Literal[1] = 1
-    case: str
+    schema_version: Literal[1] = Field(default=1, description="Version of the provenance format.")
+    case: str = Field(description="Case id.")
     argv: list[str] = Field(description="The run template with placeholders, then the case's extra arguments.")
     exit_code: int | None = Field(description="null when the run was killed on timeout.")
-    timed_out: bool
+    timed_out: bool = Field(description="The run was killed on timeout.")
     seconds: float = Field(description="Wall time of the run (not part of the fingerprint).")
     behavior: str = Field(description="Behaviour category the target's rules gave this run.")
     extract_error: str | None = Field(description="Why no rows could be read from the output, if so.")
     inputs: dict[str, str] = Field(description="Input file -> SHA-256.")
     outputs: dict[str, str] = Field(description="Output file -> SHA-256 (the fingerprint).")
-    stdout_sha256: str
-    stderr_sha256: str
+    stdout_sha256: str = Field(description="SHA-256 of the target's standard output.")
+    stderr_sha256: str = Field(description="SHA-256 of the target's standard error.")
     env_sha256: str = Field(description="SHA-256 of the environment the target was given (paths as placeholders).")
 
 
@@ -63,13 +63,13 @@ class CaseResult:
 class RunRecord(BaseModel):
     """``run.json``: which build and target a run used, and the digests of what it produced."""
 
-    schema_version: Literal[1] = 1
-    build_visible_digest: str
-    target_sha256: str
-    cases: int
+    schema_version: Literal[1] = Field(default=1, description="Version of the run record format.")
+    build_visible_digest: str = Field(description="Seal digest of the build's visible/ folder the cases came from.")
+    target_sha256: str = Field(description="SHA-256 of the target file.")
+    cases: int = Field(description="Cases run.")
     twice: bool = Field(description="The run was repeated and found byte-identical.")
-    actual_sha256: str
-    behaviors_sha256: str
+    actual_sha256: str = Field(description="SHA-256 of actual.jsonl as written.")
+    behaviors_sha256: str = Field(description="SHA-256 of observed_behaviors.jsonl as written.")
 
 
 class Gateway:

@@ -24,24 +24,30 @@ class _Strict(BaseModel):
 
 
 class MenuItem(_Strict):
-    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
-    description: str = Field(min_length=1)
+    """One entry of a preset's chaos menu or bug-class list."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$", description="Short id, lower case with hyphens.")
+    description: str = Field(min_length=1, description="What the entry covers, in words.")
 
 
 class Preset(_Strict):
     """One preset file."""
 
-    schema_version: Literal[1] = 1
-    name: str = Field(pattern=r"^[a-z][a-z0-9-]*$")
-    title: str
-    driven_by: str
+    schema_version: Literal[1] = Field(default=1, description="Version of the preset format.")
+    name: str = Field(pattern=r"^[a-z][a-z0-9-]*$", description="Preset name; equals the file name without .yaml.")
+    title: str = Field(description="Human title, for listings.")
+    driven_by: str = Field(description="How the target is run and what it writes, in words.")
     target_kind: Literal["command", "http", "browser"] = Field(description="How the gateway drives the target.")
-    oracle_shape: str
-    tolerance_classes: list[str] = Field(min_length=1)
-    baseline_restore: Literal["file-copies", "db-snapshot-restart", "session-reset-snapshot"]
+    oracle_shape: str = Field(description="What the oracle computes for this kind of target, in words.")
+    tolerance_classes: list[str] = Field(min_length=1, description="Tolerance classes this kind of target is "
+                                                                   "scored with; each a known class.")
+    baseline_restore: Literal["file-copies", "db-snapshot-restart", "session-reset-snapshot"] = Field(
+        description="How the target's baseline is restored before each case.")
     relative_cost: float = Field(gt=0, description="Cost of a round relative to the warehouse preset.")
-    chaos_menu: list[MenuItem] = Field(min_length=1)
-    mutation_bug_classes: list[MenuItem] = Field(min_length=3)
+    chaos_menu: list[MenuItem] = Field(min_length=1, description="Kinds of hostile input an exam for this kind "
+                                                                  "of target should include.")
+    mutation_bug_classes: list[MenuItem] = Field(min_length=3, description="Bug classes the mutation menu's "
+                                                                           "mutants are drawn from.")
 
     @field_validator("tolerance_classes")
     @classmethod

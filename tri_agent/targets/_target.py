@@ -45,7 +45,7 @@ class BehaviorRule(_Strict):
     exit: int | list[int] | Literal["any", "nonzero", "timeout"] = Field(
         default="any", description="Exit code(s), 'nonzero', 'timeout' (killed) or 'any'.")
     stderr: str | None = Field(default=None, description="Regular expression that must match stderr.")
-    behavior: str = Field(min_length=1)
+    behavior: str = Field(min_length=1, description="Behaviour category recorded for a run the rule matches.")
 
     def matches(self, done: Completed, stderr: str) -> bool:
         if self.exit == "timeout" or done.timed_out:
@@ -65,7 +65,7 @@ DEFAULT_BEHAVIORS = (
 class TargetConfig(_Strict):
     """A target file (see the module docstring)."""
 
-    schema_version: Literal[1] = 1
+    schema_version: Literal[1] = Field(default=1, description="Version of the target format.")
     kind: Literal["command"] = Field(default="command", description="How the target is driven.")
     preset: str | None = Field(default=None, description="Preset name (warehouse, document, ...).")
     baseline: str = Field(description="Folder holding the target, relative to the target file.")
@@ -76,7 +76,10 @@ class TargetConfig(_Strict):
                              "at most 4); 1 for a target that cannot share the machine (fixed ports, locks).")
     env: dict[str, str] = Field(default_factory=dict, description="Extra environment for the target.")
     extract: Extract | None = Field(default=None, description="Default extraction of actual rows.")
-    behaviors: list[BehaviorRule] = Field(default_factory=lambda: list(DEFAULT_BEHAVIORS))
+    behaviors: list[BehaviorRule] = Field(default_factory=lambda: list(DEFAULT_BEHAVIORS),
+                                          description="Rules classifying each run, first match wins (no match: "
+                                                      "unclassified); default: timeout, then accepted (exit 0), "
+                                                      "then rejected (nonzero).")
 
 
 @dataclass(frozen=True)

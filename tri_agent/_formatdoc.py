@@ -1,0 +1,387 @@
+"""``docs/formats.md``: the reference of every on-disk format, rendered from the pydantic models.
+
+The field tables come from the models (names, types, defaults, descriptions), so they cannot drift from
+the code; each format's example is validated against its model while rendering, so an example that stops
+being valid fails the rendering (and the test that compares the committed file with a fresh one).
+"""
+
+from __future__ import annotations
+
+import json
+import types
+import typing
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticUndefined, to_jsonable_python
+
+from ._schemas import FORMATS
+
+HEADER = """# On-disk formats
+
+Every file tri-agent reads or writes is one of the formats below, each a pydantic model with a
+`schema_version` (or, for the executor protocol, a `protocol` string). This page is generated from those
+models by `tri-agent schema --docs docs/formats.md`; do not edit it by hand. The JSON Schemas of the same
+models come from `tri-agent schema --out DIR`. [protocol.md](protocol.md) explains where each format fits.
+
+Types read as Python: `list[str]` is a list of strings, `dict[str, int]` a mapping, `"a" | "b"` one of the
+listed values, `null` an absent value. Unknown fields are refused wherever a model forbids extras, so a
+misspelt option is an error (exit 3, with file:line) rather than silently ignored.
+"""
+
+
+@dataclass(frozen=True)
+class Doc:
+    """Where a format lives, who writes it, and a short valid example (``yaml`` or ``json``)."""
+
+    where: str
+    writer: str
+    syntax: str
+    example: str
+
+
+DOCS: dict[str, Doc] = {
+    "caliber": Doc("`exam/caliber.yaml`", "the examiner", "yaml", """\
+schema_version: 1
+key: [case, group]
+fields:
+  count: count
+  total: amount
+  state: {class: status, values: [ok, late]}
+behaviors: {values: [accepted, rejected]}
+relations:
+  - {name: totals-add-up, kind: sum_of_parts, field: total, by: [case],
+     parts: {where_not: {group: "*ALL*"}}, total: {where: {group: "*ALL*"}}}
+drift: {min_cases: 3, direction_share: 0.9, gate: true}
+"""),
+    "manifest": Doc("`DIR/MANIFEST.sha256` (text; shown here as its parsed form)", "`tri-agent seal`", "json", """\
+{"schema_version": 1, "entries": [
+  {"path": "answers.jsonl", "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+   "size": 4}]}
+"""),
+    "seal-log-entry": Doc("`DIR/SEAL-LOG.jsonl`, one line each", "`tri-agent seal`", "json", """\
+{"schema_version": 1, "seq": 2, "action": "reseal",
+ "digest": "1b4f0e9851971998e732078544c96b36c3d01cedf7caa332359d6f1d83567014",
+ "previous_digest": "60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752",
+ "reason": "oracle fix for ticket 12", "at": "2026-11-30T10:00:00Z",
+ "previous_line_sha256": "fd61a03af4f77d870fc21e05e7e80678095c92d808cfb3b5c279ee04c74aca13"}
+"""),
+    "verify-report": Doc("`tri-agent verify --json`", "`tri-agent verify`", "json", """\
+{"schema_version": 1, "digest": "1b4f0e9851971998e732078544c96b36c3d01cedf7caa332359d6f1d83567014",
+ "expected_digest": null, "files": 3,
+ "findings": [{"kind": "modified", "path": "answers.jsonl", "detail": "sha256 differs from the manifest"}]}
+"""),
+    "score-report": Doc("`score.json` (any name given to `--json`)", "`tri-agent score`, `exam score`, the judge",
+                        "json", """\
+{"schema_version": 1, "verdict": "fail", "blockers": [],
+ "caliber_sha256": "a3", "answers_sha256": "b4", "actual_sha256": "c5",
+ "inputs": [{"role": "answers", "name": "answers.jsonl", "format": "jsonl", "sha256": "b4", "rows": 2}],
+ "answers": {"verdict": "fail", "passed": 3, "total": 4, "rows_expected": 2, "rows_actual": 2,
+             "rows_missing": 0, "rows_unexpected": 0,
+             "fields": {"total": {"cls": "amount", "passed": 1, "failed": 1, "within_tolerance_nonzero": 0}},
+             "failures": [{"key": {"case": "c-1", "group": "A"}, "field": "total", "cls": "amount",
+                           "expected": "10.00", "actual": "10.05", "reason": "out_of_tolerance"}],
+             "drift": []}}
+"""),
+    "leak-report": Doc("`tri-agent leaks --json`", "`tri-agent leaks`, the judge", "json", """\
+{"schema_version": 1, "distinctive_values": 12, "files_scanned": 4,
+ "hits": [{"where": "target/grades.py:14", "kind": "value", "detail": "field total of row case=c-1, group=A"}]}
+"""),
+    "exam": Doc("`exam/exam.yaml`", "the examiner", "yaml", """\
+schema_version: 1
+name: toy-grades
+generator: [python3, generator/generate.py, "{seed}", "{out}"]
+oracle: [python3, oracle/oracle.py, "{cases}", "{out}"]
+timeout: 60
+"""),
+    "case": Doc("`builds/<id>/visible/cases.jsonl`, one line each", "`exam build` (from the generator)", "json", """\
+{"case": "c-5d41402abc4b", "inputs": "inputs/c-5d41402abc4b"}
+"""),
+    "pair": Doc("`builds/<id>/visible/pairs.jsonl`, one line each", "`exam build` (from the generator)", "json", """\
+{"relation": "row-order-changes-nothing", "a": "c-5d41402abc4b", "b": "c-7d793037a076"}
+"""),
+    "build-record": Doc("`builds/<id>/build.json`", "`exam build`", "json", """\
+{"schema_version": 1, "exam": "toy-grades", "seed": "1", "cases": 16,
+ "visible_digest": "d1", "sealed_digest": "e2", "caliber_sha256": "a3",
+ "exam_sha256": {"exam.yaml": "f4", "generator/generate.py": "a5", "oracle/oracle.py": "b6"},
+ "checks": {"generator_deterministic": true, "oracle_deterministic": true, "gold_passes": true,
+            "corrupted_key_fails": true}}
+"""),
+    "target": Doc("`target.yaml`", "the user, at setup", "yaml", """\
+schema_version: 1
+kind: command
+preset: warehouse
+baseline: target
+run: [python3, "{target}/grades.py", "{input}/scores.csv", "{output}/summary.csv"]
+timeout: 20
+extract: {file: summary.csv, format: csv}
+behaviors:
+  - {exit: timeout, behavior: timeout}
+  - {exit: 0, behavior: accepted}
+  - {exit: nonzero, stderr: "bad score", behavior: rejected}
+"""),
+    "provenance": Doc("`runs/<id>/provenance.jsonl`, one line per case", "the gateway", "json", """\
+{"schema_version": 1, "case": "c-5d41402abc4b", "argv": ["python3", "grades.py", "scores.csv", "summary.csv"],
+ "exit_code": 0, "timed_out": false, "seconds": 0.02, "behavior": "accepted", "extract_error": null,
+ "inputs": {"scores.csv": "a1"}, "outputs": {"summary.csv": "b2"},
+ "stdout_sha256": "c3", "stderr_sha256": "c3", "env_sha256": "d4"}
+"""),
+    "run-record": Doc("`runs/<id>/run.json`", "the gateway", "json", """\
+{"schema_version": 1, "build_visible_digest": "d1", "target_sha256": "e2", "cases": 16, "twice": true,
+ "actual_sha256": "f3", "behaviors_sha256": "a4"}
+"""),
+    "mutation-menu": Doc("`exam/mutations.yaml`", "the examiner", "yaml", """\
+schema_version: 1
+mutants:
+  - id: m-half-even
+    bug_class: rounding-mode
+    file: grades.py
+    anchor: "rounding=ROUND_HALF_UP)"
+    replace: "rounding=\\"ROUND_HALF_EVEN\\")"
+    witness: {scores.csv: "student,group,score\\ns1,A,80.00\\ns2,A,80.01\\n"}
+"""),
+    "mutation-summary": Doc("`mutation/summary.json`", "`tri-agent mutate`, the judge", "json", """\
+{"schema_version": 1, "clean_run": "pass",
+ "mutants": [{"id": "m-half-even", "bug_class": "rounding-mode", "status": "Killed",
+              "reason": "case c-5d41402abc4b: out_of_tolerance on total", "killed_by": ["c-5d41402abc4b"],
+              "cases_run": 3, "seconds": 0.4}],
+ "counts": {"Killed": 1}, "kill_rate": 100.0, "threshold": 100.0, "minimum": 1, "verdict": "pass",
+ "reasons": []}
+"""),
+    "preset": Doc("`presets/<name>.yaml` (shipped)", "tri-agent", "yaml", """\
+schema_version: 1
+name: warehouse
+title: Data warehouse and reports
+driven_by: a command over input files, writing report tables
+target_kind: command
+oracle_shape: answer rows, one per (case, report key)
+tolerance_classes: [amount, ratio, count]
+baseline_restore: file-copies
+relative_cost: 1.0
+chaos_menu:
+  - {id: bom, description: "a UTF-8 byte-order mark before the header"}
+mutation_bug_classes:
+  - {id: rounding-mode, description: "HALF_EVEN or HALF_DOWN where HALF_UP is specified"}
+  - {id: strip-dropped, description: "keys or values no longer trimmed"}
+  - {id: off-by-one, description: "a count, index or date bound off by one"}
+"""),
+    "role-contract": Doc("the YAML front matter of `roles/<role>.md` (shipped)", "tri-agent", "yaml", """\
+schema_version: 1
+role: tester
+readable: ["builds/*/visible/**", "exam/TESTPLAN.md", "exam/judge/**"]
+hidden: ["builds/*/sealed/**", "target/**", "exam/oracle/**"]
+writable: ["exam/judge/**"]
+memory: fresh
+tools: [list, read, search, write, run_case, submit]
+"""),
+    "episode-result": Doc("inside each round's record (`episodes.json`)", "every driver", "json", """\
+{"schema_version": 1, "role": "tester", "status": "ok", "summary": "ran 16 cases", "reason": null,
+ "simulation": false,
+ "attempts": [{"driver": "anthropic", "driver_version": "0.1.0", "model": "claude-sonnet-4-5", "status": "ok",
+               "usage": {"input_tokens": 5200, "output_tokens": 800, "cache_read_tokens": 0,
+                         "cache_write_tokens": 0},
+               "cost_usd": 0.0276, "cost_basis": "list price per token", "seconds": 41.2, "error": null}],
+ "tool_calls": 18, "breach_attempts": [], "isolation": ["physical-omission", "write-audit", "tool-confinement"]}
+"""),
+    "scripted-episodes": Doc("the file `acceptance.yaml` names as `script`", "the user (recordings)", "yaml", """\
+schema_version: 1
+episodes:
+  - role: builder
+    round: 2
+    calls:
+      - {tool: list, args: {path: exam/tickets/builder}}
+      - {tool: write, args: {path: target/grades.py}, content_file: fixed-grades.py}
+    submit: {summary: "fixed: HALF_UP rounding, trimmed group keys"}
+  - role: tester
+    round: 1
+    calls:
+      - {tool: run_case, each_case: true}
+    submit: {summary: "ran every case"}
+"""),
+    "executor-request-v1": Doc("the command driver's stdin", "the engine", "json", """\
+{"protocol": "tri-agent-executor/1", "role": "builder", "charter": "You are the builder...",
+ "task": "Round 2. Play your role as your charter says, then submit.", "workspace": "/tmp/tri-builder-x/ws",
+ "tools": ["list", "read", "search", "write", "submit"],
+ "limits": {"turns": 40, "seconds": 900, "budget_usd": 2.0, "output_bytes": 1048576}}
+"""),
+    "executor-response-v1": Doc("the command driver's stdout", "the CLI agent (or its profile)", "json", """\
+{"protocol": "tri-agent-executor/1", "status": "ok", "summary": "fixed the rounding mode", "reason": null,
+ "model": "claude-sonnet-4-5", "usage": {"input_tokens": 10000, "output_tokens": 1200},
+ "cost_usd": 0.048, "denials": []}
+"""),
+    "workspace-record": Doc("`tri-agent workspace` output folder (`workspace.json`)", "`tri-agent workspace`",
+                            "json", """\
+{"schema_version": 1, "role": "tester", "files": 38, "omitted": 12, "stripped": ["CLAUDE.md"],
+ "symlinks_skipped": []}
+"""),
+    "ruling": Doc("`ruling-weakened.json` in a round's record", "the judge's model", "json", """\
+{"schema_version": 1, "question": "Did these test changes weaken what the tests check?", "samples": 3,
+ "readable_samples": 3, "floor": 0.67, "verdict": "flagged",
+ "flags": [{"category": "weakened", "location": "target/test_grades.py:12",
+            "reason": "the rounding assertion was removed"}],
+ "dropped": []}
+"""),
+    "trail-entry": Doc("`TRAIL.jsonl` in the evidence store, one line per record", "the engine", "json", """\
+{"schema_version": 1, "seq": 3, "name": "round-0001", "kind": "round",
+ "digest": "60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752",
+ "previous_line_sha256": "fd61a03af4f77d870fc21e05e7e80678095c92d808cfb3b5c279ee04c74aca13"}
+"""),
+    "acceptance": Doc("`acceptance.yaml`", "`tri-agent init` (the survey)", "yaml", """\
+schema_version: 1
+scope: the grades CLI (per-group score summary)
+spec: [spec/README.md]
+depth: standard
+gate_n: 3
+target_kind: warehouse
+drivers: {examiner: anthropic, builder: in-session, tester: anthropic, judge: anthropic}
+models:
+  examiner: {model: claude-sonnet-4-5}
+  tester: {model: claude-haiku-4-5}
+  judge: {model: claude-sonnet-4-5}
+budget_usd: 20
+consent: {given_at: "2026-11-30T10:00:00Z", cost_note: "about $1.20 per round at depth standard"}
+"""),
+    "round-summary": Doc("`summary.json` in a round's record", "the engine", "json", """\
+{"schema_version": 1, "round": 2, "seed": "2", "final": false, "green": true, "reasons": [],
+ "passed": 142, "total": 142, "channels": {"answers": "120/120", "behaviors": "12/12", "relations": "10/10"},
+ "drift": [], "kill_rate": "5/5", "tickets": {}, "smells": 0, "streak": 1,
+ "deepening": {"new_cases": 16, "exam_files_changed": [], "new_mutants": ["m-tab-padded"]},
+ "simulation": false, "cost_usd": {"tester": 0.03}, "isolation": {"tester": ["physical-omission"]}}
+"""),
+    "gate-result": Doc("`gate.json` in a round's record", "the engine", "json", """\
+{"schema_version": 1, "round": 1, "green": false, "reasons": ["140/142 pass"]}
+"""),
+    "progress": Doc("`progress.json` in a round's record", "the engine", "json", """\
+{"schema_version": 1, "gate_n": 3, "green_streak": 1, "rounds": 2, "final_round": false,
+ "attempts": {"builder:total:out_of_tolerance": 1}, "ever_red": ["builder:total:out_of_tolerance"],
+ "red_cases": {"1": ["c-5d41402abc4b"]}, "mutants_used": ["m-half-even"], "mutants_retired": [],
+ "last_green": true, "decision": "next_round"}
+"""),
+    "smell": Doc("`smells.json` in a round's record", "the judge (mechanical)", "json", """\
+{"schema_version": 1, "name": "skip-added", "severity": "blocker", "path": "target/test_grades.py", "line": 9,
+ "detail": "pytest.mark.skip added to test_rounding"}
+"""),
+    "code-snapshot": Doc("`code.json` in the preflight and round records", "the engine", "json", """\
+{"schema_version": 1, "files": {"target/grades.py": {"sha256": "a1", "text": "import csv\\n"}}}
+"""),
+    "rerun-record": Doc("`rerun.json` in a round's record", "the judge (mechanical)", "json", """\
+{"schema_version": 1, "sample": 5, "mismatched": []}
+"""),
+}
+
+
+def formats_markdown() -> str:
+    """The whole reference, deterministic: the same models give the same bytes."""
+    missing = sorted(set(FORMATS) - set(DOCS)) + sorted(set(DOCS) - set(FORMATS))
+    if missing:
+        raise ValueError(f"formats without documentation (or documentation without a format): {missing}")
+    anchors = {model: name for name, model in FORMATS.items()}
+    parts = [HEADER, _index(), *(_section(name, model, anchors) for name, model in FORMATS.items())]
+    return "\n".join(parts).rstrip("\n") + "\n"
+
+
+def _index() -> str:
+    rows = ["| format | where | written by |", "|---|---|---|"]
+    rows += [f"| [{name}](#{name}) | {doc.where} | {doc.writer} |" for name, doc in DOCS.items()]
+    return "\n".join(rows) + "\n"
+
+
+def _section(name: str, model: type[BaseModel], anchors: dict[type[BaseModel], str]) -> str:
+    doc = DOCS[name]
+    _validate(name, model, doc)
+    out = [f"## {name}", "", f"{doc.where}, written by {doc.writer}.", "", _docstring(model), "",
+           _fields(model, anchors)]
+    for nested in _nested(model, set(anchors)):
+        anchors.setdefault(nested, nested.__name__.lower())
+        out += [f"### {nested.__name__}", "", _docstring(nested), "", _fields(nested, anchors)]
+    out += ["Example:", "", f"```{doc.syntax}", doc.example.rstrip("\n"), "```", ""]
+    return "\n".join(out)
+
+
+def _validate(name: str, model: type[BaseModel], doc: Doc) -> None:
+    data = yaml.safe_load(doc.example) if doc.syntax == "yaml" else json.loads(doc.example)
+    try:
+        model.model_validate(data)
+    except ValueError as exc:
+        raise ValueError(f"the example of format {name!r} is not valid: {exc}") from None
+
+
+def _docstring(model: type[BaseModel]) -> str:
+    text = model.__doc__ or ""
+    lines = [line.strip() for line in text.strip().splitlines()]
+    return " ".join(line for line in lines if line) or "(no description)"
+
+
+def _fields(model: type[BaseModel], anchors: dict[type[BaseModel], str]) -> str:
+    rows = ["| field | type | default | meaning |", "|---|---|---|---|"]
+    for field, info in model.model_fields.items():
+        shown = info.alias or field
+        rows.append(f"| `{shown}` | {_type(info.annotation, anchors)} | {_default(info)} | "
+                    f"{_cell(info.description or '')} |")
+    return "\n".join(rows) + "\n"
+
+
+def _nested(model: type[BaseModel], documented: set[type[BaseModel]]) -> list[type[BaseModel]]:
+    """Models reachable from ``model`` that no earlier section documented, in field order."""
+    found: list[type[BaseModel]] = []
+    stack = [model]
+    while stack:
+        current = stack.pop(0)
+        for info in current.model_fields.values():
+            for sub in _models_in(info.annotation):
+                if sub not in documented and sub not in found and sub is not model:
+                    found.append(sub)
+                    stack.append(sub)
+    documented.update(found)
+    return found
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in typing.get_args(annotation) for m in _models_in(arg)]
+
+
+def _type(annotation: Any, anchors: dict[type[BaseModel], str]) -> str:
+    return _cell(_name(annotation, anchors))
+
+
+def _name(t: Any, anchors: dict[type[BaseModel], str]) -> str:
+    origin, args = typing.get_origin(t), typing.get_args(t)
+    if t is type(None):
+        return "null"
+    if t is Any:
+        return "any"
+    if isinstance(t, type) and issubclass(t, BaseModel):
+        return f"[{t.__name__}](#{anchors.get(t, t.__name__.lower())})"
+    if origin is typing.Annotated:
+        return _name(args[0], anchors)
+    if origin is typing.Literal:
+        return " | ".join(json.dumps(a) for a in args)
+    if origin in (typing.Union, types.UnionType):
+        return " | ".join(_name(a, anchors) for a in args)
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        return f"list[{_name(args[0], anchors)}]"
+    if origin is not None:
+        inner = ", ".join(_name(a, anchors) for a in args)
+        return f"{getattr(origin, '__name__', str(origin))}[{inner}]"
+    return getattr(t, "__name__", str(t))
+
+
+def _default(info: FieldInfo) -> str:
+    if info.is_required():
+        return "required"
+    if info.default_factory is not None:
+        value = info.default_factory()  # type: ignore[call-arg]
+    elif info.default is PydanticUndefined:
+        return "required"
+    else:
+        value = info.default
+    return f"`{json.dumps(to_jsonable_python(value), sort_keys=True)}`"
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
