@@ -7,13 +7,15 @@ floor of any acceptance is therefore the target's own run time, times the runs t
 case twice per round, the baseline twice, every mutant replay). In the same run this measures the median
 time of one target invocation on one case (the same ``python3 grades.py`` the gateway runs) and reports
 the acceptance's wall time as a multiple of that floor, plus the share of wall time per role (from
-``TIMINGS.json``, which is kept out of the evidence).
+``TIMINGS.json`` in the run's state folder, which is kept out of the evidence). Seeds are fixed so every
+repeat plays the same rounds.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -25,6 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TOY = ROOT / "examples" / "toy-grades"
 GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@invalid"]
+NOT_CERTIFIED = 9
 
 
 def _project(dest: Path) -> Path:
@@ -37,10 +40,14 @@ def _project(dest: Path) -> Path:
 
 def _accept(work: Path) -> tuple[float, dict[str, float], int]:
     project = _project(work / "toy")
+    env = {**os.environ, "XDG_STATE_HOME": str(work / "state"), "TRI_AGENT_SEED_SECRET": "bench"}
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "tri_agent", "accept", str(project)], check=True, capture_output=True)
+    done = subprocess.run([sys.executable, "-m", "tri_agent", "accept", str(project)], capture_output=True, env=env)
     wall = time.perf_counter() - start
-    return wall, json.loads((project / "TIMINGS.json").read_text()), _target_runs(project / "evidence")
+    if done.returncode != NOT_CERTIFIED:  # a scripted run passes, and never certifies
+        raise SystemExit(f"accept exited {done.returncode}: {done.stderr.decode()[-500:]}")
+    [state] = (work / "state" / "tri-agent" / "runs").iterdir()
+    return wall, json.loads((state / "TIMINGS.json").read_text()), _target_runs(state)
 
 
 def _target_runs(evidence: Path) -> int:

@@ -454,7 +454,8 @@ def _(d: Path) -> None:
 
 # --- the hard acceptance, on the toy-grades example with its recorded roles ---------------------------------------
 
-@check("accept: red, fixed, green, final round, ACCEPTED; a tampered trail is caught and never resumed")
+@check("accept: red, fixed, green, final round, passed but not certified (a simulation); a tampered trail is "
+       "caught and never resumed")
 def _(d: Path) -> None:
     copy = d / "acceptance"
     shutil.copytree(TOY, copy, ignore=shutil.ignore_patterns("builds", "runs", "mutation", "evidence", "SCOREBOARD.md",
@@ -464,12 +465,14 @@ def _(d: Path) -> None:
     git = ["git", "-c", "user.name=selftest", "-c", "user.email=selftest@invalid"]
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "baseline"]):
         subprocess.run([*git, *args], cwd=copy, check=True, capture_output=True)
-    out = tri("accept", copy, expect=0)
-    ensure("ACCEPTED after 3 rounds" in out, out[-300:])
-    tri("verify-trail", copy / "evidence", expect=0)
-    score = copy / "evidence" / "records" / "round-0001" / "score.json"
+    out = tri("accept", copy, expect=9)
+    ensure("PASSED, NOT CERTIFIED after 3 rounds" in out and "a simulation" in out, out[-300:])
+    tri("verify-trail", copy, expect=0)
+    store = Path(re.search(r"evidence store (\S+);", out).group(1))  # type: ignore[union-attr]
+    ensure(not store.is_relative_to(copy), f"the store {store} lies inside the project")
+    score = store / "records" / "round-0001" / "score.json"
     score.write_text(score.read_text().replace('"verdict": "fail"', '"verdict": "pass"'))
-    tri("verify-trail", copy / "evidence", expect=4)
+    tri("verify-trail", copy, expect=4)
     tri("accept", copy, "--resume", expect=4)
 
 
@@ -489,7 +492,11 @@ def main() -> int:
     if shutil.which(TRI) is None:
         print(f"self-test: {TRI!r} is not on PATH; install tri-agent first (pip install .)", file=sys.stderr)
         return 7
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+    # runs keep their state outside their project: here, in a folder of the self-test's own, and with the
+    # seeds fixed so every run is reproducible (such a run is labelled as one that can never certify)
+    with tempfile.TemporaryDirectory(prefix="selftest-state-") as state, \
+            ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        os.environ.update(XDG_STATE_HOME=state, TRI_AGENT_SEED_SECRET="tri-agent-selftest")
         results = list(pool.map(_run, CHECKS))
     for name, error in results:
         print(f"PASS {name}" if error is None else f"FAIL {name}: {error}")

@@ -3,12 +3,29 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+import os
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import pytest
 
 from tri_agent._cli import main
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _state_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Every run's state folder under a temporary home, and every seed fixed (tests compare trails).
+    Runs need not be isolated from each other here: a state folder is named after its project's path."""
+    home = tmp_path_factory.mktemp("state-home")
+    saved = {k: os.environ.get(k) for k in ("XDG_STATE_HOME", "TRI_AGENT_SEED_SECRET")}
+    os.environ.update(XDG_STATE_HOME=str(home), TRI_AGENT_SEED_SECRET="tri-agent-tests")
+    yield home
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
 
 CALIBER = """schema_version: 1
 key: [case, group]
@@ -102,3 +119,35 @@ def toy_copy(dest: Path, fixed: bool) -> Path:
     if fixed:
         subprocess.run(["git", "apply", "-p1", str(dest / "fix.patch")], cwd=dest / "target", check=True)
     return dest
+
+
+GIT = ["git", "-c", "user.name=tri-agent-test", "-c", "user.email=test@invalid"]
+
+
+def toy_project(dest: Path, gate_n: int | None = None) -> Path:
+    """A committed copy of the toy-grades acceptance project (optionally with another gate N)."""
+    import shutil
+    import subprocess
+
+    shutil.copytree(TOY, dest, ignore=shutil.ignore_patterns("builds", "runs", "mutation", "evidence", "SCOREBOARD.md"))
+    if gate_n is not None:
+        config = dest / "acceptance.yaml"
+        config.write_text(config.read_text().replace("gate_n: 3", f"gate_n: {gate_n}"))
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "baseline"]):
+        subprocess.run([*GIT, *args], cwd=dest, check=True, capture_output=True)
+    return dest
+
+
+def commit(project: Path, message: str) -> None:
+    import subprocess
+
+    subprocess.run([*GIT, "add", "-A"], cwd=project, check=True, capture_output=True)
+    subprocess.run([*GIT, "commit", "-qm", message], cwd=project, check=True, capture_output=True)
+
+
+def run_state(project: Path):  # type: ignore[no-untyped-def]
+    """The run state (store, builds, pin) of an acceptance project."""
+    from tri_agent.acceptance._config import load_config
+    from tri_agent.acceptance._state import locate
+
+    return locate(project, load_config(project))

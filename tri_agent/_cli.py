@@ -194,18 +194,15 @@ def _doctor(args: argparse.Namespace) -> int:
 
 
 def _verify_trail(args: argparse.Namespace) -> int:
-    from .evidence._trail import EvidenceStore
+    from .acceptance._verify import verify_run
 
-    store = EvidenceStore(args.store)
-    if not store.trail.exists():
-        raise UsageError(f"{args.store} holds no TRAIL.jsonl", hint="pass the evidence store of a run")
-    findings = store.verify_trail(expect=args.expect)
+    store, findings = verify_run(args.store, expect=args.expect)
     for f in findings:
         print(f"{f.where}: {f.detail}")
     if findings:
-        print(f"TAMPER {len(findings)} finding(s) in the trail", file=sys.stderr)
+        print(f"TAMPER {len(findings)} finding(s) in the trail at {store.root}", file=sys.stderr)
         return ExitCode.TAMPER
-    print(f"OK {len(store.entries())} records, trail digest {store.digest()}")
+    print(f"OK {len(store.entries())} records in {store.root}, trail digest {store.digest()}")
     return ExitCode.PASS
 
 
@@ -230,20 +227,27 @@ def _init(args: argparse.Namespace) -> int:
     path = write_config(args.project, config)
     print(config.consent.cost_note)
     print(f"wrote {path} (consent recorded at {config.consent.given_at})")
+    if config.drivers.get("builder") == "in-session":
+        from .acceptance._session import LOCAL, session_settings, write_settings
+        from .acceptance._state import state_home
+
+        fence = write_settings(args.project / LOCAL, session_settings(state_home()))
+        print(f"wrote {fence}: Claude Code's sandbox on, the run's state folder denied to the session")
     return ExitCode.PASS
 
 
 def _accept(args: argparse.Namespace) -> int:
     from .acceptance._rounds import accept
-    from .acceptance._scoreboard import write_reports
+    from .acceptance._scoreboard import verdict_line, write_reports
 
     try:
-        decision, progress = accept(args.project, resume=args.resume)
+        verdict = accept(args.project, resume=args.resume)
     finally:
         store = write_reports(args.project)  # also after a stop: the trail so far is worth reading
-    print(f"{decision.upper()} after {progress.rounds} rounds ({progress.gate_n} green in a row, then the final "
-          f"round); trail digest {store.digest()}; see {args.project / 'SCOREBOARD.md'}")
-    return ExitCode.PASS
+        if store.trail.exists():
+            print(f"evidence store {store.root}; trail head pinned: {store.digest()}", file=sys.stderr)
+    print(f"{verdict_line(store)}; see {args.project / 'SCOREBOARD.md'}")
+    return ExitCode.PASS if verdict.certified else ExitCode.NOT_CERTIFIED
 
 
 def _install_skill(args: argparse.Namespace) -> int:
@@ -426,8 +430,9 @@ def _parser() -> argparse.ArgumentParser:
     sk.add_argument("--force", action="store_true", help="replace an installed skill")
     sk.set_defaults(handler=_install_skill)
 
-    vt = sub.add_parser("verify-trail", help="check every sealed record of an evidence store and its hash chain")
-    vt.add_argument("store", type=Path)
+    vt = sub.add_parser("verify-trail", help="check a run: every sealed record, the chain, the pinned head and "
+                                             "what the records claim")
+    vt.add_argument("store", type=Path, help="the evidence store, or the project folder of the run")
     vt.add_argument("--expect", metavar="DIGEST", help="the trail digest recorded earlier")
     vt.set_defaults(handler=_verify_trail)
 

@@ -10,7 +10,10 @@ Every command exits with one of these codes, and every error the library raises 
     ├── PolicyViolation           5  a role or contract broke the rules of the protocol
     ├── LeakDetected              6  sealed answer values found where they must not be
     ├── InfrastructureFailure     7  the harness itself could not run (non-determinism, IO, timeouts)
+    │   └── NotDeterministic      7  two runs of the same cases differed (it names them)
     └── Escalation                8  a ticket exhausted its fix attempts; a human must decide
+
+    (exit 9 is a result, not an error: the protocol passed but the run cannot certify acceptance)
 
 Honest failure (something scored red) is exit 1 and is a *result*, not an exception: a score report
 with verdict ``fail``. Policy, tamper and leak codes are kept apart from honest failures so that a
@@ -36,6 +39,7 @@ class ExitCode(IntEnum):
     LEAK = 6
     INFRASTRUCTURE = 7
     ESCALATION = 8
+    NOT_CERTIFIED = 9
 
 
 class TriAgentError(Exception):
@@ -83,6 +87,12 @@ class LeakDetected(TriAgentError):
 
 class InfrastructureFailure(TriAgentError):
     exit_code = ExitCode.INFRASTRUCTURE
+
+
+class NotDeterministic(InfrastructureFailure):
+    def __init__(self, message: str, *, cases: list[str], hint: str = "") -> None:
+        self.cases = cases
+        super().__init__(message, hint=hint)
 
 
 class Escalation(TriAgentError):

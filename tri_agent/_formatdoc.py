@@ -270,6 +270,26 @@ consent: {given_at: "2026-11-30T10:00:00Z", cost_note: "about $1.20 per round at
     "rerun-record": Doc("`rerun.json` in a round's record", "the judge (mechanical)", "json", """\
 {"schema_version": 1, "sample": 5, "mismatched": []}
 """),
+    "round-facts": Doc("`facts.json` in a round's record", "the engine", "json", """\
+{"schema_version": 1, "round": 2, "stable": true, "passed": 142, "total": 142, "blockers": [], "mutants_judged": 5,
+ "mutants_detected": 5, "min_mutants": 3, "seals_ok": true, "failing_tickets": [], "red_cases": {},
+ "mutants_used_ids": ["m-half-even"], "mutants_equivalent": []}
+"""),
+    "verdict": Doc("`verdict.json` in the run's last record", "the engine", "json", """\
+{"schema_version": 1, "decision": "accepted", "rounds": 5, "gate_n": 3, "certified": false,
+ "reasons": ["the tester (command) lacked bubblewrap in round(s) 2"],
+ "drivers": {"builder": "in-session", "examiner": "anthropic", "judge": "anthropic", "tester": "anthropic"}}
+"""),
+    "configuration": Doc("`configuration.json` in the preflight record", "the engine", "json", """\
+{"schema_version": 1, "files": {"charter:tester": "a1", "project:acceptance.yaml": "b2",
+ "project:spec/README.md": "c3", "project:target.yaml": "d4"}}
+"""),
+    "pin": Doc("`$XDG_STATE_HOME/tri-agent/pins/<project>-<id>.json`", "the engine, before each trail line",
+               "json", """\
+{"schema_version": 1, "store": "/home/me/.local/state/tri-agent/runs/shop-3f2a9c81d0e4", "seq": 12,
+ "line_sha256": "5f05f5cd0e4a0058e0c00b68dc0198633d0219dff15dae1d60cd3d9beff6bad6",
+ "previous_line_sha256": "40df3038e7c2854ba8878a902200d99d97e781ac3a82f7e66e07e38aeeb2bd21"}
+"""),
 }
 
 

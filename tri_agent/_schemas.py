@@ -8,10 +8,12 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from .acceptance._config import AcceptanceConfig
-from .acceptance._gate import GateResult, Progress
+from .acceptance._gate import GateResult, Progress, RoundFacts, Verdict
 from .acceptance._judging import CodeSnapshot, RerunRecord
+from .acceptance._preflight import Configuration
 from .acceptance._scoreboard import RoundSummary
 from .acceptance._smells import Smell
+from .acceptance._state import Pin
 from .drivers._command import Request, Response
 from .drivers._episode import EpisodeResult
 from .drivers._rulings import Ruling
@@ -62,6 +64,10 @@ FORMATS: dict[str, type[BaseModel]] = {
     "smell": Smell,
     "code-snapshot": CodeSnapshot,
     "rerun-record": RerunRecord,
+    "round-facts": RoundFacts,
+    "verdict": Verdict,
+    "configuration": Configuration,
+    "pin": Pin,
 }
 
 

@@ -6,6 +6,7 @@ path, not by line; this module closes both gaps so that a bad caliber or preset 
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -15,15 +16,27 @@ from pydantic import BaseModel, ValidationError
 from ._errors import MalformedInput, UsageError
 
 M = TypeVar("M", bound=BaseModel)
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _Loc = tuple[str | int, ...]
 
 
 def load(path: Path, model: type[M]) -> M:
     """Parse ``path`` as YAML and validate it as ``model``; errors name file:line and field."""
-    text = _read(path)
+    data, lines = _parsed(_read(path), str(path))
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        return model.model_validate(data if data is not None else {})
+    except ValidationError as exc:
+        raise _first_error(exc, lines, path) from None
+
+
+@lru_cache(maxsize=256)
+def _parsed(text: str, where: str) -> tuple[Any, dict[_Loc, int]]:
+    """The document and the line of every node (cached: a run reads the same caliber many times; the
+    result is only ever validated, never changed)."""
+    path = Path(where)
+    try:
+        node = yaml.compose(text, Loader=_LOADER)
+        data = yaml.load(text, Loader=_LOADER)  # a safe loader: libyaml's when present
     except RecursionError:
         raise MalformedInput("YAML nests too deeply (a recursive alias?)", where=str(path)) from None
     except yaml.YAMLError as exc:
@@ -36,10 +49,7 @@ def load(path: Path, model: type[M]) -> M:
             _index(node, (), lines, path)
     except RecursionError:
         raise MalformedInput("YAML nests too deeply (a recursive alias?)", where=str(path)) from None
-    try:
-        return model.model_validate(data if data is not None else {})
-    except ValidationError as exc:
-        raise _first_error(exc, lines, path) from None
+    return data, lines
 
 
 def _read(path: Path) -> str:

@@ -2,7 +2,8 @@
 
 The roles replay recorded actions: this is a simulation, labelled so in the scoreboard, and it can never
 certify acceptance. It shows the whole protocol offline: round 1 finds both planted bugs and calibrates
-the exam, the builder's recorded fix lands, three green rounds and the final regression round follow.
+the exam, the builder's recorded fix lands, three green rounds and the final regression round follow. It
+ends with exit 9, "passed, not certified", which is what this script expects.
 """
 
 from __future__ import annotations
@@ -19,19 +20,29 @@ TRI = os.environ.get("TRI_AGENT", "tri-agent")
 GIT = ["git", "-c", "user.name=tri-agent demo", "-c", "user.email=demo@invalid"]
 
 
+NOT_CERTIFIED = 9  # what a simulation that passes the protocol must end with
+
+
 def main() -> int:
-    work = Path(os.environ.get("TRI_AGENT_EXAMPLE_OUT") or tempfile.mkdtemp(prefix="toy-acceptance-")) / "toy-grades"
+    out = Path(os.environ.get("TRI_AGENT_EXAMPLE_OUT") or tempfile.mkdtemp(prefix="toy-acceptance-"))
+    work = out / "toy-grades"
     shutil.copytree(HERE, work, ignore=shutil.ignore_patterns("builds", "runs", "mutation", "evidence",
                                                               "SCOREBOARD.md", "__pycache__"))
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "baseline as the agent built it"]):
         subprocess.run([*GIT, *args], cwd=work, check=True, capture_output=True)
+    # the run's state (evidence store, builds) beside the copy, not in the user's home; fixed seeds make the
+    # demo the same every time, and are one more reason it can never certify
+    env = {**os.environ, "XDG_STATE_HOME": str(out / "state"), "TRI_AGENT_SEED_SECRET": "toy-grades-demo"}
     print(f"$ tri-agent accept {work}", flush=True)
-    code = subprocess.run([TRI, "accept", str(work)]).returncode
+    code = subprocess.run([TRI, "accept", str(work)], env=env).returncode
     board = work / "SCOREBOARD.md"
     if board.exists():
         print(board.read_text(encoding="utf-8"))
-    verify = subprocess.run([TRI, "verify-trail", str(work / "evidence")]).returncode
-    return code or verify
+    verify = subprocess.run([TRI, "verify-trail", str(work)], env=env).returncode
+    if code != NOT_CERTIFIED:
+        print(f"expected exit {NOT_CERTIFIED} (passed, not certified: a simulation), got {code}", file=sys.stderr)
+        return code or 1
+    return verify
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tri_agent.acceptance._gate import FUSE, Progress, RoundFacts, advance, can_certify, gate
+from tri_agent.acceptance._gate import FUSE, REQUIRED_LAYERS, Played, Progress, RoundFacts, advance, certify, gate
 
 GREEN = RoundFacts(round=1, stable=True, passed=10, total=10, mutants_judged=5, mutants_detected=5)
 
@@ -62,9 +62,42 @@ def test_the_streak_counts_trailing_greens(greens: list[bool]) -> None:
     assert p.green_streak == trailing
 
 
-def test_simulations_and_unsafe_contracts_never_certify() -> None:
-    assert can_certify(False, False) == (True, "")
-    assert not can_certify(True, False)[0] and not can_certify(False, True)[0]
+def _played(driver: str, layers: list[str], role: str = "tester", simulation: bool = False) -> Played:
+    return Played(round=1, role=role, driver=driver, simulation=simulation, isolation=layers)
+
+
+def _full(driver: str, role: str = "tester") -> Played:
+    return _played(driver, sorted(REQUIRED_LAYERS[driver]), role)
+
+
+SANDBOXED = [["bubblewrap"]]
+
+
+def test_a_run_with_every_layer_certifies_and_names_its_drivers() -> None:
+    cert = certify([_full("anthropic"), _full("command", "builder"), _full("in-session", "builder")], SANDBOXED,
+                   unsafe_contract=False, fixed_seeds=False)
+    assert cert.certified and cert.reasons == [] and cert.drivers == {"builder": "command, in-session",
+                                                                      "tester": "anthropic"}
+
+
+@pytest.mark.parametrize(("played", "code", "unsafe", "fixed", "reason"), [
+    ([_played("scripted", [], simulation=True)], SANDBOXED, False, False, "a simulation: the tester"),
+    ([_full("openai"), _played("scripted", [], "builder")], SANDBOXED, False, False, "a simulation: the builder"),
+    ([_played("command", ["physical-omission", "write-audit"])], SANDBOXED, False, False,
+     "the tester (command) lacked bubblewrap in round(s) 1"),
+    ([_played("in-session", ["none: agent settings missing"], "builder")], SANDBOXED, False, False,
+     "the builder (in-session) lacked agent-client-sandbox"),
+    ([_played("my-driver", ["physical-omission"])], SANDBOXED, False, False, "lacked a known driver"),
+    ([_full("anthropic")], [["bubblewrap"], []], False, False, "ran outside the OS sandbox"),
+    ([_full("anthropic")], SANDBOXED, True, False, "unsafe contract"),
+    ([_full("anthropic")], SANDBOXED, False, True, "fixed by the caller"),
+    ([_full("in-session", "builder")], SANDBOXED, False, False, "exam's hidden parts in the project"),
+])
+def test_each_missing_guarantee_prevents_certification(played: list[Played], code: list[list[str]], unsafe: bool,
+                                                       fixed: bool, reason: str) -> None:
+    exposed = ["exam/oracle"] if "hidden parts" in reason else []
+    cert = certify(played, code, unsafe_contract=unsafe, fixed_seeds=fixed, exposed=exposed)
+    assert not cert.certified and any(reason in r for r in cert.reasons), cert.reasons
 
 
 def test_progress_remembers_red_cases_judged_and_equivalent_mutants() -> None:

@@ -4,6 +4,7 @@ fail closed; and the one-shot ask of every API driver, through the real SDKs aga
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -80,3 +81,57 @@ def test_a_judge_without_temperature_sends_none() -> None:
         pinned = openai_driver("m", api_key="sk-oai-fake-0123456789", base_url=server.base_url + "/v1", api="chat")
         pinned.ask_text("rule", "weakened?")
         assert server.requests[-1]["body"]["temperature"] == 0.0
+
+
+def _judge_ticket(exam: Path, route: str, name: str, text: str) -> str:
+    path = exam / "tickets" / route / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return f"exam/tickets/{route}/{name}"
+
+
+def test_judge_tickets_need_mechanical_evidence_and_pass_the_leak_guard(toy_build: Path, tmp_path: Path) -> None:
+    from tri_agent.acceptance._judging import case_ids, judge_tickets
+
+    case = case_ids(toy_build)[0]
+    rows = [json.loads(x) for x in (toy_build / "sealed" / "answers.jsonl").read_text().splitlines()]
+    inputs = "".join(p.read_text() for p in (toy_build / "visible").rglob("*.csv"))
+    sealed = next(r["total"] for r in rows if r["total"] not in inputs and len(r["total"]) >= 5)
+    exam = tmp_path / "exam"
+    changed = [
+        _judge_ticket(exam, "builder", "t-good.md", f"# group keys keep their spaces\n\ncases: {case}\n\nTrim them.\n"),
+        _judge_ticket(exam, "builder", "t-leak.md", f"# wrong total\n\ncases: {case}\n\nIt must be {sealed}.\n"),
+        _judge_ticket(exam, "builder", "t-vague.md", "# the code feels wrong\n\ncases: -\n\nRewrite it.\n"),
+        _judge_ticket(exam, "builder", "t-made-up.md", "# a case nobody ran\n\ncases: c-000000000000\n\nx\n"),
+    ]
+    tickets = judge_tickets(exam, changed, toy_build)
+    by_title = {t.title: t for t in tickets}
+    assert by_title["judge: group keys keep their spaces"].route == "builder"
+    assert by_title["judge: group keys keep their spaces"].signature.startswith("builder:judge:")
+    assert sealed not in "".join(t.markdown() for t in tickets)
+    assert "redacted" in by_title["judge: wrong total"].body
+    assert any(t.signature == "orchestrator:judge:no-evidence" and "t-vague.md" in t.body and "t-made-up.md" in t.body
+               for t in tickets)
+    assert judge_tickets(exam, [], toy_build) == []  # nothing the judge's episode changed: nothing filed
+
+
+def test_a_key_changed_after_its_pin_stops_the_round(toy_build: Path, tmp_path: Path) -> None:
+    import shutil
+    from types import SimpleNamespace
+
+    from tri_agent import TamperDetected
+    from tri_agent.acceptance._rounds import _key, _pin_build
+    from tri_agent.evidence._trail import EvidenceStore
+
+    build = tmp_path / "builds" / "round-0001"
+    shutil.copytree(toy_build, build)
+    run = SimpleNamespace(store=EvidenceStore(tmp_path / "store"))
+    _pin_build(run, build, "build-round-0001")  # type: ignore[arg-type]
+    assert _key(run, build, "build-round-0001") == build  # type: ignore[arg-type]
+    answers = build / "sealed" / "answers.jsonl"
+    answers.write_text(answers.read_text().replace('"count": "', '"count": "1', 1))
+    with pytest.raises(TamperDetected, match=r"no longer matches its pin: sealed/answers\.jsonl modified") as err:
+        _key(run, build, "build-round-0001")  # type: ignore[arg-type]
+    assert err.value.exit_code == 4
+    with pytest.raises(TamperDetected):
+        _pin_build(run, build, "build-round-0001")  # type: ignore[arg-type]  # a replayed round's rebuild

@@ -15,8 +15,10 @@ from pathlib import Path
 import pytest
 from conftest import TOY
 
+from tri_agent.acceptance._config import load_config
 from tri_agent.acceptance._rounds import accept
 from tri_agent.acceptance._scoreboard import acceptance_json, report_html, rounds_of, scoreboard
+from tri_agent.acceptance._state import RunState, locate
 from tri_agent.evidence._trail import EvidenceStore
 
 GIT = ["git", "-c", "user.name=tri-agent-test", "-c", "user.email=test@invalid"]
@@ -29,38 +31,60 @@ def _project(dest: Path) -> Path:
     return dest
 
 
+def _state(project: Path) -> RunState:
+    return locate(project, load_config(project))
+
+
+def _store(project: Path) -> EvidenceStore:
+    return _state(project).store
+
+
+def _records(project: Path) -> Path:
+    return _state(project).root / "records"
+
+
+def _clone(src: Path, dest: Path) -> Path:
+    """The same run at another path: the project, its state folder and its pin (re-pointed)."""
+    shutil.copytree(src, dest)
+    old, new = _state(src), _state(dest)
+    shutil.copytree(old.root, new.root)
+    new.pin_path.write_text(old.pin_path.read_text().replace(str(old.root), str(new.root)))
+    return dest
+
+
 @pytest.fixture(scope="module")
 def accepted(tmp_path_factory: pytest.TempPathFactory) -> Path:
     project = _project(tmp_path_factory.mktemp("acc") / "toy")
-    decision, progress = accept(project)
-    assert decision == "accepted" and progress.rounds == 5
+    verdict = accept(project)
+    assert verdict.decision == "accepted" and verdict.rounds == 5 and not verdict.certified
     return project
 
 
 def test_the_toy_trail(accepted: Path) -> None:
-    store = EvidenceStore(accepted / "evidence")
-    assert store.verify_trail() == [] and [e.name for e in store.entries()][-1] == "round-0005"
+    store = _store(accepted)
+    assert store.verify_trail() == [] and [e.name for e in store.entries()][-1] == "verdict"
     board = scoreboard(store)
     lines = [x for x in board.splitlines() if x.startswith("| ")][1:]
     assert "| red |" in lines[0] and all("GREEN" in x for x in lines[1:])
     assert "drift: average" in lines[0] and "unexpected" in lines[0]  # both planted bugs, round 1
-    assert "(final)" in lines[-1] and "can never certify" in board
-    first = accepted / "evidence" / "records" / "round-0001"
+    assert "(final)" in lines[-1] and "can never certify" in board and "PASSED, NOT CERTIFIED" in board
+    first = _records(accepted) / "round-0001"
     assert len(list((first / "tickets").glob("builder-*.md"))) >= 2
-    assert "100% of 9" in board.splitlines()[4]  # round 1 calibrated (differentially) with the menu
-    assert [e.kind for e in store.entries()] == ["preflight", "baseline"] + ["round"] * 5
-    checks = json.loads((accepted / "evidence" / "records" / "preflight" / "checks.json").read_text())
+    assert "100% of 9" in lines[0]  # round 1 calibrated (differentially) with the menu
+    assert [e.kind for e in store.entries()] == (["preflight", "build", "baseline"] + ["build", "round"] * 5
+                                                 + ["verdict"])
+    checks = json.loads((_records(accepted) / "preflight" / "checks.json").read_text())
     assert [c["name"] for c in checks] == ["spec readable", "git ready"] and all(c["ok"] for c in checks)
-    baseline = json.loads((accepted / "evidence" / "records" / "baseline" / "checks.json").read_text())
+    baseline = json.loads((_records(accepted) / "baseline" / "checks.json").read_text())
     assert "byte-identical; the baseline scores fail" in baseline[0]["detail"]  # the planted bugs, before any fix
 
 
 def test_the_examiner_deepens_and_the_menu_rotates(accepted: Path) -> None:
-    rounds = rounds_of(EvidenceStore(accepted / "evidence"))
+    rounds = rounds_of(_store(accepted))
     assert all(r.deepening and r.deepening.new_cases > 0 for r in rounds)
     assert "generator/generate.py" in rounds[1].deepening.exam_files_changed  # type: ignore[union-attr]
     assert rounds[1].deepening.new_cases > rounds[0].deepening.new_cases  # type: ignore[union-attr]  # new chaos
-    middle = [json.loads((accepted / "evidence" / "records" / f"round-000{k}" / "mutation-summary.json").read_text())
+    middle = [json.loads((_records(accepted) / f"round-000{k}" / "mutation-summary.json").read_text())
               for k in (2, 3, 4)]
     judged = [{m["id"] for m in s["mutants"] if m["status"] == "Killed"} for s in middle]
     assert all(len(j) == 3 for j in judged)
@@ -70,16 +94,18 @@ def test_the_examiner_deepens_and_the_menu_rotates(accepted: Path) -> None:
 
 
 def test_the_final_round_runs_the_baseline_and_every_case_ever_red(accepted: Path) -> None:
-    records = accepted / "evidence" / "records"
+    records = _records(accepted)
     first = json.loads((records / "round-0001" / "score.json").read_text())
     red = {f["key"]["case"] for f in first["answers"]["failures"]}
     provenance = (records / "round-0005" / "provenance.jsonl").read_text().splitlines()
     final_cases = {json.loads(x)["case"] for x in provenance}
     progress = json.loads((records / "round-0004" / "progress.json").read_text())
-    assert red and red <= final_cases and set(progress["red_cases"]["1"]) >= red
-    baseline = {c for c in final_cases if c not in set(progress["red_cases"]["1"])}
-    assert len(baseline) >= 13  # seed 0, every case
-    assert json.loads((records / "round-0005" / "round.json").read_text())["seed"].startswith("0 (all) + 1 (")
+    seed1 = json.loads((records / "round-0001" / "seeds.json").read_text())["revealed"]["round-1"]
+    assert red and red <= final_cases and set(progress["red_cases"][seed1]) >= red
+    baseline = {c for c in final_cases if c not in set(progress["red_cases"][seed1])}
+    assert len(baseline) >= 13  # the baseline seed, every case
+    label = json.loads((records / "round-0005" / "round.json").read_text())["seed"]
+    assert label.endswith(f" (all) + {seed1[:8]} ({len(progress['red_cases'][seed1])} red)")
     assert json.loads((records / "round-0005" / "rerun.json").read_text()) == {
         "schema_version": 1, "sample": 5, "mismatched": []}
     layers = json.loads((records / "round-0005" / "layers.json").read_text())
@@ -87,11 +113,10 @@ def test_the_final_round_runs_the_baseline_and_every_case_ever_red(accepted: Pat
 
 
 def test_resuming_a_finished_run_plays_no_more_rounds(accepted: Path, tmp_path: Path) -> None:
-    project = tmp_path / "toy"
-    shutil.copytree(accepted, project)
-    before = EvidenceStore(project / "evidence").digest()
-    assert accept(project, resume=True)[0] == "accepted"
-    assert EvidenceStore(project / "evidence").digest() == before
+    project = _clone(accepted, tmp_path / "toy")
+    before = _store(project).digest()
+    assert accept(project, resume=True).decision == "accepted"
+    assert _store(project).digest() == before
 
 
 def test_a_nondeterministic_baseline_stops_in_preflight(tmp_path: Path) -> None:
@@ -107,8 +132,8 @@ def test_a_nondeterministic_baseline_stops_in_preflight(tmp_path: Path) -> None:
     with pytest.raises(InfrastructureFailure, match="preflight: baseline double-run") as err:
         accept(project)
     assert err.value.exit_code == 7 and "deterministic" in err.value.hint
-    store = EvidenceStore(project / "evidence")
-    assert [e.name for e in store.entries()] == ["preflight"] and store.verify_trail() == []
+    store = _store(project)
+    assert [e.name for e in store.entries()] == ["preflight", "build-baseline"] and store.verify_trail() == []
 
 
 def test_an_exam_that_does_not_build_stops_and_keeps_the_trail(tmp_path: Path) -> None:
@@ -121,9 +146,10 @@ def test_an_exam_that_does_not_build_stops_and_keeps_the_trail(tmp_path: Path) -
     with pytest.raises(InfrastructureFailure, match="generator exited 1: generator: cannot parse") as err:
         accept(project)
     assert err.value.exit_code == 7
-    store = EvidenceStore(project / "evidence")
+    store = _store(project)
     digest = store.digest()
-    assert [e.name for e in store.entries()] == ["preflight", "baseline", "round-0001"] and store.verify_trail() == []
+    assert [e.name for e in store.entries()][-2:] == ["build-round-0001", "round-0001"]
+    assert store.verify_trail() == []
     with pytest.raises(InfrastructureFailure):
         accept(project, resume=True)
     assert store.digest() == digest and store.verify_trail() == []
@@ -131,7 +157,7 @@ def test_an_exam_that_does_not_build_stops_and_keeps_the_trail(tmp_path: Path) -
 
 def test_tampering_with_a_round_is_caught(accepted: Path, tmp_path: Path) -> None:
     copy = tmp_path / "evidence"
-    shutil.copytree(accepted / "evidence", copy)
+    shutil.copytree(_state(accepted).root, copy)
     score = copy / "records" / "round-0001" / "score.json"
     score.write_text(score.read_text().replace('"verdict": "fail"', '"verdict": "pass"'))
     assert any("round-0001/score.json" in f.where for f in EvidenceStore(copy).verify_trail())
@@ -143,19 +169,19 @@ def test_killed_and_resumed_gives_the_same_trail(accepted: Path, tmp_path: Path)
     proc = subprocess.Popen(cli, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 300
     # mid-round: round 3's exam is built and its cases are running, nothing of round 3 is sealed yet
-    while not (project / "runs" / "round-0003").exists() and time.monotonic() < deadline:
+    while not (_state(project).runs / "round-0003").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not (project / "evidence" / "records" / "round-0003").exists()
+    assert not (_records(project) / "round-0003").exists()
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     done = subprocess.run([*cli, "--resume"], capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr
-    assert EvidenceStore(project / "evidence").digest() == EvidenceStore(accepted / "evidence").digest()
+    assert done.returncode == 9, done.stderr  # passed; a simulation never certifies
+    assert _store(project).digest() == _store(accepted).digest()
 
 
 def test_reports_render_offline_and_deterministically(accepted: Path) -> None:
 
-    store = EvidenceStore(accepted / "evidence")
+    store = _store(accepted)
     page = report_html(store)
     assert "<svg" in page and "<script" not in page and "src=" not in page and "href=" not in page
     assert page.count("<rect") == 5 and "can never certify" in page
@@ -180,8 +206,8 @@ def test_in_session_builder_stops_with_tickets_and_resumes_after_a_commit(tmp_pa
         accept(project, resume=True)  # nothing committed yet: still the builder's turn
     subprocess.run(["git", "apply", "-p1", "../fix.patch"], cwd=project / "target", check=True)
     subprocess.run([*GIT, "commit", "-qam", "fix: HALF_UP, trimmed keys"], cwd=project, check=True)
-    decision, progress = accept(project, resume=True)
-    assert decision == "accepted" and progress.rounds == 3  # red, green, final (gate N = 1 keeps it short)
+    verdict = accept(project, resume=True)
+    assert verdict.decision == "accepted" and verdict.rounds == 3  # red, green, final (gate N = 1 keeps it short)
 
 
 def _episodes(moves):  # type: ignore[no-untyped-def]
@@ -250,17 +276,22 @@ def test_accept_with_every_role_played_by_a_model_through_the_real_sdks(tmp_path
     for s in servers.values():
         s.__enter__()
     try:
-        decision, progress = accept(project)
+        verdict = accept(project)
     finally:
         for s in servers.values():
             s.__exit__(None, None, None)
-    assert decision == "accepted" and progress.rounds == 3
-    board = scoreboard(EvidenceStore(project / "evidence"))
+    assert verdict.decision == "accepted" and verdict.rounds == 3
+    board = scoreboard(_store(project))
     assert "can never certify" not in board  # no scripted role: this trail is not a simulation
+    assert not any("simulation" in r for r in verdict.reasons)
+    assert verdict.drivers == {"builder": "openai", "examiner": "openai-chat", "judge": "openai-chat",
+                               "tester": "anthropic"}
     assert {r["path"] for r in servers["tester"].requests} == {"/v1/messages"}
     assert {r["path"] for r in servers["examiner"].requests} == {"/v1/chat/completions"}
     assert {r["path"] for r in servers["builder"].requests} == {"/v1/responses"}
-    assert "sk-ant-fake" not in "".join(p.read_text() for p in (project / "transcripts").glob("*.jsonl"))
+    transcripts = list((_state(project).root / "transcripts").glob("*.jsonl"))
+    assert transcripts and "sk-ant-fake" not in "".join(p.read_text() for p in transcripts)
+    assert not (project / "transcripts").exists()  # nothing a judge's model said lands where a builder reads
 
 
 def test_a_tester_that_skips_cases_makes_every_round_red_until_the_fuse(tmp_path: Path) -> None:
@@ -273,14 +304,14 @@ def test_a_tester_that_skips_cases_makes_every_round_red_until_the_fuse(tmp_path
     subprocess.run([*GIT, "commit", "-qam", "a lazy tester"], cwd=project, check=True)
     with pytest.raises(Escalation, match="fix attempts") as err:
         accept(project)
-    store = EvidenceStore(project / "evidence")
+    store = _store(project)
     assert err.value.exit_code == 8 and store.entries()[-1].kind == "escalation" and store.verify_trail() == []
     board = scoreboard(store)
     assert "the tester skipped" in board and "GREEN" not in board
     assert "# Escalation after round 3" in board and "`orchestrator:tester:skipped`: red in 3 rounds" in board
     with pytest.raises(Escalation):
         accept(project, resume=True)  # a human decides; resuming plays no further round
-    assert store.entries()[-1].kind == "escalation" and len(store.entries()) == 6
+    assert store.entries()[-1].kind == "escalation" and len(store.entries()) == 10  # preflight, baseline, 3 rounds
 
 
 def test_sealed_values_in_what_the_builder_wrote_are_a_leak(toy_build: Path, tmp_path: Path) -> None:
@@ -292,10 +323,11 @@ def test_sealed_values_in_what_the_builder_wrote_are_a_leak(toy_build: Path, tmp
     sealed = next(x.split('"total": "')[1].split('"')[0] for x in answers.splitlines()
                   if x.split('"total": "')[1].split('"')[0] not in inputs)
     (project / "target" / "cheat.py").write_text(f"EXPECTED_TOTAL = '{sealed}'\n")
-    [ticket] = leak_tickets(project, toy_build, ["spec/README.md"], {"builder": ["target/cheat.py"], "tester": []})
+    spec = [project / "spec" / "README.md"]
+    [ticket] = leak_tickets(toy_build, spec, {"builder": [project / "target" / "cheat.py"], "tester": []})
     assert ticket.signature == "orchestrator:leak:builder" and "target/cheat.py:1" in ticket.body
     assert sealed not in ticket.markdown()
-    assert leak_tickets(project, toy_build, ["spec/README.md"], {"builder": ["target/grades.py"], "tester": []}) == []
+    assert leak_tickets(toy_build, spec, {"builder": [project / "target" / "grades.py"], "tester": []}) == []
 
 
 def test_code_that_names_a_case_is_a_blocker_every_round_until_it_is_gone(toy_build: Path, tmp_path: Path) -> None:
@@ -378,8 +410,8 @@ def test_a_judge_model_flags_a_weakened_test_every_round_until_the_fuse(tmp_path
             accept(project)
     # round 1 red (the planted bugs); from round 2 the fix passes the exam, but the loosened test stays
     # loosened, so the ruling flags it every round until the fuse blows: one red round buys nothing
-    records = project / "evidence" / "records"
-    rounds = rounds_of(EvidenceStore(project / "evidence"))
+    records = _records(project)
+    rounds = rounds_of(_store(project))
     assert len(rounds) == 4 and not any(r.green for r in rounds)
     for k in (2, 3, 4):
         ruling = json.loads((records / f"round-000{k}" / "ruling-weakened.json").read_text())
@@ -399,7 +431,7 @@ def test_a_tester_that_answers_garbage_is_a_process_ticket_and_blows_the_fuse(tm
     subprocess.run([*GIT, "commit", "-qam", "a tester that does not speak the protocol"], cwd=project, check=True)
     with pytest.raises(Escalation, match="fix attempts"):
         accept(project)
-    store = EvidenceStore(project / "evidence")
+    store = _store(project)
     rounds = rounds_of(store)
     assert len(rounds) == 3 and not any(r.green for r in rounds)
     assert all("the tester episode ended malformed_output" in r.reasons for r in rounds)
@@ -409,9 +441,8 @@ def test_a_tester_that_answers_garbage_is_a_process_ticket_and_blows_the_fuse(tm
 def test_resuming_a_tampered_trail_is_refused(accepted: Path, tmp_path: Path) -> None:
     from tri_agent import TamperDetected
 
-    project = tmp_path / "toy"
-    shutil.copytree(accepted, project)
-    code = project / "evidence" / "records" / "round-0004" / "code.json"
+    project = _clone(accepted, tmp_path / "toy")
+    code = _records(project) / "round-0004" / "code.json"
     code.write_text(code.read_text().replace("ROUND_HALF_UP", "ROUND_HALF_EVEN"))
     with pytest.raises(TamperDetected, match=r"does not verify: records/round-0004/code\.json") as err:
         accept(project, resume=True)
@@ -433,7 +464,7 @@ def test_a_judge_api_failure_is_an_inconclusive_ruling_not_a_crash(tmp_path: Pat
                           + f"models:\n  judge: {{model: m, base_url: '{server.base_url}/v1', api: chat}}\n")
         changed = [Change(path="target/tests/test_a.py", old="def test_a():\n    assert f() == 1\n",
                           new="def test_a():\n    assert f()\n")]
-        ruling, cost = _ruling(project, load_config(project), 2, changed)
+        ruling, cost = _ruling(load_config(project), project, tmp_path / "transcripts", 2, changed)
     assert ruling is not None and ruling.verdict == "inconclusive" and cost == 0.0
     assert all("no answer: " in d for d in ruling.dropped)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import yaml
@@ -14,7 +15,7 @@ def test_skill_front_matter_and_triggers() -> None:
     head = yaml.safe_load(text.split("---")[1])
     assert head["name"] == "hard-acceptance" and "hard acceptance" in head["description"]
     for phrase in ("run a hard acceptance test", "three consecutive all-green rounds", "you are the builder",
-                   "never read `builds/`, `runs/`, `evidence/`"):
+                   "never try to read the run's state folder", "exit 9: passed, but not certified"):
         assert phrase in text
 
 
@@ -24,4 +25,10 @@ def test_install_skill(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-
     assert (tmp_path / ".claude" / "skills" / "hard-acceptance" / "SKILL.md").exists()
     assert "$ARGUMENTS" in (tmp_path / ".claude" / "commands" / "hard-acceptance.md").read_text()
     assert cli("install-skill", "--home", tmp_path)[0] == 2
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.write_text('{"model": "opus", "permissions": {"deny": ["Read(./.env)"]}}')
     assert cli("install-skill", "--home", tmp_path, "--force")[0] == 0
+    merged = json.loads(settings.read_text())  # the user's own settings stay; the state folder is denied
+    assert merged["model"] == "opus" and merged["permissions"]["deny"][0] == "Read(./.env)"
+    assert any(rule.startswith("Read(//") and rule.endswith("/tri-agent/**)") for rule in merged["permissions"]["deny"])
+    assert merged["sandbox"]["filesystem"]["denyRead"] == merged["sandbox"]["filesystem"]["denyWrite"]

@@ -19,6 +19,14 @@ def test_empty():
     assert total([]) == 0
 """
 
+RAISES = """
+
+def test_bad_input():
+    with pytest.raises(ValueError):
+        total(["x"])
+"""
+TIMED = TEST.replace("def test_total", "@pytest.mark.timeout(2)\ndef test_total")
+
 BAD: dict[str, Change] = {
     "case-id-in-code": Change(path="target/grades.py", old="x = 1\n",
                               new="x = 1\nif 'c-0123456789ab' in path:\n    x = 2\n"),
@@ -35,6 +43,11 @@ BAD: dict[str, Change] = {
                             new=TEST + "\n\ndef test_empty():\n    assert True is not False\n"),
     "assertions-reduced": Change(path="target/tests/test_total.py", old=TEST,
                                  new=TEST.replace("    assert total([]) == 0", "    total([])")),
+    "raises-widened": Change(path="target/tests/test_total.py", old=TEST + RAISES,
+                             new=TEST + RAISES.replace("ValueError", "Exception")),
+    "flaky-added": Change(path="target/tests/test_total.py", old=TEST,
+                          new=TEST.replace("def test_empty", "@pytest.mark.flaky(reruns=5)\ndef test_empty")),
+    "timeout-changed": Change(path="target/tests/test_total.py", old=TIMED, new=TIMED.replace("(2)", "(60)")),
     "exception-swallowed": Change(path="target/grades.py", old="def f():\n    g()\n",
                                   new="def f():\n    try:\n        g()\n    except Exception:\n        pass\n"),
 }
@@ -77,6 +90,11 @@ def test_an_honest_change_has_no_smell() -> None:
         "def test_empty", "@skip('later')\ndef test_empty")),
     ("skip-added", TEST.replace("assert total([]) == 0", "pytest.skip('flaky')")),
     ("skip-added", TEST + "\npytestmark = pytest.mark.xfail(reason='later')\n"),
+    ("raises-widened", TEST + RAISES.replace("ValueError", "(ValueError, BaseException)")),
+    ("raises-widened", TEST + RAISES.replace("with pytest.raises(ValueError):", "with self.assertRaises(Exception):")),
+    ("flaky-added", TEST.replace("import pytest", "from flaky import flaky").replace(
+        "def test_empty", "@flaky(max_runs=3)\ndef test_empty")),
+    ("conditional-skip-added", TEST.replace("assert total([]) == 0", "pytest.importorskip('numpy')")),
 ])
 def test_evasions_are_still_smells(name: str, new: str) -> None:
     found = smells([Change(path="target/tests/test_total.py", old=TEST, new=new)])
@@ -105,17 +123,30 @@ def test_honest_idioms_are_not_blockers() -> None:
     cases = {
         "a method called skip": TEST + "\n\ndef test_reader():\n    r = Reader()\n    r.skip(2)\n"
                                        "    assert r.pos == 2\n",
+        "reflexive equality": TEST + "\n\ndef test_eq():\n    v = Money(1)\n    assert v == v\n",
+        "a renamed test": TEST.replace("def test_empty", "def test_total_of_nothing"),
+        "a narrower expected error": TEST + RAISES.replace("ValueError", "ValueError, match='x'"),
+        "an unchanged timeout": TIMED.replace("assert total([]) == 0", "assert total([0]) == 0"),
+    }
+    for what, new in cases.items():
+        old = TIMED if what == "an unchanged timeout" else TEST
+        found = smells([Change(path="target/tests/test_total.py", old=old, new=new)])
+        assert [s for s in found if s.severity == "blocker"] == [], what
+
+
+def test_conditional_skips_in_a_new_place_block_until_justified() -> None:
+    """An optional dependency may be honest, and may be a way out: only the judge's model, citing the spec,
+    may clear it (see the judging tests); the table itself never lets it pass."""
+    cases = {
         "an optional dependency": TEST + "\n\ndef test_yaml():\n    try:\n        import yaml\n"
                                          "    except ImportError:\n        pytest.skip('no yaml')\n"
                                          "    assert yaml.safe_load('a: 1') == {'a': 1}\n",
         "importorskip": TEST + "\n\ndef test_np():\n    np = pytest.importorskip('numpy')\n"
                                "    assert np.ones(1)[0] == 1\n",
-        "reflexive equality": TEST + "\n\ndef test_eq():\n    v = Money(1)\n    assert v == v\n",
-        "a renamed test": TEST.replace("def test_empty", "def test_total_of_nothing"),
     }
     for what, new in cases.items():
         found = smells([Change(path="target/tests/test_total.py", old=TEST, new=new)])
-        assert [s for s in found if s.severity == "blocker"] == [], what
+        assert [s.name for s in found if s.severity == "blocker"] == ["conditional-skip-added"], what
 
 
 def test_a_new_reason_on_an_old_skip_is_no_new_skip() -> None:

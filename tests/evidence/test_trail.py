@@ -22,8 +22,8 @@ def _fill(text: str):  # type: ignore[no-untyped-def]
 
 def _store(tmp: Path) -> EvidenceStore:
     store = EvidenceStore(tmp / "evidence")
-    store.append("round-0001", "round", _fill("red"))
-    store.append("round-0002", "round", _fill("green"))
+    store.append("round-0001", "step", _fill("red"))
+    store.append("round-0002", "step", _fill("green"))
     return store
 
 

@@ -42,6 +42,13 @@ def test_number_boundaries_do_not_false_positive(tmp_path: Path) -> None:
     assert _hits(tmp_path, "n.txt", "178.35 and 78.355 and 78.3512\n") == []
 
 
+def test_a_number_glued_to_a_word_by_a_hyphen_still_leaks(tmp_path: Path) -> None:
+    """``expect-78.35`` in a file name or a key: the hyphen separates, it is not a minus sign."""
+    assert _hits(tmp_path, "a.md", "expect-78.35.md\n") == ["a.md:1 field 'avg' of row 1 (case=c-1)"]
+    assert _hits(tmp_path, "b.md", "avg_+78.350\n") == ["b.md:1 field 'avg' of row 1 (case=c-1)"]
+    assert _hits(tmp_path, "c.md", "delta = -78.35\n") == []  # a negative number is another value
+
+
 def test_non_ascii_escaped_in_json(tmp_path: Path) -> None:
     text = json.dumps({"hint": "M\u00fcller-L\u00fcdenscheid"}, ensure_ascii=True)
     assert "\\u00fc" in text

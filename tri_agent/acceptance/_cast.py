@@ -13,6 +13,7 @@ import os
 import subprocess
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,30 +25,46 @@ from ..drivers._scripted import ScriptedDriver
 from ..evidence._trail import EvidenceStore
 from ..isolation._contract import load_charter
 from ..isolation._tools import ToolBox
-from ..isolation._workspace import assemble, harvest, quarantine, snapshot
+from ..isolation._workspace import View, assemble, harvest, quarantine, snapshot
+from ._audit import Exposure, before_launch, reply
 from ._config import AcceptanceConfig
 
 RunCase = Callable[[str], dict[str, Any]]
 
 
-def play(project: Path, config: AcceptanceConfig, role: str, k: int, run_case: RunCase | None = None) -> EpisodeResult:
-    """Round ``k``'s episode of ``role``, its allowed changes harvested into the project."""
+@dataclass(frozen=True)
+class Stage:
+    """What an episode plays on: the role's layout, the keys the audit checks, where a breach goes."""
+
+    view: View
+    keys: list[Path]
+    quarantine: Path
+    transcripts: Path
+    exposure: Exposure = field(default_factory=Exposure)
+
+
+def play(project: Path, config: AcceptanceConfig, role: str, k: int, stage: Stage,
+         run_case: RunCase | None = None) -> tuple[EpisodeResult, list[str]]:
+    """Round ``k``'s episode of ``role``: audited before launch, its reply scanned, its allowed changes
+    harvested to where the layout says they belong; returns the result and the layout paths it changed."""
     charter = load_charter(role)
     with tempfile.TemporaryDirectory(prefix=f"tri-{role}-") as tmp:
         ws = Path(tmp) / "ws"
-        assemble(charter.contract, project, ws)
-        before = snapshot(ws)
-        driver = driver_for(config, role, project, k)
+        assemble(charter.contract, stage.view, ws)
         task = f"Round {k}. Play your role as your charter says, then submit."
+        before_launch(charter.contract, ws, {"charter": charter.body, "task": task}, stage.keys, stage.exposure)
+        before = snapshot(ws)
+        driver = driver_for(config, role, project, k, stage.transcripts)
         result = driver.run(Episode(charter, task, ToolBox(charter.contract, ws, run_case=run_case), Limits()))
-        result = result.model_copy(update={"isolation": isolation(driver)})
+        result = reply(result.model_copy(update={"isolation": isolation(driver)}), charter.contract, stage.keys,
+                       stage.exposure)
         after = snapshot(ws)
         try:
-            harvest(charter.contract, before, after, ws, project)
+            changed = harvest(charter.contract, before, after, ws, stage.view)
         except PolicyViolation:
-            quarantine(ws, project / "quarantine", f"{role}-round-{k:04d}")
+            quarantine(ws, stage.quarantine, f"{role}-round-{k:04d}")
             raise
-    return result
+    return result, changed
 
 
 def isolation(driver: Driver) -> list[str]:
@@ -58,8 +75,9 @@ def isolation(driver: Driver) -> list[str]:
     return [*layers, "tool-confinement"]
 
 
-def in_session_builder(project: Path, store: EvidenceStore, k: int) -> EpisodeResult:
-    """The agent session is the builder: a round after builder tickets waits until it committed a fix."""
+def in_session_builder(project: Path, store: EvidenceStore, k: int, fence: list[str]) -> EpisodeResult:
+    """The agent session is the builder: a round after builder tickets waits until it committed a fix.
+    ``fence`` names the agent-client settings that are missing (empty: the session is fenced in)."""
     head = git_head(project)
     rounds = [e for e in store.entries() if e.kind == "round"]
     last = store.root / "records" / rounds[-1].name if rounds else None
@@ -70,9 +88,12 @@ def in_session_builder(project: Path, store: EvidenceStore, k: int) -> EpisodeRe
     summary = f"the session committed {head[:12]}" if tickets else f"the target as committed ({head[:12]})"
     attempt = Attempt(driver="in-session", model=None, status="ok", cost_basis="none: the agent session",
                       seconds=0.0)
+    layers = [FENCE] if not fence else [f"none: agent settings missing: {'; '.join(fence)}"]
     return EpisodeResult(role="builder", status="ok", summary=summary, simulation=False, attempts=[attempt],
-                         isolation=["none: the agent session is the builder, bound by the charter and the audit of "
-                                    "what it commits"])
+                         isolation=layers)
+
+
+FENCE = "agent-client-sandbox"
 
 
 def git_head(project: Path) -> str:
@@ -82,15 +103,15 @@ def git_head(project: Path) -> str:
     return done.stdout.strip()
 
 
-def ruling_asker(config: AcceptanceConfig, project: Path, k: int) -> LLMDriver | None:
+def ruling_asker(config: AcceptanceConfig, project: Path, k: int, transcripts: Path) -> LLMDriver | None:
     """The judge's model, for rulings, when a model plays the judge (scripted and command judges rule nothing)."""
     if config.drivers.get("judge") not in ("anthropic", "openai"):
         return None
-    driver = driver_for(config, "judge", project, k)
+    driver = driver_for(config, "judge", project, k, transcripts)
     return driver if isinstance(driver, LLMDriver) else None
 
 
-def driver_for(config: AcceptanceConfig, role: str, project: Path, k: int) -> Driver:
+def driver_for(config: AcceptanceConfig, role: str, project: Path, k: int, transcripts: Path) -> Driver:
     name = config.drivers.get(role, "scripted")
     if name == "scripted":
         if config.script is None:
@@ -101,11 +122,11 @@ def driver_for(config: AcceptanceConfig, role: str, project: Path, k: int) -> Dr
             raise UsageError(f"the {role} runs as a command but acceptance.yaml has no commands.{role}")
         return CommandDriver(config.commands[role])
     if name in ("anthropic", "openai"):
-        return _api_driver(config, role, name, project)
+        return _api_driver(config, role, name, transcripts)
     raise UsageError(f"driver {name!r} cannot play the {role}", hint="in-session is for the builder only")
 
 
-def _api_driver(config: AcceptanceConfig, role: str, name: str, project: Path) -> Driver:
+def _api_driver(config: AcceptanceConfig, role: str, name: str, transcripts: Path) -> Driver:
     spec = config.models.get(role)
     if spec is None:
         raise UsageError(f"the {role} uses {name} but acceptance.yaml has no models.{role}")
@@ -113,7 +134,6 @@ def _api_driver(config: AcceptanceConfig, role: str, name: str, project: Path) -
     key = os.environ.get(env)
     if not key:
         raise UsageError(f"the {role}'s {name} driver needs {env}", hint=f"export {env}")
-    transcripts = project / "transcripts"
     if name == "anthropic":
         return anthropic_driver(spec.model, api_key=key, base_url=spec.base_url, temperature=spec.temperature,
                                 transcripts=transcripts)

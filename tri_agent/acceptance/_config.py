@@ -69,7 +69,8 @@ class AcceptanceConfig(BaseModel):
     target_kind: str = Field(description="Preset name: warehouse, document, ...")
     target: str = Field(default="target.yaml", description="The target file, relative to the project.")
     exam: str = Field(default="exam", description="The exam folder, relative to the project.")
-    evidence: str = Field(default="evidence", description="The evidence store (relative or absolute).")
+    evidence: str | None = Field(default=None, description="The run's state folder (evidence store, builds, "
+                                 "runs); null: under $XDG_STATE_HOME/tri-agent/runs. Refused inside the project.")
     drivers: dict[str, DriverName] = Field(default_factory=lambda: _all_scripted(),
                                            description="role -> driver that plays it; a role not named is scripted.")
     script: str | None = Field(default=None, description="Recorded role actions, for scripted drivers.")
@@ -136,11 +137,6 @@ def load_config(project: Path) -> AcceptanceConfig:
     if not path.is_file():
         raise UsageError(f"{path} does not exist", hint="run: tri-agent init " + str(project))
     return _yamldoc.load(path, AcceptanceConfig)
-
-
-def evidence_root(project: Path, config: AcceptanceConfig) -> Path:
-    root = Path(config.evidence)
-    return root if root.is_absolute() else project / root
 
 
 class PreflightCheck(BaseModel):

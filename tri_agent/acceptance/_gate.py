@@ -4,7 +4,8 @@ A round is green only if the run was stable (two byte-identical runs), every cha
 blocker stands, the mutation gate killed every judged mutant (at least the minimum), and every seal
 verified. Any red round resets the counter; N green rounds in a row call for the final round; a ticket
 (by its signature, which survives new seeds) failing three fix attempts blows the fuse: a human decides.
-A simulated run or an unsafe contract can pass every gate and still never certify.
+A run passes the protocol or not; separately, it certifies only when no role was scripted, every isolation
+layer was in place for every episode and every run of role-written code, and no seed was fixed in advance.
 """
 
 from __future__ import annotations
@@ -18,17 +19,19 @@ Decision = Literal["next_round", "final_round", "accepted", "escalate"]
 
 
 class RoundFacts(BaseModel):
-    """What one round established, mechanically."""
+    """``facts.json``: what one round established, mechanically (the gate and the progress follow from it)."""
 
-    round: int = Field(ge=1)
+    schema_version: Literal[1] = Field(default=1, description="Version of the round facts format.")
+    round: int = Field(ge=1, description="Round number, from 1.")
     stable: bool = Field(description="The tester's run was repeated and found byte-identical.")
     passed: int = Field(description="Units passed over all channels.")
     total: int = Field(description="Units over all channels (the denominator).")
-    blockers: list[str] = Field(default_factory=list)
-    mutants_judged: int = 0
-    mutants_detected: int = 0
-    min_mutants: int = 3
-    seals_ok: bool = True
+    blockers: list[str] = Field(default_factory=list, description="What keeps the round red besides the score: "
+                                "smells, leaks, skipped cases, failed episodes, exam and judge tickets.")
+    mutants_judged: int = Field(default=0, description="Mutants the gate judged (Killed, Timeout, Survived...).")
+    mutants_detected: int = Field(default=0, description="Judged mutants the exam caught.")
+    min_mutants: int = Field(default=3, description="Mutants the gate needs judged for the round to count.")
+    seals_ok: bool = Field(default=True, description="Every seal the round used verified.")
     failing_tickets: list[str] = Field(default_factory=list, description="Signatures of this round's tickets.")
     red_cases: dict[str, list[str]] = Field(default_factory=dict, description="Seed -> cases some channel "
                                             "failed on.")
@@ -107,9 +110,85 @@ def _decide(progress: Progress, result: GateResult, attempts: dict[str, int], st
     return "final_round" if streak >= progress.gate_n else "next_round"
 
 
-def can_certify(simulation: bool, unsafe_contract: bool) -> tuple[bool, str]:
-    if simulation:
-        return False, "a simulation (scripted roles) can never certify acceptance"
+# driver -> the isolation layers an episode of it must have had for the run to certify
+REQUIRED_LAYERS: dict[str, frozenset[str]] = {
+    "anthropic": frozenset({"physical-omission", "write-audit", "tool-confinement"}),
+    "openai": frozenset({"physical-omission", "write-audit", "tool-confinement"}),
+    "openai-chat": frozenset({"physical-omission", "write-audit", "tool-confinement"}),
+    "command": frozenset({"physical-omission", "write-audit", "bubblewrap"}),
+    "in-session": frozenset({"agent-client-sandbox"}),
+}
+
+
+class Played(BaseModel):
+    """One episode as certification sees it (read back from the sealed round records)."""
+
+    round: int = Field(description="Round the episode was played in.")
+    role: str = Field(description="The role.")
+    driver: str = Field(description="The driver that played it (scripted, command, anthropic, openai, in-session).")
+    simulation: bool = Field(description="The driver replayed recordings.")
+    isolation: list[str] = Field(description="Isolation layers the episode really had.")
+
+
+class Verdict(BaseModel):
+    """``verdict.json``: the sealed end of an accepted run."""
+
+    schema_version: Literal[1] = Field(default=1, description="Version of the verdict format.")
+    decision: Literal["accepted"] = Field(description="What the protocol decided (escalations seal a report).")
+    rounds: int = Field(description="Rounds played, the final one included.")
+    gate_n: int = Field(description="Consecutive green rounds the run required before its final round.")
+    certified: bool = Field(description="The run may be called certified: see reasons when it may not.")
+    reasons: list[str] = Field(description="Why it does not certify (empty when certified).")
+    drivers: dict[str, str] = Field(description="role -> the driver(s) that played it.")
+
+
+class Certification(BaseModel):
+    """Whether a passing run may be called certified, and every reason it may not."""
+
+    certified: bool = Field(description="True only when no reason below applies.")
+    reasons: list[str] = Field(description="Why the run cannot certify (empty when certified).")
+    drivers: dict[str, str] = Field(description="role -> the driver(s) that played it, comma-separated.")
+
+
+def certify(played: list[Played], code_isolation: list[list[str]], *, unsafe_contract: bool,
+            fixed_seeds: bool, exposed: list[str] | None = None) -> Certification:
+    """Certified only when no role was scripted, every episode and every run of role-written code had every
+    layer it needs, no contract was unsafe, no seed was fixed by the caller, and no exam part a builder must
+    not read (``exposed``) lay where an in-session builder could read it."""
+    reasons = []
+    scripted = sorted({p.role for p in played if p.simulation or p.driver == "scripted"})
+    if scripted:
+        reasons.append(f"a simulation: the {', '.join(scripted)} replayed recorded actions (scripted)")
+    for (role, driver), (rounds, missing) in sorted(_lacking(played).items()):
+        reasons.append(f"the {role} ({driver}) lacked {', '.join(sorted(missing))} in round(s) "
+                       f"{', '.join(map(str, rounds))}")
+    if any(not layers for layers in code_isolation):
+        reasons.append("role-written code (the target in every case and mutant, the exam's generator and oracle) "
+                       "ran outside the OS sandbox")
     if unsafe_contract:
-        return False, "a role ran under --unsafe-contract: this run can never certify"
-    return True, ""
+        reasons.append("a role ran under an unsafe contract (an iron rule was overridden)")
+    if fixed_seeds:
+        reasons.append("the seeds were fixed by the caller (TRI_AGENT_SEED_SECRET), so the exam was predictable")
+    if exposed:
+        reasons.append(f"the in-session builder could read the exam's hidden parts in the project or its git "
+                       f"history ({', '.join(exposed[:4])}): keep the exam outside the project")
+    drivers: dict[str, set[str]] = {}
+    for p in played:
+        drivers.setdefault(p.role, set()).add(p.driver)
+    return Certification(certified=not reasons, reasons=reasons,
+                         drivers={role: ", ".join(sorted(names)) for role, names in sorted(drivers.items())})
+
+
+def _lacking(played: list[Played]) -> dict[tuple[str, str], tuple[list[int], set[str]]]:
+    """(role, driver) -> the rounds its episodes lacked a required layer, and which layers."""
+    out: dict[tuple[str, str], tuple[list[int], set[str]]] = {}
+    for p in played:
+        if p.driver == "scripted":
+            continue  # a simulation, reported as such
+        need = REQUIRED_LAYERS.get(p.driver, frozenset({f"a known driver (not {p.driver!r})"}))
+        missing = need - set(p.isolation)
+        if missing:
+            rounds, layers = out.setdefault((p.role, p.driver), ([], set()))
+            rounds.append(p.round)
+            layers |= missing
+    return out

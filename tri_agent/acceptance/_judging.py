@@ -119,21 +119,70 @@ def rerun_tickets(mismatched: list[str]) -> list[Ticket]:
                    "machine). Results that cannot be reproduced cannot be accepted.", mismatched)]
 
 
-def leak_tickets(project: Path, build: Path, spec: list[str], written: dict[str, list[str]]) -> list[Ticket]:
+def leak_tickets(build: Path, spec: list[Path], written: dict[str, list[Path]]) -> list[Ticket]:
     """Sealed values in what the builder or the tester wrote this round (hard-coded answers, copied keys)."""
     caliber, _ = load_caliber(build / "caliber.yaml")
-    inputs = [build / "visible", *(project / s for s in spec)]
+    inputs = [build / "visible", *spec]
     out = []
     for role, paths in sorted(written.items()):
-        files = [project / p for p in paths if (project / p).is_file()]
+        files = [p for p in paths if p.is_file()]
         if not files:
             continue
         hits = scan_leaks([build / "sealed" / "answers.jsonl"], files, inputs=inputs, key=list(caliber.key)).hits
         if hits:
-            where = ", ".join(h.where.removeprefix(str(project) + "/") for h in hits[:3])
+            where = ", ".join(_short(h.where) for h in hits[:3])
             out.append(_filed(f"orchestrator:leak:{role}", f"the {role} wrote sealed values",
                                 f"{len(hits)} sealed value(s) in what the {role} wrote this round: {where}", []))
     return out
+
+
+def _short(where: str) -> str:
+    """A hit's place without the temporary or state folder it was found in."""
+    for marker in ("/target/", "/exam/"):
+        if marker in where:
+            return marker.strip("/") + "/" + where.split(marker, 1)[1]
+    return Path(where).name
+
+
+def flaky_tickets(cases: list[str]) -> list[Ticket]:
+    """Two runs of the same cases differed: the target depends on something besides its inputs."""
+    if not cases:
+        return []
+    return [_filed("builder:flaky:double-run", f"{len(cases)} case(s) gave different results when run twice",
+                   "Every case runs twice through the gateway, each time in a fresh copy of the target; these "
+                   "gave different rows, outputs or behaviour. Make the target depend only on its inputs (no "
+                   "clocks, random numbers, unordered output or state kept between runs).", cases, "builder")]
+
+
+_TICKET_CASES = re.compile(r"^cases:\s*(.*)$", re.MULTILINE)
+
+
+def judge_tickets(exam: Path, changed: list[str], build: Path) -> list[Ticket]:
+    """The tickets the judge's episode filed, accepted only with mechanical evidence (case ids of this
+    round's build) and only after the leak guard; one without evidence is refused with a process ticket."""
+    known = set(case_ids(build))
+    out, refused = [], []
+    for rel in sorted(p for p in changed if p.startswith("exam/tickets/") and p.endswith(".md")):
+        parts = rel.split("/")
+        path = exam / "/".join(parts[1:])
+        if len(parts) != 4 or parts[2] not in ("builder", "exam", "orchestrator") or not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        found = _TICKET_CASES.search(text)
+        cases = [c.strip() for c in (found.group(1) if found else "").split(",") if c.strip() not in ("", "-")]
+        if not cases or not set(cases) <= known:
+            refused.append(rel)
+            continue
+        title = next((line[2:].strip() for line in text.splitlines() if line.startswith("# ")), parts[3])
+        route: Route = parts[2]  # type: ignore[assignment]
+        out.append(_filed(f"{route}:judge:{hashlib.sha256(title.encode()).hexdigest()[:12]}", f"judge: {title}",
+                          text, cases, route))
+    if refused:
+        out.append(_filed("orchestrator:judge:no-evidence", f"the judge filed {len(refused)} ticket(s) without "
+                          "mechanical evidence", "A judge's ticket must cite the cases of this round that show it "
+                          f"(a `cases:` line); refused: {', '.join(refused[:5])}.", []))
+    caliber, _ = load_caliber(build / "caliber.yaml")
+    return guard(out, build / "sealed" / "answers.jsonl", [build / "visible"], list(caliber.key))
 
 
 def score_tickets(build: Path, report: ScoreReport) -> list[Ticket]:
@@ -339,6 +388,55 @@ def _ruling_files(changed: list[Change]) -> list[Change]:
             out.append(c)
             total += size
     return out
+
+
+# weakening smells a model judge may rule justified (a platform-only skip, a timeout the spec sets); the
+# others (skips, removed or gutted tests, trivial asserts, case ids) are never cleared by anyone but the builder
+CLEARABLE = frozenset({"conditional-skip-added", "assertions-reduced", "raises-widened", "flaky-added",
+                       "timeout-changed"})
+_JUSTIFY_QUESTION = """The builder's change to its tests weakens them at these places:
+
+{smells}
+
+The files, after the change, with line numbers:
+
+{files}
+
+The spec of the software:
+
+{spec}
+
+Which of these weakenings does the spec itself justify (a platform the spec excludes, an optional dependency
+the spec names, a limit the spec sets)? Answer with JSON only:
+{{"flags": [{{"category": "justified", "location": "after/<path>:<line>", "reason": "<the spec's words>"}}]}}
+Cite the line given for each weakening you clear; an empty list clears none. Convenience is no justification."""
+
+
+def justify_ruling(ask: Callable[[str], str], found: list[Smell], code: CodeSnapshot, spec: str,
+                   k: int = 3) -> Ruling | None:
+    """Ask the judge's model, K times, which clearable weakenings the spec justifies (all K must agree)."""
+    weak = [s for s in found if s.name in CLEARABLE and s.severity == "blocker" and s.line is not None]
+    if not weak:
+        return None
+    with tempfile.TemporaryDirectory(prefix="tri-justify-") as tmp:
+        shown = []
+        for path in sorted({s.path for s in weak}):
+            text = (code.files.get(path) or _GONE).text or ""
+            (Path(tmp) / "after" / path).parent.mkdir(parents=True, exist_ok=True)
+            (Path(tmp) / "after" / path).write_text(text, encoding="utf-8")
+            numbered = "\n".join(f"{n:4d}  | {line}" for n, line in enumerate(text.splitlines(), 1))
+            shown.append(f"=== after/{path} ===\n{numbered}")
+        listed = "\n".join(f"- after/{s.path}:{s.line}: {s.detail}" for s in weak)
+        question = _JUSTIFY_QUESTION.format(smells=listed, files="\n\n".join(shown), spec=spec[:_RULING_FILE])
+        return rule(ask, question, categories={"justified"}, evidence=Path(tmp), k=k, floor=1.0)
+
+
+def cleared(found: list[Smell], ruling: Ruling | None) -> list[Smell]:
+    """``found`` without the weakenings a unanimous model ruling justified by the spec."""
+    if ruling is None or ruling.verdict != "flagged":
+        return found
+    justified = {c.location for c in ruling.flags if c.category == "justified"}
+    return [s for s in found if not (s.name in CLEARABLE and f"after/{s.path}:{s.line}" in justified)]
 
 
 def weakened_tickets(ruling: Ruling) -> list[Ticket]:

@@ -1,21 +1,26 @@
 """The orchestrator: the one module that composes a hard acceptance, round after round.
 
-Preflight (once): the spec is readable, the project is a clean git work tree, and the baseline (the
-target as committed, on the exam at seed 0) runs twice byte-identically; sealed as the first record.
+Everything of a run but the builder's code lives in the run's state folder, outside the project (see
+``_state``): the evidence store, the exam, every build and run. Its trail head is pinned apart from it
+before each line is appended, and a resumed run continues only a trail that verifies and ends at its pin.
 
-Round k: the examiner's episode (it deepens the exam: new chaos, new mutants) -> exam build at seed k
--> the builder's episode -> the gateway runs every case twice -> the tester's episode (fresh; it runs every
-case through ``run_case``) -> the judge's mechanical work (three-channel score, tickets routed by
-attribution and leak-guarded, leaks in what the roles may write, smells in the builder's code since
-preflight, fingerprint re-runs, a K-sampled weakened-test ruling when a model judges, the mutation gate on a
-rotated sample) and the judge's episode -> the gate -> one sealed record chained into the trail; its
-tickets are filed for the roles only once it is sealed. After N green
-rounds the final round runs the baseline and every case that was ever red, rebuilt from the current exam.
-The fuse (a ticket red three times) or a run that never turns green ends in a sealed escalation record.
+Preflight (once): the spec is readable, the project is a clean git work tree; the checks, the builder's code
+as committed, the configuration (every file that steers the run) and the exam as found are sealed as the
+first record, with the commitments to the baseline's and round 1's seeds.
 
-Every role works in its own assembled, audited workspace; a breach quarantines its output and stops the
-run (exit 5). Evidence holds no clock and no duration, so an interrupted run resumed with ``resume=True``
-ends with the same trail digest as an uninterrupted one.
+Round k: the sealed configuration is checked unchanged (exit 5) -> the examiner deepens the exam (its own
+copy, rebuilt from the last record) -> [round 1: the baseline, the target as committed on the exam at the
+baseline seed, twice] -> the builder's episode -> only now the exam is built at the round's seed (committed
+before the round) and its key pinned in the trail -> every case twice through the gateway (a difference is
+a builder ticket) -> the tester, fresh, into an empty folder -> the judge's mechanical work and the judge's
+episode, its tickets leak-guarded -> the gate -> one sealed record, which reveals the round's seed and
+commits the next; its tickets are filed only once it is sealed. Before any episode, everything the role
+receives is audited against every sealed key (exit 6). After N green rounds the final round runs the
+baseline and every case that was ever red. A ticket red three times, or no acceptance after 3N + 6 rounds,
+ends in a sealed escalation (exit 8). An accepted run ends in a sealed verdict that says whether it
+certifies, and why not.
+
+Progress is never read from a file: it is recomputed from the sealed facts of every round on every start.
 """
 
 from __future__ import annotations
@@ -30,36 +35,57 @@ from typing import Any, NoReturn
 
 from rich.console import Console
 
-from .._errors import Escalation, InfrastructureFailure, TamperDetected, UsageError
+from .._errors import Escalation, NotDeterministic, TamperDetected, UsageError
 from ..drivers._episode import EpisodeResult
 from ..drivers._rulings import Ruling
+from ..evidence._seal import verify
 from ..evidence._trail import EvidenceStore
 from ..exam._build import Part, build_exam, compose_build
 from ..exam._formats import BuildRecord
+from ..isolation._workspace import View
 from ..mutation._gate import DETECTED, EQUIVALENT, UNDETECTED, MutationSummary, Rotation
 from ..scoring._grading import score
 from ..scoring._report import ScoreReport, render_markdown
-from ..targets._gateway import run_exam, run_score_inputs
+from ..targets._gateway import RunRecord, run_exam, run_score_inputs
 from . import _judging as judging
-from ._cast import git_head, in_session_builder, play, ruling_asker
-from ._config import (
-    DEPTHS,
-    AcceptanceConfig,
-    PreflightCheck,
-    check_git,
-    check_spec,
-    evidence_root,
-    load_config,
-    require,
-)
-from ._gate import FUSE, GateResult, Progress, RoundFacts, advance, gate
+from . import _session as session
+from ._audit import Exposure
+from ._cast import Stage, git_head, in_session_builder, play, ruling_asker
+from ._config import CONFIG, DEPTHS, AcceptanceConfig, PreflightCheck, check_git, check_spec, load_config, require
+from ._gate import FUSE, Certification, GateResult, Played, Progress, RoundFacts, Verdict, advance, certify, gate
+from ._preflight import Configuration, check_configuration, configuration, exposed_exam, import_exam
 from ._scoreboard import TIMINGS, Deepening, RoundSummary
 from ._smells import Change, Smell
+from ._state import RunState, check_pin, commitment, locate, secret, seed, state_home
 from ._tickets import Ticket
 
 _VOLATILE = frozenset({"seconds", "duration", "at", "given_at"})  # never in evidence: reruns must match
-BASELINE_SEED = "0"
+BASELINE = "baseline"
 _JUDGED = (*DETECTED, *UNDETECTED)
+
+
+@dataclass
+class _Run:
+    """What every round of one run shares."""
+
+    project: Path
+    config: AcceptanceConfig
+    state: RunState
+    clock: _Clock
+    key: bytes
+    fixed_seeds: bool
+
+    @property
+    def store(self) -> EvidenceStore:
+        return self.state.store
+
+    @property
+    def exam(self) -> Path:
+        return self.state.work / "exam"
+
+    @property
+    def target(self) -> Path:
+        return self.project / self.config.target
 
 
 @dataclass
@@ -89,33 +115,40 @@ class _Outcome:
     ruling: Ruling | None
     ruling_usd: float
     rerun_mismatched: list[str]
+    justified: Ruling | None = None
 
 
-def accept(project: Path, *, resume: bool = False) -> tuple[str, Progress]:
-    """Run the acceptance of ``project`` to a decision; returns it ("accepted") or raises Escalation."""
+def accept(project: Path, *, resume: bool = False) -> Verdict:
+    """Run the acceptance of ``project`` to a verdict (accepted, certified or not), or raise Escalation."""
     project = project.resolve()
     config = load_config(project)
-    store = EvidenceStore(evidence_root(project, config))
+    state = locate(project, config)
+    store = state.store
     if store.entries() and not resume:
-        raise UsageError(f"{store.root} already holds a trail", hint="continue it with --resume")
+        raise UsageError(f"{state.root} already holds a trail", hint="continue it with --resume")
     # the baseline must be clean and committed when a run starts; a resumed run has changed it on purpose
     require([check_spec(project, config)] + ([] if store.entries() else [check_git(project)]))
     store.resume()
+    check_pin(state)
     _verified(store)
+    key, fixed = secret(state)
+    run = _Run(project, config, state, _Clock(state.root / TIMINGS), key, fixed)
     if not store.has("preflight"):
-        _preflight(project, config, store)
-    progress = _progress(store, config)
+        _preflight(run)
+    _check_configuration(run)
+    progress = replay(store, config.gate_n)
     while progress.decision not in ("accepted", "escalate"):
         k = progress.rounds + 1
         if k > _max_rounds(config) and not progress.final_round:  # a final round earned is always played
             _escalate(store, progress, f"no acceptance after {k - 1} rounds")
-        outcome, facts = _play_round(project, config, store, k, progress)
+        _check_configuration(run)
+        outcome, facts = _play_round(run, k, progress)
         progress, _ = advance(progress, outcome.result, facts)
-        _record(store, outcome, progress, project)
+        _record(run, outcome, progress, facts)
         _file(project, outcome.tickets)  # only once sealed: a replayed round sees what an uninterrupted one saw
     if progress.decision == "escalate":
         _escalate(store, progress, f"a ticket failed {max(progress.attempts.values())} fix attempts")
-    return "accepted", progress
+    return _verdict(run, progress)
 
 
 def _verified(store: EvidenceStore) -> None:
@@ -131,11 +164,19 @@ def _max_rounds(config: AcceptanceConfig) -> int:
     return 3 * config.gate_n + 6
 
 
-def _progress(store: EvidenceStore, config: AcceptanceConfig) -> Progress:
-    entries = [e for e in store.entries() if e.kind == "round"]
-    if not entries:
-        return Progress(gate_n=config.gate_n)
-    return Progress.model_validate_json((store.root / "records" / entries[-1].name / "progress.json").read_text())
+def replay(store: EvidenceStore, gate_n: int) -> Progress:
+    """The progress the sealed rounds add up to: every gate recomputed from its round's sealed facts."""
+    progress = Progress(gate_n=gate_n)
+    for entry in (e for e in store.entries() if e.kind == "round"):
+        folder = store.root / "records" / entry.name
+        facts = RoundFacts.model_validate_json((folder / "facts.json").read_text(encoding="utf-8"))
+        result = gate(facts)
+        sealed = GateResult.model_validate_json((folder / "gate.json").read_text(encoding="utf-8"))
+        if sealed != result:
+            raise TamperDetected(f"{entry.name}: its sealed gate does not follow from its sealed facts",
+                                 hint="the record was forged or written by another version; start a new run")
+        progress, _ = advance(progress, result, facts)
+    return progress
 
 
 def _escalate(store: EvidenceStore, progress: Progress, reason: str) -> NoReturn:
@@ -156,6 +197,36 @@ def _escalate(store: EvidenceStore, progress: Progress, reason: str) -> NoReturn
     raise Escalation(f"{reason}; a human must decide", hint=f"see {store.root / 'records' / name / 'ESCALATION.md'}")
 
 
+def _verdict(run: _Run, progress: Progress) -> Verdict:
+    """The sealed verdict of an accepted run: sealed once, read back on every later resume."""
+    if not run.store.has("verdict"):
+        cert = _certification(run)
+        verdict = Verdict(decision="accepted", rounds=progress.rounds, gate_n=progress.gate_n,
+                          certified=cert.certified, reasons=cert.reasons, drivers=cert.drivers)
+        run.store.append("verdict", "verdict", lambda folder: _write_json(folder / "verdict.json",
+                                                                           verdict.model_dump(mode="json")))
+    return Verdict.model_validate_json((run.store.root / "records" / "verdict" / "verdict.json").read_text())
+
+
+def _certification(run: _Run) -> Certification:
+    """Certification from the sealed records alone: every episode, every run and build of role-written code."""
+    played, code = [], []
+    for entry in run.store.entries():
+        folder = run.store.root / "records" / entry.name
+        if entry.kind == "round":
+            k = int(entry.name.rsplit("-", 1)[1])
+            for e in json.loads((folder / "episodes.json").read_text()):  # volatile fields are scrubbed
+                driver = e["attempts"][0]["driver"] if e["attempts"] else "unknown"
+                played.append(Played(round=k, role=e["role"], driver=driver, simulation=e["simulation"],
+                                     isolation=e["isolation"]))
+        for name, model in (("run.json", RunRecord), ("build.json", BuildRecord)):
+            if (folder / name).exists():
+                code.append(model.model_validate_json((folder / name).read_text()).isolation)
+    exposure = run.store.root / "records" / "preflight" / "exposure.json"
+    exposed = json.loads(exposure.read_text())["exam_readable_by_the_session"] if exposure.exists() else []
+    return certify(played, code, unsafe_contract=False, fixed_seeds=run.fixed_seeds, exposed=exposed)
+
+
 class _Clock:
     """Wall time per role (not evidence: durations differ between runs) and live progress on stderr."""
 
@@ -171,47 +242,117 @@ class _Clock:
                 return fn()
             finally:
                 self.seconds[role] = round(self.seconds.get(role, 0.0) + time.monotonic() - start, 3)
+                self.path.parent.mkdir(parents=True, exist_ok=True)
                 self.path.write_text(json.dumps(self.seconds, indent=1, sort_keys=True) + "\n")
                 self.console.print(f"  {what}: {time.monotonic() - start:.1f}s")
 
 
-def _preflight(project: Path, config: AcceptanceConfig, store: EvidenceStore) -> None:
-    """Sealed before any role acts: the checks that passed and the code as committed (the first diff's base)."""
-    checks = [check_spec(project, config), check_git(project)]
+# --- preflight, configuration, the baseline --------------------------------------------------------------------
+
+def _settings_files(run: _Run) -> list[Path]:
+    if run.config.drivers.get("builder") != "in-session":
+        return []
+    return [run.project / session.PROJECT, run.project / session.LOCAL]
+
+
+def _preflight(run: _Run) -> None:
+    """Sealed before any role acts: the checks, the code as committed, the configuration, the exam as found
+    (the run's exam from now on), and the commitments to the first seeds."""
+    checks = [check_spec(run.project, run.config), check_git(run.project)]
+    config = configuration(run.project, run.config, _settings_files(run))
 
     def fill(folder: Path) -> None:
         _write_json(folder / "checks.json", [c.model_dump(mode="json") for c in checks])
-        _write_json(folder / "code.json", judging.code_of(project, "builder").model_dump(mode="json"))
+        _write_json(folder / "code.json", judging.code_of(run.project, "builder").model_dump(mode="json"))
+        _write_json(folder / "configuration.json", config.model_dump(mode="json"))
+        shutil.copyfile(run.project / CONFIG, folder / CONFIG)
+        import_exam(run.project, run.config, folder / "exam")
+        if run.config.drivers.get("builder") == "in-session":
+            _write_json(folder / "exposure.json", {"exam_readable_by_the_session":
+                                                   exposed_exam(run.project, run.config)})
+        _write_json(folder / "seeds.json", {"fixed_by_caller": run.fixed_seeds, "commitments": {
+            label: commitment(seed(run.key, label)) for label in (BASELINE, "round-1")}})
 
-    store.append("preflight", "preflight", fill)
+    run.store.append("preflight", "preflight", fill, crlf_kept=True)
 
 
-def _baseline(project: Path, config: AcceptanceConfig, store: EvidenceStore, clock: _Clock) -> None:
-    """The target before any builder acts, on the exam at seed 0, twice: a target that is not deterministic
-    would make every round unstable, so the run stops here. Without an exam at preflight this runs in
-    round 1, as soon as the examiner's exam is built, still before the builder."""
-    build, run = project / "builds" / "baseline", project / "runs" / "baseline"
-    for path in (build, run):
+def _check_configuration(run: _Run) -> None:
+    sealed = Configuration.model_validate_json(
+        (run.store.root / "records" / "preflight" / "configuration.json").read_text(encoding="utf-8"))
+    check_configuration(configuration(run.project, run.config, _settings_files(run)), sealed)
+
+
+def _baseline(run: _Run) -> None:
+    """The target before any builder acts, on the exam at the baseline seed, twice: a target that is not
+    deterministic would make every round unstable, so the run stops here (exit 7). It runs in round 1, once
+    the examiner's exam exists, still before the builder."""
+    build, out = run.state.builds / BASELINE, run.state.runs / BASELINE
+    for path in (build, out):
         shutil.rmtree(path, ignore_errors=True)
-    clock.step("examiner", "baseline exam build (seed 0)", lambda: build_exam(project / config.exam, BASELINE_SEED,
-                                                                               build))
+    run.clock.step("examiner", "baseline exam build", lambda: build_exam(run.exam, _seed(run, BASELINE), build))
+    _pin_build(run, build, f"build-{BASELINE}")
     try:
-        clock.step("tester", "baseline, twice", lambda: run_exam(build, project / config.target, run, twice=True))
-    except InfrastructureFailure as exc:
-        raise InfrastructureFailure(f"preflight: baseline double-run: {exc.message}", hint="make the target "
-                                    "deterministic (no clocks, random seeds or unordered output) first") from None
-    report = score(run_score_inputs(build, run))
+        run.clock.step("tester", "baseline, twice", lambda: run_exam(build, run.target, out, twice=True))
+    except NotDeterministic as exc:
+        raise NotDeterministic(f"preflight: baseline double-run: {exc.message}", cases=exc.cases,
+                               hint="make the target deterministic (no clocks, random seeds or unordered output) "
+                                    "first") from None
+    report = score(run_score_inputs(_key(run, build, f"build-{BASELINE}"), out))
     check = PreflightCheck(name="baseline double-run", ok=True,
                            detail=f"byte-identical; the baseline scores {report.verdict} ({_passed(report)})")
 
     def fill(folder: Path) -> None:
         _write_json(folder / "checks.json", [check.model_dump(mode="json")])
         shutil.copy2(build / "build.json", folder / "build.json")
+        shutil.copy2(out / "run.json", folder / "run.json")
         (folder / "score.json").write_text(report.to_json(), "utf-8")
-        _canonical_copy(run / "provenance.jsonl", folder / "provenance.jsonl")
+        _canonical_copy(out / "provenance.jsonl", folder / "provenance.jsonl")
 
-    store.append("baseline", "baseline", fill)
+    run.store.append(BASELINE, "baseline", fill)
 
+
+# --- seeds and keys ------------------------------------------------------------------------------------------
+
+def _seed(run: _Run, label: str) -> str:
+    """The seed for ``label``, checked against the commitment sealed before its round."""
+    value = seed(run.key, label)
+    for entry in reversed(run.store.entries()):
+        seeds = run.store.root / "records" / entry.name / "seeds.json"
+        committed = json.loads(seeds.read_text()).get("commitments", {}) if seeds.exists() else {}
+        if label in committed:
+            if committed[label] != commitment(value):
+                raise TamperDetected(f"the seed for {label} does not match its sealed commitment",
+                                     hint="the run's secret changed since the seed was committed; start a new run")
+            return value
+    raise TamperDetected(f"no sealed commitment for the seed of {label}", hint="the trail is incomplete")
+
+
+def _pin_build(run: _Run, build: Path, name: str) -> None:
+    """Pin a fresh build's digests in the trail before anything uses its key. A round replayed after a stop
+    rebuilds its key: it must come out exactly as pinned (builds are deterministic), or the run stops."""
+    if run.store.has(name):
+        _key(run, build, name)
+        return
+
+    def fill(folder: Path) -> None:
+        shutil.copy2(build / "build.json", folder / "build.json")
+
+    run.store.append(name, "build", fill)
+
+
+def _key(run: _Run, build: Path, name: str) -> Path:
+    """``build``, after checking it against the digests pinned in the trail (exit 4 on any difference)."""
+    pinned = BuildRecord.model_validate_json((run.store.root / "records" / name / "build.json").read_text())
+    for part, digest in (("visible", pinned.visible_digest), ("sealed", pinned.sealed_digest)):
+        report = verify(build / part, expect=digest)
+        if not report.ok:
+            first = report.findings[0]
+            raise TamperDetected(f"the key of {name} no longer matches its pin: {part}/{first.path} {first.kind}",
+                                 hint="a build is never edited; the run cannot continue on a changed key")
+    return build
+
+
+# --- one round -----------------------------------------------------------------------------------------------
 
 def _passed(report: ScoreReport) -> str:
     channels = [c for c in (report.answers, report.behaviors, report.relations) if c is not None]
@@ -223,77 +364,130 @@ def _history(store: EvidenceStore) -> judging.History:
                             if e.kind in ("preflight", "baseline", "round")])
 
 
-def _play_round(project: Path, config: AcceptanceConfig, store: EvidenceStore, k: int,
-                progress: Progress) -> tuple[_Outcome, RoundFacts]:
+def _last_record(store: EvidenceStore, kinds: tuple[str, ...]) -> Path:
+    entry = [e for e in store.entries() if e.kind in kinds][-1]
+    return store.root / "records" / entry.name
+
+
+def _materialize(run: _Run) -> None:
+    """The round's exam, rebuilt from the sealed records: the exam the last round left (the one preflight
+    found, before round 1) and the tickets the last round filed. Nothing an earlier tester wrote."""
+    shutil.rmtree(run.state.work, ignore_errors=True)
+    shutil.copytree(_last_record(run.store, ("preflight", "round")) / "exam", run.exam)
+    rounds = [e for e in run.store.entries() if e.kind == "round"]
+    tickets = run.store.root / "records" / rounds[-1].name / "tickets" if rounds else None
+    for path in sorted(tickets.glob("*.md")) if tickets else []:
+        route, _, name = path.name.partition("-")
+        (run.exam / "tickets" / route).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, run.exam / "tickets" / route / name)
+
+
+def _stage(run: _Run, seen: tuple[Path, ...] = (), builds: dict[str, Path] | None = None) -> Stage:
+    """Every role's layout maps the run's folders, so the project's own copies never reach a role."""
+    empty = run.state.work / "empty"
+    empty.mkdir(parents=True, exist_ok=True)
+    view: View = {"": run.project, "exam": run.exam, "builds": run.state.builds, "runs": empty,
+                  "evidence": run.store.root / "records", **(builds or {})}
+    return Stage(view=view, keys=_keys(run), quarantine=run.state.quarantine,
+                 transcripts=run.state.root / "transcripts", exposure=Exposure(seen))
+
+
+def _keys(run: _Run) -> list[Path]:
+    """Every key of the run that is pinned in the trail, as its build folder."""
+    names = {e.name.removeprefix("build-") for e in run.store.entries() if e.kind == "build"}
+    return [run.state.builds / n for n in sorted(names) if (run.state.builds / n / "sealed").is_dir()]
+
+
+def _play_round(run: _Run, k: int, progress: Progress) -> tuple[_Outcome, RoundFacts]:
     final = progress.final_round
-    rnd = _Round(k, str(k), final, project / "builds" / f"round-{k:04d}", project / "runs" / f"round-{k:04d}")
+    name = f"round-{k:04d}"
+    rnd = _Round(k, _seed(run, f"round-{k}"), final, run.state.builds / name, run.state.runs / name)
     for path in (rnd.build, rnd.run, rnd.build.with_name(rnd.build.name + "-parts")):
         shutil.rmtree(path, ignore_errors=True)  # an interrupted round starts over; evidence is never touched
-    clock = _Clock(project / TIMINGS)
+    store, clock = run.store, run.clock
+    _materialize(run)
     past = _history(store)
     clock.console.print(f"[bold]round {k}[/bold]{' (final: baseline and every case ever red)' if final else ''}")
-    episodes = [clock.step("examiner", "examiner deepens the exam", lambda: play(project, config, "examiner", k))]
-    tickets: list[Ticket] = []
+    episodes = [clock.step("examiner", "examiner deepens the exam", lambda: play(
+        run.project, run.config, "examiner", k, _stage(run)))[0]]
+    if not store.has(BASELINE):
+        _baseline(run)
+    spec = tuple(run.project / s for s in run.config.spec)
+    if run.config.drivers.get("builder") == "in-session":
+        fence = session.missing(run.project, Path.home(), state_home())
+        episodes.append(in_session_builder(run.project, store, k, fence))
+    else:
+        episodes.append(clock.step("builder", "builder", lambda: play(
+            run.project, run.config, "builder", k, _stage(run, spec))[0]))
+    code = judging.code_of(run.project, "builder")
+    tickets: list[Ticket] = []  # the key of this round is made only now, after the builder's turn
     if final:
-        tickets += clock.step("examiner", "regression exam build", lambda: _regression_build(
-            project, config, progress, rnd, past))
+        tickets += clock.step("examiner", "regression exam build", lambda: _regression_build(run, progress, rnd,
+                                                                                             past))
     else:
-        clock.step("examiner", "exam build and seal", lambda: build_exam(project / config.exam, rnd.seed, rnd.build))
-    if not store.has("baseline"):
-        _baseline(project, config, store, clock)
-    if config.drivers.get("builder") == "in-session":
-        episodes.append(in_session_builder(project, store, k))
-    else:
-        episodes.append(clock.step("builder", "builder", lambda: play(project, config, "builder", k)))
-    code = judging.code_of(project, "builder")
-    stable = clock.step("tester", "every case, twice, through the gateway", lambda: _run_twice(project, config, rnd))
-    report = clock.step("judge", "three-channel score",
-                        lambda: score(run_score_inputs(rnd.build, rnd.run)) if stable else None)
+        clock.step("examiner", "exam build and seal", lambda: build_exam(run.exam, rnd.seed, rnd.build))
+    _pin_build(run, rnd.build, f"build-{name}")
+    stable, flaky = clock.step("tester", "every case, twice, through the gateway", lambda: _run_twice(run, rnd))
+    tickets += judging.flaky_tickets(flaky)
+    report = clock.step("judge", "three-channel score", lambda: score(run_score_inputs(
+        _key(run, rnd.build, f"build-{name}"), rnd.run)) if stable else None)
     ran: set[str] = set()
-    episodes.append(clock.step("tester", "tester (fresh)", lambda: play(
-        project, config, "tester", k, run_case=judging.served(rnd.build, rnd.run, ran))))
+    tester_view = {"builds": run.state.work / "empty", f"builds/{name}": rnd.build}
+    served = (*spec, rnd.run / "actual.jsonl") if stable else spec
+    tester, tester_changed = clock.step("tester", "tester (fresh)", lambda: play(
+        run.project, run.config, "tester", k, _stage(run, served, tester_view),
+        run_case=judging.served(rnd.build, rnd.run, ran)))
+    episodes.append(tester)
     ids = frozenset(past.case_inputs) | frozenset(judging.case_ids(rnd.build))
     diff = judging.code_changes(past.baseline_code or judging.CodeSnapshot(files={}), code)
-    found = judging.builder_smells(code, diff, ids)
-    tickets += clock.step("judge", "tickets", lambda: _tickets(project, config, rnd, report, ran, code, found))
+    found, justified, justify_usd = clock.step("judge", "smells", lambda: _smells(run, k, code, diff, ids))
+    written = {"builder": [run.project / p for p in code.files],
+               "tester": [run.exam / p.removeprefix("exam/") for p in tester_changed if (run.exam /
+                                                                                         p.removeprefix("exam/")).is_file()]}
+    tickets += clock.step("judge", "tickets", lambda: _tickets(run, rnd, name, report, ran, found, written))
     mismatched = clock.step("judge", "fingerprint re-runs", lambda: judging.fingerprint_rerun(
-        rnd.build, rnd.run, project / config.target, k))
+        _key(run, rnd.build, f"build-{name}"), rnd.run, run.target, k))
     tickets += judging.rerun_tickets(mismatched)
-    ruling, ruling_usd = clock.step("judge", "weakened-test ruling", lambda: _ruling(project, config, k, diff))
+    ruling, ruling_usd = clock.step("judge", "weakened-test ruling", lambda: _ruling(
+        run.config, run.project, run.state.root / "transcripts", k, diff))
     tickets += judging.weakened_tickets(ruling) if ruling else []
-    menu = project / config.exam / "mutations.yaml"
-    rot = judging.sample(menu, k=k, final=final, size=DEPTHS[config.depth][1], used=progress.mutants_used,
+    menu = run.exam / "mutations.yaml"
+    rot = judging.sample(menu, k=k, final=final, size=DEPTHS[run.config.depth][1], used=progress.mutants_used,
                          retired=progress.mutants_retired, last_green=progress.last_green) if menu.is_file() else None
     mutation = clock.step("judge", "mutation gate", lambda: judging.mutation(
-        project / config.target, rnd.build, menu, rnd.run / "mutation", report, rot))
+        run.target, _key(run, rnd.build, f"build-{name}"), menu, rnd.run / "mutation", report, rot))
     tickets += judging.stale_ticket(rot) + judging.too_few_ticket(mutation)
     deepening = _deepening(store, rnd, mutation, progress, past)
     tickets += judging.shallow_ticket(deepening.new_cases, k, final)
-    episodes.append(clock.step("judge", "judge", lambda: play(project, config, "judge", k)))
+    judge, judge_changed = clock.step("judge", "judge", lambda: play(run.project, run.config, "judge", k, _stage(run)))
+    episodes.append(judge)
+    tickets += judging.judge_tickets(run.exam, judge_changed, _key(run, rnd.build, f"build-{name}"))
     tickets += judging.episode_tickets(episodes)
     facts = _facts(rnd, report, stable, mutation, rot, tickets, episodes)
     result = gate(facts)
     clock.console.print(f"  gate: {'GREEN' if result.green else 'red'}" + (f" ({result.reasons[0]})" if
                                                                              result.reasons else ""))
     return _Outcome(rnd, report, tickets, mutation, rot, found, episodes, result, deepening, code, ruling,
-                    ruling_usd, mismatched), facts
+                    ruling_usd + justify_usd, mismatched, justified), facts
 
 
-def _tickets(project: Path, config: AcceptanceConfig, rnd: _Round, report: ScoreReport | None, ran: set[str],
-             code: judging.CodeSnapshot, found: list[Smell]) -> list[Ticket]:
+def _tickets(run: _Run, rnd: _Round, name: str, report: ScoreReport | None, ran: set[str], found: list[Smell],
+             written: dict[str, list[Path]]) -> list[Ticket]:
     # everything the roles may write, every round: a hard-coded answer is flagged until it is gone
-    written = {"builder": sorted(code.files), "tester": judging.writable_paths(project, "tester")}
-    return ((judging.score_tickets(rnd.build, report) if report else [])
-            + judging.skipped_tickets(rnd.build, ran, rnd.k)
-            + judging.leak_tickets(project, rnd.build, config.spec, written)
-            + judging.smell_and_guard(rnd.build, found))
+    build = _key(run, rnd.build, f"build-{name}")
+    return ((judging.score_tickets(build, report) if report else [])
+            + judging.skipped_tickets(build, ran, rnd.k)
+            + judging.leak_tickets(build, [run.project / s for s in run.config.spec], written)
+            + judging.smell_and_guard(build, found))
 
 
-def _ruling(project: Path, config: AcceptanceConfig, k: int, diff: list[Change]) -> tuple[Ruling | None, float]:
+def _ruling(config: AcceptanceConfig, project: Path, transcripts: Path, k: int,
+            diff: list[Change]) -> tuple[Ruling | None, float]:
     """The judge's model rules on the builder's test changes; returns the ruling and what it cost."""
-    judge = ruling_asker(config, project, k)
+    judge = ruling_asker(config, project, k, transcripts)
     if judge is None:
         return None, 0.0
+
     def ask(question: str) -> str:
         try:
             return judge.ask_text(judging.RULING_SYSTEM, question)
@@ -304,17 +498,37 @@ def _ruling(project: Path, config: AcceptanceConfig, k: int, diff: list[Change])
     return ruling, judge.spent_usd()
 
 
-def _regression_build(project: Path, config: AcceptanceConfig, progress: Progress, rnd: _Round,
-                      past: judging.History) -> list[Ticket]:
-    """The final round's exam: the baseline (seed 0) whole, and each ever-red case rebuilt at its seed."""
+def _smells(run: _Run, k: int, code: judging.CodeSnapshot, diff: list[Change], ids: frozenset[str]
+            ) -> tuple[list[Smell], Ruling | None, float]:
+    """The builder's smells, less the weakenings a model judge rules the spec justifies (unanimously): a
+    scripted or command judge clears nothing, by silence or otherwise."""
+    found = judging.builder_smells(code, diff, ids)
+    judge = ruling_asker(run.config, run.project, k, run.state.root / "transcripts")
+    if judge is None:
+        return found, None, 0.0
+    spec = "\n\n".join((run.project / s).read_text(encoding="utf-8", errors="replace") for s in run.config.spec)
+
+    def ask(question: str) -> str:
+        try:
+            return judge.ask_text(judging.RULING_SYSTEM, question)
+        except judge.errors as exc:  # an unreadable sample clears nothing
+            return f"(no answer: {type(exc).__name__})"
+
+    ruling = judging.justify_ruling(ask, found, code, spec)
+    return judging.cleared(found, ruling), ruling, judge.spent_usd()
+
+
+def _regression_build(run: _Run, progress: Progress, rnd: _Round, past: judging.History) -> list[Ticket]:
+    """The final round's exam: the baseline whole, and each ever-red case rebuilt at its seed."""
     parts_dir = rnd.build.with_name(rnd.build.name + "-parts")
-    seeds = [BASELINE_SEED, *sorted((s for s in progress.red_cases if s != BASELINE_SEED), key=_seed_order)]
+    baseline = _seed(run, BASELINE)
+    seeds = [baseline, *sorted(s for s in progress.red_cases if s != baseline)]
     parts = []
-    for seed in seeds:
-        build_exam(project / config.exam, seed, parts_dir / f"seed-{seed}")
-        parts.append(Part(parts_dir / f"seed-{seed}", None if seed == BASELINE_SEED else
-                          frozenset(progress.red_cases[seed])))
-    rnd.seed = " + ".join([f"{BASELINE_SEED} (all)", *(f"{s} ({len(progress.red_cases[s])} red)" for s in seeds[1:])])
+    for i, value in enumerate(seeds):
+        build_exam(run.exam, value, parts_dir / f"part-{i}")
+        parts.append(Part(parts_dir / f"part-{i}", None if value == baseline else frozenset(progress.red_cases[value])))
+    rnd.seed = " + ".join([f"{baseline[:8]} (all)", *(f"{s[:8]} ({len(progress.red_cases[s])} red)"
+                                                      for s in seeds[1:])])
     composed = compose_build(parts, rnd.build, rnd.seed)
     rnd.origin = composed.origin
     now = judging.case_digests(rnd.build)
@@ -323,16 +537,13 @@ def _regression_build(project: Path, config: AcceptanceConfig, progress: Progres
     return judging.regression_tickets(composed.missing, changed)
 
 
-def _seed_order(seed: str) -> tuple[int, str]:
-    return (int(seed), seed) if seed.isdigit() else (1 << 62, seed)
-
-
-def _run_twice(project: Path, config: AcceptanceConfig, rnd: _Round) -> bool:
+def _run_twice(run: _Run, rnd: _Round) -> tuple[bool, list[str]]:
+    """(stable, the cases that differed between the two runs)."""
     try:
-        run_exam(rnd.build, project / config.target, rnd.run, twice=True)
-    except InfrastructureFailure:
-        return False
-    return True
+        run_exam(rnd.build, run.target, rnd.run, twice=True)
+    except NotDeterministic as exc:
+        return False, exc.cases
+    return True, []
 
 
 def _deepening(store: EvidenceStore, rnd: _Round, mutation: MutationSummary | None, progress: Progress,
@@ -350,8 +561,10 @@ def _deepening(store: EvidenceStore, rnd: _Round, mutation: MutationSummary | No
 
 
 def _file(project: Path, tickets: list[Ticket]) -> None:
-    for t in tickets:
-        folder = project / "exam" / "tickets" / t.route
+    """Deliver the builder's tickets where a session playing the builder reads them (the last round's only)."""
+    folder = project / "exam" / "tickets" / "builder"
+    shutil.rmtree(folder, ignore_errors=True)
+    for t in (t for t in tickets if t.route == "builder"):
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"{t.id}.md").write_text(t.markdown(), encoding="utf-8")
 
@@ -364,7 +577,7 @@ def _facts(rnd: _Round, report: ScoreReport | None, stable: bool, mutation: Muta
         passed = sum(c.passed for c in channels if c is not None)
         total = sum(c.total for c in channels if c is not None)
     blockers = list(report.blockers) if report else ["the run could not be scored"]
-    blockers += [t.title for t in tickets if t.route != "builder" or t.signature.startswith("builder:smell:")]
+    blockers += [t.title for t in tickets if t.route != "builder" or t.signature.startswith(_BLOCKING)]
     mutants = mutation.mutants if mutation else []
     return RoundFacts(round=rnd.k, stable=stable, passed=passed, total=total, blockers=blockers,
                       mutants_judged=sum(1 for m in mutants if m.status in _JUDGED),
@@ -377,18 +590,26 @@ def _facts(rnd: _Round, report: ScoreReport | None, stable: bool, mutation: Muta
                       mutants_equivalent=[m.id for m in mutants if m.reason.startswith(EQUIVALENT)])
 
 
-def _record(store: EvidenceStore, outcome: _Outcome, progress: Progress, project: Path) -> None:
+_BLOCKING = ("builder:smell:", "builder:judge:", "builder:flaky:")  # builder tickets that keep a round red alone
+
+
+def _record(run: _Run, outcome: _Outcome, progress: Progress, facts: RoundFacts) -> None:
     rnd, report, mutation = outcome.rnd, outcome.report, outcome.mutation
+    nxt = f"round-{rnd.k + 1}"
 
     def fill(folder: Path) -> None:
-        shutil.copy2(rnd.build / "build.json", folder / "build.json")
-        shutil.copy2(rnd.build / "caliber.yaml", folder / "caliber.yaml")
+        for name in ("build.json", "caliber.yaml"):
+            shutil.copy2(rnd.build / name, folder / name)
+        shutil.copytree(run.exam, folder / "exam", ignore=_exam_copy(run.exam))
+        _copy_tester(run.exam / "judge", folder / "tester")
         if report is not None:
             (folder / "score.json").write_text(report.to_json(), "utf-8")
             (folder / "score.md").write_text(render_markdown(report), "utf-8")
         for name in ("actual.jsonl", "observed_behaviors.jsonl", "provenance.jsonl"):
             if (rnd.run / name).exists():
                 _canonical_copy(rnd.run / name, folder / name)
+        if (rnd.run / "run.json").exists():
+            shutil.copy2(rnd.run / "run.json", folder / "run.json")
         if mutation is not None:
             _write_json(folder / "mutation-summary.json", mutation.model_dump(mode="json"))
         tickets = folder / "tickets"
@@ -401,15 +622,43 @@ def _record(store: EvidenceStore, outcome: _Outcome, progress: Progress, project
             sample=judging.RERUN_SAMPLE, mismatched=outcome.rerun_mismatched).model_dump(mode="json"))
         if outcome.ruling is not None:
             _write_json(folder / "ruling-weakened.json", outcome.ruling.model_dump(mode="json"))
+        if outcome.justified is not None:
+            _write_json(folder / "ruling-justified.json", outcome.justified.model_dump(mode="json"))
+        _write_json(folder / "facts.json", facts.model_dump(mode="json"))
         _write_json(folder / "gate.json", outcome.result.model_dump(mode="json"))
         _write_json(folder / "progress.json", progress.model_dump(mode="json"))
         _write_json(folder / "episodes.json", [e.model_dump(mode="json") for e in outcome.episodes])
         _write_json(folder / "layers.json", {e.role: e.isolation for e in outcome.episodes})
         _write_json(folder / "round.json", _round_summary(outcome, progress).model_dump(mode="json"))
+        _write_json(folder / "seeds.json", {"revealed": {f"round-{rnd.k}": seed(run.key, f"round-{rnd.k}")},
+                                            "commitments": {nxt: commitment(seed(run.key, nxt))}})
         if any(e.attempts and e.attempts[0].driver == "in-session" for e in outcome.episodes):
-            _write_json(folder / "session.json", {"head": git_head(project)})
+            _write_json(folder / "session.json", {"head": git_head(run.project)})
 
-    store.append(f"round-{rnd.k:04d}", "round", fill)
+    run.store.append(f"round-{rnd.k:04d}", "round", fill, crlf_kept=True)
+
+
+def _exam_copy(root: Path) -> Callable[[str, list[str]], list[str]]:
+    """What a record's exam copy leaves out: tickets (recorded apart) and the tester's results."""
+
+    def ignore(folder: str, names: list[str]) -> list[str]:
+        rel = Path(folder).relative_to(root)
+        if rel == Path("."):
+            return [n for n in names if n in ("tickets", "__pycache__")]
+        if rel == Path("judge"):
+            return [n for n in names if n != "config"]
+        return [n for n in names if n == "__pycache__"]
+
+    return ignore
+
+
+def _copy_tester(judge: Path, dest: Path) -> None:
+    dest.mkdir()
+    for path in sorted(judge.rglob("*")) if judge.is_dir() else []:
+        rel = path.relative_to(judge)
+        if path.is_file() and rel.parts[0] != "config" and not path.is_symlink():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, dest / rel)
 
 
 def _round_summary(outcome: _Outcome, progress: Progress) -> RoundSummary:
@@ -450,3 +699,4 @@ def _scrub(data: Any) -> Any:
     if isinstance(data, list):
         return [_scrub(v) for v in data]
     return data
+

@@ -2,7 +2,7 @@
 
 Everything here is read from the sealed records of an evidence store (each round's ``round.json``), so a
 report can be rebuilt from the trail alone, by anyone, at any time. Wall time per role is the one thing
-that is not evidence (it differs between runs); it is read from ``TIMINGS.json`` beside the project.
+that is not evidence (it differs between runs); it is read from ``TIMINGS.json`` in the run's state folder.
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from ..evidence._trail import EvidenceStore
-from ._config import evidence_root, load_config
+from ._config import load_config
+from ._gate import Verdict
+from ._state import locate
 
 TIMINGS = "TIMINGS.json"
 _SIMULATION = "every role was scripted; this trail can never certify acceptance."
@@ -61,10 +63,39 @@ def rounds_of(store: EvidenceStore) -> list[RoundSummary]:
             for e in store.entries() if e.kind == "round"]
 
 
+def verdict_of(store: EvidenceStore) -> Verdict | None:
+    path = store.root / "records" / "verdict" / "verdict.json"
+    return Verdict.model_validate_json(path.read_text(encoding="utf-8")) if store.has("verdict") else None
+
+
+def verdict_line(store: EvidenceStore) -> str:
+    """One line that states the verdict: accepted and certified, passed but not certified, escalated, or open."""
+    verdict = verdict_of(store)
+    if verdict is not None and verdict.certified:
+        return f"ACCEPTED after {verdict.rounds} rounds, certified"
+    if verdict is not None:
+        return f"PASSED, NOT CERTIFIED after {verdict.rounds} rounds: " + "; ".join(verdict.reasons)
+    if any(e.kind == "escalation" for e in store.entries()):
+        return "ESCALATED: a human must decide"
+    return f"NO VERDICT YET after {len(rounds_of(store))} round(s)"
+
+
+def drivers_of(store: EvidenceStore) -> dict[str, str]:
+    """role -> the driver(s) that played it, from the sealed episodes."""
+    found: dict[str, set[str]] = {}
+    for e in (e for e in store.entries() if e.kind == "round"):
+        for episode in json.loads((store.root / "records" / e.name / "episodes.json").read_text()):
+            driver = episode["attempts"][0]["driver"] if episode["attempts"] else "unknown"
+            found.setdefault(episode["role"], set()).add(driver)
+    return {role: ", ".join(sorted(names)) for role, names in sorted(found.items())}
+
+
 def scoreboard(store: EvidenceStore, timings: Path | None = None) -> str:
     """``SCOREBOARD.md``: one line per round, from the sealed records (and wall time per role, if measured)."""
     rows = rounds_of(store)
-    out = ["# Scoreboard", "", "| round | seed | answers | behaviours | relations | drift | kill rate | new cases | "
+    out = ["# Scoreboard", "", f"**Verdict**: {verdict_line(store)}", "",
+           "Drivers: " + ("; ".join(f"{role}: {d}" for role, d in drivers_of(store).items()) or "-"), "",
+           "| round | seed | answers | behaviours | relations | drift | kill rate | new cases | "
            "tickets | smells | cost (USD) | streak | gate | why red |", "|" + "---|" * 14]
     out += [_row(r) for r in rows]
     if rows:
@@ -86,7 +117,8 @@ def _row(r: RoundSummary) -> str:
     tickets = ", ".join(f"{k} {v}" for k, v in sorted(r.tickets.items())) or "-"
     channels = [r.channels.get(c, "-") for c in ("answers", "behaviors", "relations")]
     new = "-" if r.deepening is None else str(r.deepening.new_cases)
-    return (f"| {r.round}{' (final)' if r.final else ''} | {r.seed} | {' | '.join(channels)} | "
+    seed = r.seed if r.final else r.seed[:8]
+    return (f"| {r.round}{' (final)' if r.final else ''} | {seed} | {' | '.join(channels)} | "
             f"{'; '.join(r.drift) or '-'} | {r.kill_rate} | {new} | {tickets} | {r.smells} | "
             f"{sum(r.cost_usd.values()):.4f} | {r.streak} | {'GREEN' if r.green else 'red'} | "
             f"{'; '.join(r.reasons) or '-'} |")
@@ -102,7 +134,10 @@ def _escalation(store: EvidenceStore) -> list[str]:
 
 def acceptance_json(store: EvidenceStore) -> str:
     """The canonical JSON of the whole trail: every round's summary and the trail digest (no clock)."""
-    data = {"schema_version": 1, "trail_digest": store.digest(),
+    verdict = verdict_of(store)
+    data = {"schema_version": 1, "trail_digest": store.digest(), "verdict": verdict_line(store),
+            "certified": bool(verdict and verdict.certified), "reasons": verdict.reasons if verdict else [],
+            "drivers": drivers_of(store),
             "records": [e.model_dump(mode="json") for e in store.entries()],
             "rounds": [r.model_dump(mode="json") for r in rounds_of(store)]}
     return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
@@ -116,11 +151,14 @@ def report_html(store: EvidenceStore) -> str:
                     f"<td>{html.escape(r.kill_rate)}</td><td>{r.streak}</td><td>{'GREEN' if r.green else 'red'}</td>"
                     f"<td>{html.escape('; '.join(r.reasons) or '-')}</td></tr>" for r in rows)
     label = f"<p><b>Simulation</b>: {_SIMULATION}</p>" if rows and all(r.simulation for r in rows) else ""
+    drivers = "; ".join(f"{r}: {d}" for r, d in drivers_of(store).items()) or "-"
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>tri-agent acceptance</title>
 <style>body{{font-family:sans-serif;margin:2em}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left}}
 table{{border-collapse:collapse}}</style></head><body>
-<h1>Hard acceptance: {len(rows)} rounds</h1>{label}
+<h1>Hard acceptance: {len(rows)} rounds</h1>
+<p><b>Verdict</b>: {html.escape(verdict_line(store))}</p>
+<p>Drivers: {html.escape(drivers)}</p>{label}
 <h2>Share of units passing, per round (green: the gate passed)</h2>
 <svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="200" role="img">{''.join(_bars(rows))}
 <line x1="25" y1="170" x2="{width}" y2="170" stroke="#555"/></svg>
@@ -144,9 +182,10 @@ def _bars(rows: list[RoundSummary]) -> list[str]:
 def write_reports(project: Path) -> EvidenceStore:
     """SCOREBOARD.md, ACCEPTANCE.json and REPORT.html beside the project, from its evidence store."""
     project = project.resolve()
-    store = EvidenceStore(evidence_root(project, load_config(project)))
+    state = locate(project, load_config(project))
+    store = state.store
     if store.entries():
-        (project / "SCOREBOARD.md").write_text(scoreboard(store, project / TIMINGS), encoding="utf-8")
+        (project / "SCOREBOARD.md").write_text(scoreboard(store, state.root / TIMINGS), encoding="utf-8")
         (project / "ACCEPTANCE.json").write_text(acceptance_json(store), encoding="utf-8")
         (project / "REPORT.html").write_text(report_html(store), encoding="utf-8")
     return store

@@ -1,4 +1,5 @@
-"""``tri-agent install-skill``: put SKILL.md where Claude Code finds skills, with a slash command."""
+"""``tri-agent install-skill``: put SKILL.md where Claude Code finds skills, with a slash command, and deny
+Claude Code's file tools and sandboxed commands every run's state folder (merged into the user's settings)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ from pathlib import Path
 
 from .._errors import UsageError
 from .._resources import shipped
+from ._session import PROJECT, deny_rules, write_settings
+from ._state import state_home
 
 COMMAND = """---
 description: Run a hard acceptance of this project with tri-agent (separated roles, sealed answers, mutation gate)
@@ -21,7 +24,8 @@ def skill_source() -> Path:
 
 
 def install_skill(home: Path, *, force: bool = False) -> list[Path]:
-    """Write ``home/.claude/skills/hard-acceptance/SKILL.md`` and ``home/.claude/commands/hard-acceptance.md``."""
+    """Write ``home/.claude/skills/hard-acceptance/SKILL.md`` and ``home/.claude/commands/hard-acceptance.md``,
+    and add the state folder's deny rules to ``home/.claude/settings.json`` (nothing there is removed)."""
     skill = home / ".claude" / "skills" / "hard-acceptance" / "SKILL.md"
     command = home / ".claude" / "commands" / "hard-acceptance.md"
     for path in (skill, command):
@@ -31,4 +35,4 @@ def install_skill(home: Path, *, force: bool = False) -> list[Path]:
     command.parent.mkdir(parents=True, exist_ok=True)
     skill.write_text(skill_source().read_text(encoding="utf-8"), encoding="utf-8")
     command.write_text(COMMAND, encoding="utf-8")
-    return [skill, command]
+    return [skill, command, write_settings(home / PROJECT, deny_rules(state_home()))]

@@ -304,6 +304,68 @@ def _fewer_asserts(_c: Change, old: _Side, new: _Side, _ctx: _Context) -> Found:
     return [(None, f"{before} assertion(s) before, {after} after")] if after < before else []
 
 
+_BROAD = {"Exception", "BaseException"}
+_RAISES = {"raises", "assertRaises", "assertRaisesRegex"}
+_FLAKY = {"flaky", "retry", "repeat", "rerun"}
+_LINE_RAISES = re.compile(r"(pytest\.raises|assertRaises(Regex)?)\(\s*\(?\s*(Base)?Exception\b")
+_LINE_FLAKY = re.compile(r"@(pytest\.mark\.)?(flaky|retry)\b|reruns\s*=")
+_LINE_TIMEOUT = re.compile(r"pytest\.mark\.timeout\(|timeout\s*=\s*[0-9.]+")
+
+
+def _calls(side: _Side, names: set[str]) -> list[ast.Call]:
+    return [n for n in ast.walk(side.tree) if isinstance(n, ast.Call) and _name(n) in names] if side.tree else []
+
+
+def _widened(side: _Side) -> list[tuple[int, str]]:
+    """``pytest.raises(Exception)``: an expected error widened to a base class catches every bug."""
+    if side.tree is None:
+        return _lines(side.text, _LINE_RAISES)
+    parents = _parents(side.tree)
+    out = []
+    for call in (c for c in _calls(side, _RAISES) if c.args):
+        first = call.args[0]
+        names = {_name(e) for e in first.elts} if isinstance(first, ast.Tuple) else {_name(first)}
+        if names & _BROAD:
+            where = _enclosing(call, parents)[0]
+            out.append((call.lineno, f"{where}: {ast.unparse(call.func)}({ast.unparse(first)})"))
+    return out
+
+
+def _raises_widened(_c: Change, old: _Side, new: _Side, _ctx: _Context) -> Found:
+    return _added(_widened(old), _widened(new))
+
+
+def _flaky(side: _Side) -> list[tuple[int, str]]:
+    if side.tree is None:
+        return _lines(side.text, _LINE_FLAKY)
+    parents = _parents(side.tree)
+    marks = [n for n in ast.walk(side.tree) if isinstance(n, ast.Attribute | ast.Name | ast.Call) and
+             _name(n) in _FLAKY and not isinstance(parents.get(id(n)), ast.Call)]
+    kwargs = [k for n in _calls(side, {"parametrize", "mark"} | _FLAKY) for k in n.keywords if k.arg == "reruns"]
+    return ([(getattr(n, "lineno", 0), f"{_enclosing(n, parents)[0]}: {_name(n)}") for n in marks]
+            + [(k.value.lineno, "reruns") for k in kwargs])
+
+
+def _flaky_added(_c: Change, old: _Side, new: _Side, _ctx: _Context) -> Found:
+    return _added(_flaky(old), _flaky(new))
+
+
+def _timeouts(side: _Side) -> list[tuple[int, str]]:
+    """Every timeout a test sets, with its value: a changed value is a loosened check."""
+    if side.tree is None:
+        return _lines(side.text, _LINE_TIMEOUT)
+    parents = _parents(side.tree)
+    out = [(c.lineno, f"{_enclosing(c, parents)[0]}: timeout({ast.unparse(c.args[0]) if c.args else ''})")
+           for c in _calls(side, {"timeout"})]
+    out += [(k.value.lineno, f"{_enclosing(k.value, parents)[0]}: timeout={ast.unparse(k.value)}")
+            for n in ast.walk(side.tree) if isinstance(n, ast.Call) for k in n.keywords if k.arg == "timeout"]
+    return out
+
+
+def _timeout_changed(_c: Change, old: _Side, new: _Side, _ctx: _Context) -> Found:
+    return _added(_timeouts(old), _timeouts(new))
+
+
 def _swallowed(_c: Change, old: _Side, new: _Side, _ctx: _Context) -> Found:
     return _added(_lines(old.text, _SWALLOW), _lines(new.text, _SWALLOW))
 
@@ -315,8 +377,11 @@ SMELLS: dict[str, _Kind] = {
     "test-gutted": _Kind("blocker", True, "a test returns before checking anything", _gutted_tests),
     "test-shadowed": _Kind("blocker", True, "a later test of the same name hides an earlier one", _shadowed),
     "trivial-assert": _Kind("blocker", True, "an assertion that cannot fail", _trivial_added),
-    "conditional-skip-added": _Kind("note", True, "a test is skipped under a condition", _soft_skip_added),
-    "assertions-reduced": _Kind("note", True, "a test file holds fewer assertions than before", _fewer_asserts),
+    "conditional-skip-added": _Kind("blocker", True, "a test is skipped under a condition", _soft_skip_added),
+    "assertions-reduced": _Kind("blocker", True, "a test file holds fewer assertions than before", _fewer_asserts),
+    "raises-widened": _Kind("blocker", True, "an expected error widened to a base class", _raises_widened),
+    "flaky-added": _Kind("blocker", True, "a test is retried until it passes", _flaky_added),
+    "timeout-changed": _Kind("blocker", True, "a test's time limit changed", _timeout_changed),
     "exception-swallowed": _Kind("note", False, "an error is caught and dropped", _swallowed),
 }
 

@@ -47,9 +47,15 @@ class TrailFinding(BaseModel):
     detail: str
 
 
+PinHook = Callable[[int, bytes, bytes | None], None]  # (seq, the line about to be appended, the line before it)
+
+
 class EvidenceStore:
-    def __init__(self, root: Path) -> None:
+    """The store at ``root``; ``before_append`` is told each line before it is written (to pin it elsewhere)."""
+
+    def __init__(self, root: Path, before_append: PinHook | None = None) -> None:
         self.root = root
+        self.before_append = before_append
 
     @property
     def trail(self) -> Path:
@@ -67,8 +73,9 @@ class EvidenceStore:
     def has(self, name: str) -> bool:
         return any(e.name == name for e in self.entries())
 
-    def append(self, name: str, kind: str, fill: Callable[[Path], None]) -> TrailEntry:
-        """Stage ``fill(folder)``, seal it, move it into place, then chain it into the trail."""
+    def append(self, name: str, kind: str, fill: Callable[[Path], None], *, crlf_kept: bool = False) -> TrailEntry:
+        """Stage ``fill(folder)``, seal it, move it into place, then chain it into the trail. ``crlf_kept``
+        admits CRLF text (a record that copies an exam whose inputs hold it on purpose)."""
         _check_name(name)
         if self.has(name) or (self.root / RECORDS / name).exists():
             raise UsageError(f"evidence record {name!r} already exists", hint="evidence is never overwritten")
@@ -76,13 +83,16 @@ class EvidenceStore:
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir(parents=True)
         fill(staging)
-        digest = seal(staging)
+        digest = seal(staging, crlf_kept=crlf_kept)
         (self.root / RECORDS).mkdir(exist_ok=True)
         os.rename(staging, self.root / RECORDS / name)
         lines = self.trail.read_bytes().splitlines() if self.trail.exists() else []
         entry = TrailEntry(seq=len(lines), name=name, kind=kind, digest=digest,
                            previous_line_sha256=hashlib.sha256(lines[-1]).hexdigest() if lines else None)
-        _append_line(self.trail, json.dumps(entry.model_dump(mode="json"), sort_keys=True) + "\n")
+        line = json.dumps(entry.model_dump(mode="json"), sort_keys=True)
+        if self.before_append is not None:
+            self.before_append(entry.seq, line.encode("utf-8"), lines[-1] if lines else None)
+        _append_line(self.trail, line + "\n")
         return entry
 
     def resume(self) -> list[str]:

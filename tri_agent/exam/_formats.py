@@ -108,6 +108,8 @@ class BuildRecord(_Strict):
     exam_sha256: dict[str, str] = Field(description="SHA-256 of each exam file the generator and oracle could "
                                                     "read (code included; tickets and judge notes excluded).")
     checks: BuildChecks = Field(description="The self-checks the build passed.")
+    isolation: list[str] = Field(default_factory=list, description="OS isolation layers around the generator and "
+                                 "oracle runs; empty: none, they ran with the orchestrator's own access.")
 
 
 def load_exam(folder: Path) -> ExamConfig:

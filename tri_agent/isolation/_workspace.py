@@ -47,16 +47,20 @@ class Snapshot:
     problems: list[tuple[str, str]] = field(default_factory=list)
 
 
-def assemble(contract: Contract, project: Path, out: Path) -> WorkspaceRecord:
-    """Copy into ``out`` (which must be new) the project files ``contract`` lets its role read."""
-    project = project.resolve()
-    if not project.is_dir():
-        raise UsageError(f"{project} is not a project folder")
+View = dict[str, Path]
+"""What a role's layout is made of: a folder of the layout (``exam``, ``builds``, ``evidence``...) -> the
+real folder it comes from; ``""`` is the project. A mapped folder hides whatever the project holds under
+the same name, so the orchestrator maps every folder whose project copy must never reach a role."""
+
+
+def assemble(contract: Contract, view: View | Path, out: Path) -> WorkspaceRecord:
+    """Copy into ``out`` (which must be new) the files of ``view`` that ``contract`` lets its role read."""
+    view = _view(view)
     if out.exists() and any(out.iterdir()):
         raise UsageError(f"{out} is not empty", hint="a workspace is always assembled fresh")
     out.mkdir(parents=True, exist_ok=True)
     files, omitted, stripped, links = 0, 0, [], []
-    for rel, path in _walk(project):
+    for rel, path in _layout(view):
         if is_agent_config(rel):
             stripped.append(rel)
         elif path.is_symlink():
@@ -70,6 +74,33 @@ def assemble(contract: Contract, project: Path, out: Path) -> WorkspaceRecord:
             omitted += 1
     return WorkspaceRecord(role=contract.role, files=files, omitted=omitted, stripped=sorted(stripped),
                            symlinks_skipped=sorted(links))
+
+
+def _view(view: View | Path) -> View:
+    mapping = {"": view} if isinstance(view, Path) else dict(view)
+    project = mapping.get("")
+    if project is None or not project.resolve().is_dir():
+        raise UsageError(f"{project} is not a project folder")
+    return {prefix: root.resolve() for prefix, root in mapping.items()}
+
+
+def _layout(view: View) -> list[tuple[str, Path]]:
+    """Every (layout path, real path) of the view: mapped folders under their prefix, the project elsewhere."""
+    out = []
+    for prefix, root in sorted(view.items()):
+        if not root.is_dir():
+            continue
+        for rel, path in _walk(root):
+            full = f"{prefix}/{rel}" if prefix else rel
+            if _owner(view, full) == prefix:
+                out.append((full, path))
+    return sorted(out)
+
+
+def _owner(view: View, rel: str) -> str:
+    """The view key that owns layout path ``rel``: the longest prefix that matches it."""
+    keys = [k for k in view if k and (rel == k or rel.startswith(k + "/"))]
+    return max(keys, key=len) if keys else ""
 
 
 def _walk(root: Path) -> list[tuple[str, Path]]:
@@ -105,8 +136,9 @@ def audit(contract: Contract, before: Snapshot, after: Snapshot) -> list[Breach]
     return sorted(breaches, key=lambda b: (b.path, b.kind))
 
 
-def harvest(contract: Contract, before: Snapshot, after: Snapshot, workspace: Path, project: Path) -> list[str]:
-    """Bring the role's allowed changes back into the project; refuse if there is any breach."""
+def harvest(contract: Contract, before: Snapshot, after: Snapshot, workspace: Path, view: View | Path) -> list[str]:
+    """Bring the role's allowed changes back to where the view says they belong; refuse on any breach."""
+    view = _view(view)
     breaches = audit(contract, before, after)
     if breaches:
         first = breaches[0]
@@ -115,22 +147,27 @@ def harvest(contract: Contract, before: Snapshot, after: Snapshot, workspace: Pa
     changed = []
     for path, entry in after.entries.items():
         if before.entries.get(path) != entry:
-            dest = _confined(project, path)
+            dest = _destination(view, path)
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(workspace / path, dest, follow_symlinks=False)
             changed.append(path)
     for path in before.entries.keys() - after.entries.keys():
-        _confined(project, path).unlink(missing_ok=True)
+        _destination(view, path).unlink(missing_ok=True)
         changed.append(path)
     return sorted(changed)
 
 
-def _confined(project: Path, rel: str) -> Path:
-    """``project/rel``, refusing a destination that a symlink in the project would carry elsewhere."""
-    root = project.resolve()
+def _destination(view: View, rel: str) -> Path:
+    prefix = _owner(view, rel)
+    return _confined(view[prefix], rel[len(prefix) + 1:] if prefix else rel)
+
+
+def _confined(root: Path, rel: str) -> Path:
+    """``root/rel``, refusing a destination that a symlink would carry elsewhere."""
+    root = root.resolve()
     dest = root / rel
     if dest.is_symlink() or not dest.parent.resolve().is_relative_to(root):
-        raise PolicyViolation(f"{dest} leads outside the project through a symlink", hint="remove the symlink")
+        raise PolicyViolation(f"{dest} leads outside {root} through a symlink", hint="remove the symlink")
     return dest
 
 

@@ -172,9 +172,12 @@ class _Matcher:
                 yield m.start(), m.group(0)
         if self._numbers:
             for m in _NUMBER_TOKEN.finditer(text):
-                sealed = self._numbers.get(_normal(m.group(0)))
+                start, token = m.start(), m.group(0)
+                if token[0] in "+-" and start and (text[start - 1].isalnum() or text[start - 1] == "_"):
+                    start, token = start + 1, token[1:]  # "total-4096.50": a separator, not a sign
+                sealed = self._numbers.get(_normal(token))
                 if sealed is not None:
-                    yield m.start(), sealed
+                    yield start, sealed
 
 
 def _bounded(value: str) -> str:

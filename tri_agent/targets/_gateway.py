@@ -23,7 +23,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from .._errors import InfrastructureFailure, PolicyViolation, TamperDetected, UsageError
+from .._errors import InfrastructureFailure, NotDeterministic, PolicyViolation, TamperDetected, UsageError
 from ..evidence._manifest import Entry, scan
 from ..evidence._seal import diff, verify
 from ..exam._formats import BuildRecord, Case, read_cases
@@ -70,6 +70,8 @@ class RunRecord(BaseModel):
     twice: bool = Field(description="The run was repeated and found byte-identical.")
     actual_sha256: str = Field(description="SHA-256 of actual.jsonl as written.")
     behaviors_sha256: str = Field(description="SHA-256 of observed_behaviors.jsonl as written.")
+    isolation: list[str] = Field(default_factory=list, description="OS isolation layers around every run of the "
+                                 "target; empty: none, the target ran with the orchestrator's own access.")
 
 
 class Gateway:
@@ -195,8 +197,9 @@ def _compare_runs(first: list[CaseResult], second: list[CaseResult]) -> None:
                  if (a.rows, a.provenance.outputs, a.provenance.behavior)
                  != (b.rows, b.provenance.outputs, b.provenance.behavior)]
     if differing:
-        raise InfrastructureFailure(f"the target is not deterministic: {len(differing)} case(s) differ between two "
-                                    f"runs ({', '.join(differing[:5])})", hint="fix the target's non-determinism")
+        raise NotDeterministic(f"the target is not deterministic: {len(differing)} case(s) differ between two "
+                               f"runs ({', '.join(differing[:5])})", cases=differing,
+                               hint="fix the target's non-determinism")
 
 
 def _check_untouched(target: Target, before: list[Entry], build: Path) -> None:

@@ -1,0 +1,76 @@
+"""The run state: outside the project, its trail pinned line by line, seeds secret and committed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tri_agent import TamperDetected
+from tri_agent.acceptance._state import RunState, check_pin, commitment, read_pin, secret, seed
+
+
+def _state(tmp_path: Path) -> RunState:
+    return RunState(project=tmp_path / "project", root=tmp_path / "state" / "run",
+                    pin_path=tmp_path / "pins" / "p.json")
+
+
+def _fill(folder: Path) -> None:
+    (folder / "x.json").write_text("{}\n")
+
+
+def test_every_appended_line_is_pinned_first(tmp_path: Path) -> None:
+    state = _state(tmp_path)
+    check_pin(state)  # nothing yet: nothing to check
+    state.store.append("a", "step", _fill)
+    state.store.append("b", "step", _fill)
+    pin = read_pin(state)
+    assert pin is not None and pin.seq == 1 and pin.store == str(state.root)
+    check_pin(state)
+
+
+def test_a_stop_between_pinning_and_appending_is_accepted(tmp_path: Path) -> None:
+    state = _state(tmp_path)
+    state.store.append("a", "step", _fill)
+    trail = state.store.trail.read_bytes()
+    state.store.append("b", "step", _fill)
+    state.store.trail.write_bytes(trail)  # the line never made it to disk
+    check_pin(state)
+
+
+@pytest.mark.parametrize("attack", ["extended", "rewritten", "truncated", "unpinned", "foreign"])
+def test_a_trail_that_does_not_end_at_its_pin_is_refused(tmp_path: Path, attack: str) -> None:
+    state = _state(tmp_path)
+    for name in ("a", "b", "c"):
+        state.store.append(name, "step", _fill)
+    lines = state.store.trail.read_bytes().splitlines(keepends=True)
+    if attack == "extended":
+        from tri_agent.evidence._trail import EvidenceStore
+
+        EvidenceStore(state.root).append("d", "step", _fill)  # appended without the pin hook
+    elif attack == "rewritten":
+        state.store.trail.write_bytes(b"".join(lines[:2]) + lines[2].replace(b'"seq": 2', b'"seq": 2 '))
+    elif attack == "truncated":
+        state.store.trail.write_bytes(b"".join(lines[:1]))
+    elif attack == "unpinned":
+        state.pin_path.unlink()
+    else:
+        state.pin_path.write_text(state.pin_path.read_text().replace(str(state.root), "/elsewhere"))
+    with pytest.raises(TamperDetected) as err:
+        check_pin(state)
+    assert err.value.exit_code == 4
+
+
+def test_seeds_come_from_a_private_secret_and_commitments_bind_them(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TRI_AGENT_SEED_SECRET")
+    state = _state(tmp_path)
+    key, fixed = secret(state)
+    assert not fixed and (state.root / "secret").stat().st_mode & 0o777 == 0o600
+    assert secret(state) == (key, False)  # stable across a resume
+    other = _state(tmp_path / "other")
+    assert seed(secret(other)[0], "round-1") != seed(key, "round-1")
+    assert seed(key, "round-1") != seed(key, "round-2") and len(seed(key, "baseline")) == 32
+    assert commitment(seed(key, "round-1")) != commitment(seed(key, "round-2"))
+    monkeypatch.setenv("TRI_AGENT_SEED_SECRET", "fixed")
+    assert secret(state) == (b"fixed", True)

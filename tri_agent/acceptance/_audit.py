@@ -1,0 +1,106 @@
+"""The contamination audit: no sealed value reaches a role that must not see answers, and none is stored
+from what a role replies.
+
+Before an episode starts, everything the role is about to receive (every file of its assembled workspace,
+the names of its files and folders, its charter and its task) is leak-scanned against every sealed key of
+the run. A hit stops the run before launch (exit 6), naming the place and the field, never the value.
+After the episode, its reply is scanned the same way before it is stored: a hit is redacted, and for a role
+that must not see answers it also stops the run. Values the role may legitimately hold (the case inputs,
+the spec, the outputs the gateway served it) are not secrets and never count.
+
+Roles whose contract lets them read answers (the judge; the examiner, who computes them) are not audited
+on the way in: the leak scans of what they write, and the ticket guard, cover what they hand on.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .._errors import LeakDetected
+from ..drivers._episode import EpisodeResult
+from ..isolation._contract import ANSWERS, Contract
+from ..scoring._caliber import load_caliber
+from ..scoring._leaks import LeakHit, scan_leaks
+
+REDACTED = "(redacted: the reply held a sealed value)"
+
+
+@dataclass(frozen=True)
+class Exposure:
+    """What a role may legitimately hold besides its workspace (values there are not leaks)."""
+
+    seen: tuple[Path, ...] = ()
+
+
+def must_not_see_answers(contract: Contract) -> bool:
+    return not any(contract.can_read(p) for p in ANSWERS)
+
+
+def sealed_keys(builds: Path) -> list[Path]:
+    """Every build of the run that holds a sealed answer key (oldest name first)."""
+    if not builds.is_dir():
+        return []
+    return sorted(p for p in builds.glob("*") if (p / "sealed" / "answers.jsonl").is_file()
+                  and (p / "caliber.yaml").is_file())
+
+
+def before_launch(contract: Contract, workspace: Path, texts: dict[str, str], keys: list[Path],
+                  exposure: Exposure = Exposure()) -> None:
+    """Refuse to launch ``contract.role`` if anything it would receive holds a sealed value (exit 6)."""
+    if not must_not_see_answers(contract):
+        return
+    with tempfile.TemporaryDirectory(prefix="tri-audit-") as tmp:
+        extra = _texts(Path(tmp), {**texts, "file and folder names": _names(workspace)})
+        hits = _scan(keys, [workspace, extra], exposure, workspace)
+        if hits:
+            raise LeakDetected(f"contamination audit: the {contract.role} was about to receive a sealed value "
+                                   f"at {_where(hits[0], workspace, extra)} ({hits[0].detail}); "
+                                   f"{len(hits)} hit(s), nothing was launched",
+                                   hint="remove the value from what the role receives (an examiner's TESTPLAN or "
+                                        "SPEC, a ticket, a file name); the run cannot continue with it")
+
+
+def reply(result: EpisodeResult, contract: Contract, keys: list[Path], exposure: Exposure = Exposure()
+          ) -> EpisodeResult:
+    """The result with any sealed value in its reply redacted; a role that must not see answers stops (6)."""
+    with tempfile.TemporaryDirectory(prefix="tri-audit-") as tmp:
+        extra = _texts(Path(tmp), {"summary": result.summary, "reason": result.reason or ""})
+        hits = _scan(keys, [extra], exposure, None) if (result.summary or result.reason) else []
+    if not hits:
+        return result
+    if must_not_see_answers(contract):
+        raise LeakDetected(f"the {contract.role}'s reply held a sealed value ({hits[0].detail}); it was not stored",
+                           hint="a role that never sees answers cannot name one: look for the channel it used")
+    return result.model_copy(update={"summary": REDACTED, "reason": REDACTED if result.reason else None})
+
+
+def _scan(keys: list[Path], paths: list[Path], exposure: Exposure, workspace: Path | None) -> list[LeakHit]:
+    """One scan against every key at once: values in any build's inputs are not secrets of any other."""
+    if not keys:
+        return []
+    columns = sorted({c for build in keys for c in load_caliber(build / "caliber.yaml")[0].key})
+    inputs = [*(build / "visible" for build in keys), *exposure.seen]
+    if workspace is not None:
+        inputs += sorted(workspace.glob("builds/*/visible"))  # the cases the role is meant to run are not secret
+    return scan_leaks([build / "sealed" / "answers.jsonl" for build in keys], paths,
+                      inputs=[p for p in inputs if p.exists()], key=columns).hits
+
+
+def _texts(folder: Path, texts: dict[str, str]) -> Path:
+    for name, text in texts.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+def _names(workspace: Path) -> str:
+    return "\n".join(p.relative_to(workspace).as_posix() for p in sorted(workspace.rglob("*"))) + "\n"
+
+
+def _where(hit: LeakHit, workspace: Path, extra: Path) -> str:
+    for root, label in ((workspace, ""), (extra, "the ")):
+        prefix = str(root) + "/"
+        if hit.where.startswith(prefix):
+            return label + hit.where.removeprefix(prefix)
+    return hit.where

@@ -1,0 +1,109 @@
+"""``verify-trail``: the chain and the seals, the pinned head, and what the sealed records claim.
+
+A trail that merely verifies against itself proves little: a consistent rewrite re-chains cleanly. So
+beyond every seal and link, this checks that the trail still ends at its pin, that every round's gate
+follows from its sealed facts, that every revealed seed matches the commitment sealed before its round,
+and that a verdict of acceptance stands on N green rounds in a row followed by a green final round.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import yaml
+
+from .._errors import TamperDetected, UsageError
+from ..evidence._trail import EvidenceStore, TrailFinding
+from ._config import CONFIG, AcceptanceConfig, load_config
+from ._gate import Progress, RoundFacts, Verdict, advance, gate
+from ._state import Pin, RunState, check_pin, commitment, locate, state_home
+
+
+def resolve(target: Path) -> tuple[EvidenceStore, RunState | None]:
+    """The store ``target`` names (a store folder, or a project with an acceptance.yaml) and, when it can be
+    found, the run state whose pin guards it."""
+    if (target / CONFIG).is_file():
+        state = locate(target, load_config(target))
+        return state.store, state
+    if not (target / "TRAIL.jsonl").exists():
+        raise UsageError(f"{target} holds no TRAIL.jsonl and no {CONFIG}", hint="pass a run's evidence store or its "
+                         "project folder")
+    return EvidenceStore(target), _state_of(target.resolve())
+
+
+def _state_of(root: Path) -> RunState | None:
+    for path in sorted((state_home() / "pins").glob("*.json")):
+        try:
+            pin = Pin.model_validate_json(path.read_bytes())
+        except ValueError:
+            continue
+        if pin.store == str(root):
+            return RunState(project=Path("/"), root=root, pin_path=path)
+    return None
+
+
+def verify_run(target: Path, expect: str | None = None) -> tuple[EvidenceStore, list[TrailFinding]]:
+    """Every finding about the run at ``target`` (empty: it verifies)."""
+    store, state = resolve(target)
+    findings = store.verify_trail(expect=expect)
+    if findings:
+        return store, findings  # nothing a broken chain says can be read as a claim
+    if state is not None:
+        findings += _caught(lambda: check_pin(state), "pin")
+    findings += claims(store)
+    return store, findings
+
+
+def claims(store: EvidenceStore) -> list[TrailFinding]:
+    """What the records claim, checked against what they hold."""
+    findings, progress = [], Progress(gate_n=_gate_n(store))
+    commitments: dict[str, str] = {}
+    for entry in store.entries():
+        folder = store.root / "records" / entry.name
+        seeds = json.loads((folder / "seeds.json").read_text()) if (folder / "seeds.json").exists() else {}
+        for label, value in seeds.get("revealed", {}).items():
+            if commitments.get(label) != commitment(value):
+                findings.append(TrailFinding(where=f"records/{entry.name}/seeds.json",
+                                             detail=f"the seed of {label} does not match its commitment"))
+        commitments.update(seeds.get("commitments", {}))
+        if entry.kind == "round" and not (folder / "facts.json").is_file():
+            findings.append(TrailFinding(where=f"records/{entry.name}", detail="a round record without facts.json: "
+                                         "not written by tri-agent accept"))
+        elif entry.kind == "round":
+            facts = RoundFacts.model_validate_json((folder / "facts.json").read_text())
+            result = gate(facts)
+            if json.loads((folder / "gate.json").read_text()) != result.model_dump(mode="json"):
+                findings.append(TrailFinding(where=f"records/{entry.name}/gate.json",
+                                             detail="the gate does not follow from the round's facts"))
+            progress, _ = advance(progress, result, facts)
+        if entry.kind == "verdict":
+            findings += _verdict_findings(folder, progress)
+    return findings
+
+
+def _verdict_findings(folder: Path, progress: Progress) -> list[TrailFinding]:
+    verdict = Verdict.model_validate_json((folder / "verdict.json").read_text())
+    if progress.decision != "accepted" or verdict.rounds != progress.rounds:
+        return [TrailFinding(where="records/verdict/verdict.json", detail=(
+            f"the verdict claims acceptance after {verdict.rounds} rounds, but the sealed rounds decide "
+            f"{progress.decision or 'nothing'} after {progress.rounds} (acceptance needs {progress.gate_n} green "
+            "rounds in a row, then a green final round)"))]
+    return []
+
+
+def _gate_n(store: EvidenceStore) -> int:
+    """Gate N as the run was configured: from the acceptance.yaml sealed at preflight."""
+    sealed = store.root / "records" / "preflight" / CONFIG
+    if not sealed.exists():
+        return 1
+    return AcceptanceConfig.model_validate(yaml.safe_load(sealed.read_text(encoding="utf-8"))).gate_n
+
+
+def _caught(check: Callable[[], None], where: str) -> list[TrailFinding]:
+    try:
+        check()
+    except TamperDetected as exc:
+        return [TrailFinding(where=where, detail=exc.message)]
+    return []
