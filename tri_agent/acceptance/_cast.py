@@ -1,9 +1,11 @@
 """The cast: which driver plays each role, and one episode of a role in its own audited workspace.
 
-An episode assembles the role's workspace from its contract (physical omission), snapshots it, lets the
-driver play, snapshots again and harvests the allowed changes back into the project (write audit). A
-breach quarantines the workspace and stops the run. The builder may instead be the agent session itself
-(``in-session``): then a round that has builder tickets waits until the session has committed a fix.
+An episode assembles the role's workspace from its contract and the run's layout (physical omission),
+audits everything the role is about to receive against every sealed key (exit 6 before launch), snapshots
+it, lets the driver play, scans the reply, snapshots again and harvests the allowed changes back to where
+the layout says they belong (write audit). A breach quarantines the workspace and stops the run. The
+builder may instead be the agent session itself (``in-session``): then a round that has builder tickets
+waits until the session has committed a fix.
 """
 
 from __future__ import annotations
