@@ -340,11 +340,13 @@ def _parser() -> argparse.ArgumentParser:
     ex = sub.add_parser("exam", help="build an exam and run it against a target")
     exs = ex.add_subparsers(dest="exam_command", required=True, parser_class=_Parser)
     eb = exs.add_parser("build", help="generate cases, compute and seal the answer key, self-check")
+    eb.add_argument("--allow-unsandboxed", action="store_true", help=UNSANDBOXED)
     eb.add_argument("exam", type=Path, help="the exam folder (exam.yaml, SPEC.md, TESTPLAN.md, caliber.yaml)")
     eb.add_argument("--seed", required=True)
     eb.add_argument("--out", type=Path, help="new build folder (default EXAM/builds/seed-SEED)")
     eb.set_defaults(handler=_exam_build)
     er = exs.add_parser("run", help="run every case of a build against a target through the gateway")
+    er.add_argument("--allow-unsandboxed", action="store_true", help=UNSANDBOXED)
     er.add_argument("build", type=Path, help="the folder `exam build` wrote")
     er.add_argument("--target", type=Path, required=True, metavar="TARGET.yaml")
     er.add_argument("--out", type=Path, required=True, help="new run folder")
@@ -358,6 +360,7 @@ def _parser() -> argparse.ArgumentParser:
     es.set_defaults(handler=_exam_score)
 
     rr = sub.add_parser("rerun", help="re-run a sample of a run's cases and compare fingerprints")
+    rr.add_argument("--allow-unsandboxed", action="store_true", help=UNSANDBOXED)
     rr.add_argument("run", type=Path, help="the folder `exam run` wrote")
     rr.add_argument("--build", type=Path, required=True)
     rr.add_argument("--target", type=Path, required=True, metavar="TARGET.yaml")
@@ -366,6 +369,7 @@ def _parser() -> argparse.ArgumentParser:
     rr.set_defaults(handler=_rerun)
 
     mu = sub.add_parser("mutate", help="mutation gate: prove the exam catches deliberate bugs")
+    mu.add_argument("--allow-unsandboxed", action="store_true", help=UNSANDBOXED)
     mu.add_argument("--target", type=Path, required=True, metavar="TARGET.yaml")
     mu.add_argument("--exam", type=Path, required=True, metavar="BUILD", help="the folder `exam build` wrote")
     mu.add_argument("--menu", type=Path, required=True, metavar="mutations.yaml")
@@ -421,6 +425,7 @@ def _parser() -> argparse.ArgumentParser:
     it.set_defaults(handler=_init)
 
     ac = sub.add_parser("accept", help="run the hard acceptance of a project to a decision")
+    ac.add_argument("--allow-unsandboxed", action="store_true", help=UNSANDBOXED)
     ac.add_argument("project", type=Path, nargs="?", default=Path("."))
     ac.add_argument("--resume", action="store_true", help="continue a trail after an interruption")
     ac.set_defaults(handler=_accept)
@@ -446,10 +451,17 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+UNSANDBOXED = ("run role-written code (targets, generators, oracles) even where no OS sandbox works; such a run "
+               "can never certify")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     handler: Handler = args.handler
     try:
+        from .sandbox._jail import configure
+
+        configure(allow_unsandboxed=getattr(args, "allow_unsandboxed", False))
         return handler(args)
     except TriAgentError as exc:
         print(f"tri-agent: error: {exc.line()}", file=sys.stderr)

@@ -260,6 +260,7 @@ def test_accept_with_every_role_played_by_a_model_through_the_real_sdks(tmp_path
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-fake-0123456789")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-oai-fake-0123456789")
+    monkeypatch.delenv("TRI_AGENT_SEED_SECRET")  # seeds drawn at random, as in a real run
     servers = {role: FakeModelServer(_episodes(player)) for role, player in
                (("examiner", examiner), ("builder", builder), ("tester", tester), ("judge", submit_only))}
     project = _project(tmp_path / "toy")
@@ -283,7 +284,9 @@ def test_accept_with_every_role_played_by_a_model_through_the_real_sdks(tmp_path
     assert verdict.decision == "accepted" and verdict.rounds == 3
     board = scoreboard(_store(project))
     assert "can never certify" not in board  # no scripted role: this trail is not a simulation
-    assert not any("simulation" in r for r in verdict.reasons)
+    # no scripted role, every episode and every run of role-written code had its layers, secret seeds:
+    # the one kind of run that certifies (where bubblewrap or Landlock works; dev.py installs bubblewrap)
+    assert verdict.certified and verdict.reasons == [], verdict.reasons
     assert verdict.drivers == {"builder": "openai", "examiner": "openai-chat", "judge": "openai-chat",
                                "tester": "anthropic"}
     assert {r["path"] for r in servers["tester"].requests} == {"/v1/messages"}

@@ -67,11 +67,24 @@ def test_non_deterministic_target_is_caught_by_twice(toy_build: Path, tmp_path: 
         run_exam(toy_build, target, tmp_path / "run", twice=True)
 
 
-def test_hanging_target_is_killed_with_its_process_group(toy_build: Path, tmp_path: Path) -> None:
-    pidfile = tmp_path / "grandchild.pid"
-    target = _target(tmp_path, f"""import subprocess, time
-p = subprocess.Popen(["sleep", "300"])
-open({str(pidfile)!r}, "w").write(str(p.pid))
+def _alive(marker: str) -> bool:
+    """Is any process on the host running with ``marker`` in its command line?"""
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and marker.encode() in (proc / "cmdline").read_bytes():
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def test_hanging_target_is_killed_with_every_descendant(toy_build: Path, tmp_path: Path) -> None:
+    """At the deadline the case's whole tree dies: its child, and a daemon that left the process group."""
+    target = _target(tmp_path, """import os, subprocess, time
+subprocess.Popen(["sleep", "300.25"])
+if os.fork() == 0:
+    os.setsid()
+    os.execvp("sleep", ["sleep", "300.75"])
 time.sleep(300)
 """, timeout=1)
     start = time.monotonic()
@@ -79,23 +92,23 @@ time.sleep(300)
     assert time.monotonic() - start < 60
     behaviors = (tmp_path / "run" / "observed_behaviors.jsonl").read_text()
     assert behaviors.count('"timeout"') == 13
-    pid = int(pidfile.read_text())
-    time.sleep(0.2)
-    assert _dead(pid)  # the grandchild died with its group
+    time.sleep(0.3)
+    assert not _alive("300.25") and not _alive("300.75")
 
 
-def _dead(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return True
-    return state in ("Z", "X")  # a zombie waits for a reaper that may not exist in a container
+def test_a_target_cannot_reach_its_baseline_and_a_change_to_it_would_be_a_policy_violation(
+        toy_build: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tri_agent.sandbox._jail as jail
 
-
-def test_target_writing_into_its_baseline_is_a_policy_violation(toy_build: Path, tmp_path: Path) -> None:
     target = _target(tmp_path, "import os\nopen(os.environ['BASELINE'] + '/planted.txt', 'w').write('x')\n")
+    run_exam(toy_build, target, tmp_path / "run")  # in the jail the baseline does not exist: the write fails
+    assert not (tmp_path / "t" / "planted.txt").exists()
+    behaviors = (tmp_path / "run" / "observed_behaviors.jsonl").read_text()
+    assert behaviors.count('"rejected"') == 13  # it crashed on every case (the rules call a nonzero exit that)
+    monkeypatch.setattr(jail, "strongest", lambda: None)  # no OS layer, run anyway: the audit still sees it
+    monkeypatch.setattr(jail.POLICY, "allow_unsandboxed", True)
     with pytest.raises(PolicyViolation, match="changed its own baseline"):
-        run_exam(toy_build, target, tmp_path / "run")
+        run_exam(toy_build, target, tmp_path / "run-unsandboxed")
 
 
 def test_tampered_build_is_refused(toy_build: Path, tmp_path: Path) -> None:

@@ -44,9 +44,10 @@ from ..exam._build import Part, build_exam, compose_build
 from ..exam._formats import BuildRecord
 from ..isolation._workspace import View
 from ..mutation._gate import DETECTED, EQUIVALENT, UNDETECTED, MutationSummary, Rotation
+from ..sandbox import _jail as jail
 from ..scoring._grading import score
 from ..scoring._report import ScoreReport, render_markdown
-from ..targets._gateway import RunRecord, run_exam, run_score_inputs
+from ..targets._gateway import run_exam, run_score_inputs
 from . import _judging as judging
 from . import _session as session
 from ._audit import Exposure
@@ -131,6 +132,8 @@ def accept(project: Path, *, resume: bool = False) -> Verdict:
     store.resume()
     check_pin(state)
     _verified(store)
+    jail.configure(allow_unsandboxed=jail.POLICY.allow_unsandboxed, protected=(project, state.root, state_home()))
+    jail.require()  # no OS layer for role-written code: stop here (exit 7), unless running unsandboxed was allowed
     key, fixed = secret(state)
     run = _Run(project, config, state, _Clock(state.root / TIMINGS), key, fixed)
     if not store.has("preflight"):
@@ -219,9 +222,9 @@ def _certification(run: _Run) -> Certification:
                 driver = e["attempts"][0]["driver"] if e["attempts"] else "unknown"
                 played.append(Played(round=k, role=e["role"], driver=driver, simulation=e["simulation"],
                                      isolation=e["isolation"]))
-        for name, model in (("run.json", RunRecord), ("build.json", BuildRecord)):
+        for name in ("run.json", "build.json", "mutation-summary.json"):
             if (folder / name).exists():
-                code.append(model.model_validate_json((folder / name).read_text()).isolation)
+                code.append(json.loads((folder / name).read_text()).get("isolation", []))
     exposure = run.store.root / "records" / "preflight" / "exposure.json"
     exposed = json.loads(exposure.read_text())["exam_readable_by_the_session"] if exposure.exists() else []
     return certify(played, code, unsafe_contract=False, fixed_seeds=run.fixed_seeds, exposed=exposed)

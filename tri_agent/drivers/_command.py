@@ -83,7 +83,7 @@ class CommandDriver:
                               tools=episode.charter.contract.tools, limits=episode.limits.model_dump())
             try:
                 done = run(argv, cwd=workspace, env=env, timeout=episode.limits.seconds,
-                           stdin=request.model_dump_json().encode(), cap=episode.limits.output_bytes)
+                           stdin=request.model_dump_json().encode(), cap=episode.limits.output_bytes, kill_at_cap=True)
             except UsageError as exc:
                 return self._result(episode, "spawn_failure", None, 0.0, exc.line())
         return self._judge(episode, done)

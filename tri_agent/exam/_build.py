@@ -21,7 +21,8 @@ import yaml
 from .._errors import InfrastructureFailure, MalformedInput, TamperDetected, UsageError
 from ..evidence._manifest import scan
 from ..evidence._seal import diff, seal, verify
-from ..sandbox._process import Completed, base_env, run
+from ..sandbox._jail import Jail, require
+from ..sandbox._process import Completed, base_env
 from ..scoring._caliber import Caliber, EqualPair, Monotone, load_caliber
 from ..scoring._grading import ScoreInputs, score
 from ..scoring._tables import ROW, read_table
@@ -36,6 +37,7 @@ def build_exam(exam_dir: Path, seed: str, out: Path) -> BuildRecord:
     caliber, _ = load_caliber(exam_dir / "caliber.yaml")
     if out.exists() and any(out.iterdir()):
         raise UsageError(f"{out} already holds a build", hint="builds are evidence: choose a new --out folder")
+    layers = require()  # what every generator and oracle run below gets (exit 7 when nothing may run)
     with tempfile.TemporaryDirectory(prefix="tri-build-") as tmp:
         scratch = Path(tmp)
         generated = _twice(lambda n: _generate(config, exam_dir, seed, scratch, n), "generator")
@@ -51,7 +53,7 @@ def build_exam(exam_dir: Path, seed: str, out: Path) -> BuildRecord:
         visible_digest=seal(visible, crlf_kept=True),  # chaos inputs may hold CRLF on purpose
         sealed_digest=seal(sealed),
         caliber_sha256=hashlib.sha256((out / "caliber.yaml").read_bytes()).hexdigest(),
-        exam_sha256=_exam_digests(exam_dir), checks=checks,
+        exam_sha256=_exam_digests(exam_dir), checks=checks, isolation=layers,
     )
     (out / "build.json").write_text(record.model_dump_json(indent=1) + "\n", encoding="utf-8")
     return record
@@ -99,7 +101,8 @@ def compose_build(parts: list[Part], out: Path, seed: str) -> Composed:
     caliber_sha256 = hashlib.sha256((out / "caliber.yaml").read_bytes()).hexdigest()
     record = records[0].model_copy(update={
         "seed": seed, "cases": len(chosen), "visible_digest": seal(visible, crlf_kept=True),
-        "sealed_digest": seal(sealed), "caliber_sha256": caliber_sha256, "checks": checks})
+        "sealed_digest": seal(sealed), "caliber_sha256": caliber_sha256, "checks": checks,
+        "isolation": sorted(set.intersection(*(set(r.isolation) for r in records)))})
     (out / "build.json").write_text(record.model_dump_json(indent=1) + "\n", encoding="utf-8")
     return Composed(record, origin, missing)
 
@@ -180,7 +183,8 @@ def _generate(config: ExamConfig, exam_dir: Path, seed: str, scratch: Path, n: i
     ws, out = _workspace(exam_dir, scratch, f"gen-ws-{n}"), scratch / f"generated-{n}"
     out.mkdir()
     argv = [a.replace("{seed}", seed).replace("{out}", str(out)) for a in config.generator]
-    _check_run(run(argv, cwd=ws, env=base_env(ws / ".home"), timeout=config.timeout), "generator")
+    done, _ = Jail(writable=(ws, out)).run(argv, cwd=ws, env=base_env(ws / ".home"), timeout=config.timeout)
+    _check_run(done, "generator")
     return out
 
 
@@ -188,7 +192,9 @@ def _oracle(config: ExamConfig, exam_dir: Path, visible: Path, scratch: Path, n:
     ws, out = _workspace(exam_dir, scratch, f"oracle-ws-{n}"), scratch / f"answers-{n}"
     out.mkdir()
     argv = [a.replace("{cases}", str(visible)).replace("{out}", str(out)) for a in config.oracle]
-    _check_run(run(argv, cwd=ws, env=base_env(ws / ".home"), timeout=config.timeout), "oracle")
+    done, _ = Jail(readable=(visible,), writable=(ws, out)).run(argv, cwd=ws, env=base_env(ws / ".home"),
+                                                                 timeout=config.timeout)
+    _check_run(done, "oracle")
     if not (out / "answers.jsonl").is_file():
         raise MalformedInput("the oracle wrote no answers.jsonl", where=" ".join(config.oracle))
     return out

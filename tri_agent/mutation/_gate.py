@@ -30,6 +30,7 @@ from .. import _yamldoc
 from .._errors import InfrastructureFailure, MalformedInput, UsageError
 from .._version import __version__
 from ..exam._formats import Case, read_cases
+from ..sandbox._jail import require
 from ..scoring._caliber import Caliber, FieldSpec, load_caliber
 from ..scoring._channels import compare_tables
 from ..scoring._grading import ScoreInputs, score
@@ -99,6 +100,8 @@ class MutationSummary(_Strict):
     verdict: Literal["pass", "fail"] = Field(description="pass when no reason stands.")
     reasons: list[str] = Field(description="Why the verdict is fail (too few judged mutants, kill rate below the "
                                            "threshold), one line each.")
+    isolation: list[str] = Field(default_factory=list, description="OS isolation layers around every clean, "
+                                 "mutant and witness run; empty: none.")
 
 
 @dataclass(frozen=True)
@@ -406,7 +409,8 @@ def _summary(outcomes: list[MutantOutcome], threshold: float, minimum: int) -> M
         survivors = [o.id for o in outcomes if o.status in UNDETECTED]
         reasons.append(f"kill rate {rate:.0%} is below {threshold:.0%}; blind spots: {', '.join(survivors)}")
     return MutationSummary(mutants=outcomes, counts=counts, kill_rate=round(rate, 4), threshold=threshold,
-                           minimum=minimum, verdict="fail" if reasons else "pass", reasons=reasons)
+                           minimum=minimum, verdict="fail" if reasons else "pass", reasons=reasons,
+                           isolation=require())  # every run went through the same jail
 
 
 def stryker_report(target: Target, plans: list[_Plan], outcomes: list[MutantOutcome]) -> dict[str, object]:

@@ -27,7 +27,8 @@ from .._errors import InfrastructureFailure, NotDeterministic, PolicyViolation, 
 from ..evidence._manifest import Entry, scan
 from ..evidence._seal import diff, verify
 from ..exam._formats import BuildRecord, Case, read_cases
-from ..sandbox._process import base_env, run
+from ..sandbox._jail import Jail
+from ..sandbox._process import base_env
 from ..scoring._grading import ScoreInputs
 from ._target import PLACEHOLDERS, Cell, Target, extract_rows
 
@@ -58,6 +59,7 @@ class CaseResult:
     rows: list[dict[str, Cell]]
     provenance: Provenance
     output: Path
+    isolation: tuple[str, ...] = ()  # the OS layers the run really had
 
 
 class RunRecord(BaseModel):
@@ -88,7 +90,8 @@ class Gateway:
         if argv:
             home = self.scratch / "build-home"
             home.mkdir()
-            done = run(argv, cwd=built, env=base_env(home, self.target.config.env), timeout=self.target.config.timeout)
+            done, _ = Jail(writable=(built, home)).run(argv, cwd=built, env=base_env(home, self.target.config.env),
+                                                     timeout=self.target.config.timeout)
             if done.exit_code != 0:
                 raise InfrastructureFailure(f"the target's build step exited {done.exit_code}",
                                             hint=f"run {' '.join(argv)} in {self.target.baseline} and fix it")
@@ -108,7 +111,8 @@ class Gateway:
         template = [*self.target.config.run, *case.argv]
         argv = [_expand(a, values) for a in template]
         env = {**base_env(home, self.target.config.env), "TMPDIR": values["{tmp}"]}
-        done = run(argv, cwd=target_dir, env=env, timeout=self.target.config.timeout)
+        jail = Jail(readable=(input_dir,), writable=(target_dir, output_dir, home, work / "tmp"))
+        done, layers = jail.run(argv, cwd=target_dir, env=env, timeout=self.target.config.timeout)
         extract = case.extract or self.target.config.extract
         if extract is None:
             raise UsageError(f"{self.target.path}: no 'extract' for case {case.case}", hint="say which output to read")
@@ -123,7 +127,7 @@ class Gateway:
         if keep is not None:
             shutil.copytree(output_dir, keep, dirs_exist_ok=True)
         shutil.rmtree(work, ignore_errors=True)
-        return CaseResult(rows, provenance, keep or output_dir)
+        return CaseResult(rows, provenance, keep or output_dir, tuple(layers))
 
 
 def _expand(arg: str, values: dict[str, str]) -> str:
@@ -225,6 +229,7 @@ def _write_run(out: Path, build: Path, target: Target, results: list[CaseResult]
         target_sha256=hashlib.sha256(target.path.read_bytes()).hexdigest(), cases=len(results), twice=twice,
         actual_sha256=hashlib.sha256(actual.encode()).hexdigest(),
         behaviors_sha256=hashlib.sha256(behaviors.encode()).hexdigest(),
+        isolation=sorted(set.intersection(*(set(r.isolation) for r in results))) if results else [],
     )
     (out / "run.json").write_text(record.model_dump_json(indent=1) + "\n", encoding="utf-8")
     return record

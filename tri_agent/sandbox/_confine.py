@@ -1,0 +1,172 @@
+"""The second layer, where bubblewrap cannot start: Landlock, a private network, and a subreaper.
+
+    python -m tri_agent.sandbox._confine [--read PATH]... [--write PATH]... [--no-network] -- ARGV...
+    python -m tri_agent.sandbox._confine --reap-only -- ARGV...   (no confinement; only the subreaper)
+
+This small launcher runs ARGV as its child under a Landlock ruleset (reads allowed only beneath the
+``--read`` paths, reads and writes only beneath the ``--write`` paths; TCP connect and bind denied; no
+signals or abstract sockets outside the domain, where the kernel supports it), in a network namespace of
+its own when unprivileged user namespaces work, and with this launcher as the child subreaper: whatever
+the child forks, daemons included, is reparented here and killed when the child ends or when the launcher
+is told to stop (SIGTERM). The launcher exits with the child's status. Landlock needs Linux 5.13 or newer;
+``landlock_abi()`` says whether it works here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import os
+import signal
+import sys
+import time
+
+_CREATE, _ADD_RULE, _RESTRICT = 444, 445, 446  # the same numbers on x86_64 and aarch64
+_PATH_BENEATH = 1
+_VERSION = 1
+_SUBREAPER, _NO_NEW_PRIVS = 36, 38
+_NEWUSER, _NEWNET = 0x10000000, 0x40000000
+_READ = (1 << 0) | (1 << 2) | (1 << 3)  # execute, read file, read dir
+_FS_BY_ABI = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 4: (1 << 15) - 1, 5: (1 << 16) - 1}
+_NET_ALL = (1 << 0) | (1 << 1)  # bind and connect TCP (ABI 4)
+_SCOPED_ALL = (1 << 0) | (1 << 1)  # abstract unix sockets and signals (ABI 6)
+
+
+class _Ruleset(ctypes.Structure):
+    _fields_ = [("fs", ctypes.c_uint64), ("net", ctypes.c_uint64), ("scoped", ctypes.c_uint64)]
+
+
+class _Beneath(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed", ctypes.c_uint64), ("fd", ctypes.c_int32)]
+
+
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def landlock_abi() -> int:
+    """The Landlock ABI version the kernel offers (0: none)."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    try:
+        version = _libc().syscall(_CREATE, None, ctypes.c_size_t(0), ctypes.c_uint32(_VERSION))
+    except (OSError, AttributeError):
+        return 0
+    return max(int(version), 0)
+
+
+def _restrict(readable: list[str], writable: list[str], network: bool) -> None:
+    abi = landlock_abi()
+    if abi <= 0:
+        raise OSError("Landlock is not available")
+    libc = _libc()
+    fs = _FS_BY_ABI.get(abi, _FS_BY_ABI[5])
+    attr = _Ruleset(fs, 0 if network or abi < 4 else _NET_ALL, _SCOPED_ALL if abi >= 6 else 0)
+    size = ctypes.sizeof(_Ruleset) if abi >= 6 else (16 if abi >= 4 else 8)
+    ruleset = libc.syscall(_CREATE, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
+    if ruleset < 0:
+        raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
+    for paths, access in ((readable, _READ), (writable, fs)):
+        for path in paths:
+            _allow(libc, ruleset, path, access, fs)
+    if libc.prctl(_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.syscall(_RESTRICT, ruleset, ctypes.c_uint32(0)) != 0:
+        raise OSError(ctypes.get_errno(), "landlock_restrict_self")
+    os.close(ruleset)
+
+
+def _allow(libc: ctypes.CDLL, ruleset: int, path: str, access: int, fs: int) -> None:
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return  # a folder this machine does not have
+    try:
+        # a file (not a folder) takes only file rights
+        allowed = access & fs if os.path.isdir(path) else access & fs & ((1 << 0) | (1 << 1) | (1 << 2) | (1 << 14))
+        rule = _Beneath(allowed, fd)
+        if libc.syscall(_ADD_RULE, ruleset, _PATH_BENEATH, ctypes.byref(rule), ctypes.c_uint32(0)) != 0:
+            raise OSError(ctypes.get_errno(), f"landlock_add_rule {path}")
+    finally:
+        os.close(fd)
+
+
+def _private_network() -> None:
+    with contextlib.suppress(OSError, AttributeError):  # where unprivileged user namespaces are off, TCP is denied
+        if _libc().unshare(_NEWUSER | _NEWNET) != 0:
+            return
+
+
+def descendants(root: int) -> list[int]:
+    """Every live process below ``root`` (read from /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        ppid = int(stat[stat.rfind(b")") + 2:].split()[1])
+        children.setdefault(ppid, []).append(int(entry))
+    found, stack = [], [root]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            found.append(child)
+            stack.append(child)
+    return found
+
+
+def _kill_all(root: int) -> None:
+    for _ in range(50):  # orphans reparent here as their parents die: repeat until none is left
+        alive = descendants(root)
+        if not alive:
+            return
+        for pid in alive:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            while os.waitpid(-1, os.WNOHANG)[0] > 0:
+                pass
+        time.sleep(0.01)
+
+
+def _stop(me: int) -> None:
+    _kill_all(me)
+    os._exit(128 + signal.SIGTERM)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="tri_agent.sandbox._confine")
+    parser.add_argument("--read", action="append", default=[])
+    parser.add_argument("--write", action="append", default=[])
+    parser.add_argument("--no-network", action="store_true")
+    parser.add_argument("--reap-only", action="store_true", help="no confinement: only reap the descendants")
+    parser.add_argument("command", nargs=argparse.REMAINDER)
+    args = parser.parse_args(argv)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        parser.error("no command")
+    _libc().prctl(_SUBREAPER, 1, 0, 0, 0)
+    me = os.getpid()
+    signal.signal(signal.SIGTERM, lambda *_: _stop(me))
+    child = os.fork()
+    if child == 0:
+        try:
+            if not args.reap_only:
+                if args.no_network:
+                    _private_network()
+                _restrict(args.read, args.write, network=not args.no_network)
+            os.execvp(command[0], command)
+        except OSError as exc:
+            os.write(2, f"confine: {exc}\n".encode())
+        os._exit(127)
+    _, status = os.waitpid(child, 0)
+    _kill_all(me)  # a daemon the run left behind dies with it
+    code = os.waitstatus_to_exitcode(status)
+    return code if code >= 0 else 128 - code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,166 @@
+"""The jail every piece of role-written code runs in: the target in every case and mutant, its build step,
+the exam's generator and oracle.
+
+A jail names what one run may read and what it may write; nothing else of the machine exists for it. The
+layer that enforces it is the strongest this machine offers (see ``layers``):
+
+    bubblewrap   new pid, ipc, uts, user and network namespaces (a private loopback only), a private /proc,
+                 /tmp and HOME, read-only system folders, the run's own folders at their own paths, no
+                 inherited environment; the run's whole process tree dies with it, daemons included
+    landlock     where bubblewrap cannot start: a Landlock ruleset (reads and writes confined to the same
+                 folders), a private network namespace when unprivileged user namespaces work, and a
+                 subreaper that kills every descendant when the run ends
+    none         only when the caller explicitly allowed it (``--allow-unsandboxed``); such a run never
+                 certifies, and every record says so
+
+The layer a run really had is returned with its result, so every record can state it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from .._errors import InfrastructureFailure
+from ._bubblewrap import _MERGED, _SYSTEM, probe
+from ._process import OUTPUT_CAP, Completed, run
+
+BUBBLEWRAP, LANDLOCK = "bubblewrap", "landlock"
+_DEVICES = ("/dev/urandom", "/dev/random", "/dev/zero")
+_TOOL_DIRS = ("bin", "sbin", "shims")
+
+
+@dataclass
+class Policy:
+    """What the orchestrator allows for this process: running unsandboxed, and the paths no jail may show."""
+
+    allow_unsandboxed: bool = False
+    protected: tuple[Path, ...] = ()
+
+
+POLICY = Policy()
+
+
+def configure(*, allow_unsandboxed: bool, protected: Sequence[Path] = ()) -> None:
+    """Set the policy of this process (the CLI and ``accept`` call it once, before any run)."""
+    POLICY.allow_unsandboxed = allow_unsandboxed
+    POLICY.protected = tuple(Path(p).resolve() for p in protected)
+
+
+@dataclass(frozen=True)
+class Jail:
+    """What one run may see: folders it may read, folders it may write (each at its own path)."""
+
+    readable: tuple[Path, ...] = ()
+    writable: tuple[Path, ...] = ()
+    network: bool = False
+    extra: tuple[Path, ...] = field(default=(), repr=False)
+
+    def run(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float,
+            cap: int = OUTPUT_CAP) -> tuple[Completed, list[str]]:
+        """Run ``argv`` in this jail; the result and the layers it really had (empty: none)."""
+        layers = require()
+        if layers == [BUBBLEWRAP]:
+            done = run(self.bubblewrap(argv, cwd, env), cwd=cwd, env=_minimal(env), timeout=timeout, cap=cap)
+        elif layers == [LANDLOCK]:
+            done = run(self.confined(argv, env), cwd=cwd, env=env, timeout=timeout, cap=cap, grace=5.0)
+        else:  # allowed to run unsandboxed: still under the launcher, so no daemon outlives the run
+            done = run(self.confined(argv, env, landlock=False), cwd=cwd, env=env, timeout=timeout, cap=cap,
+                       grace=5.0)
+        return _as(done, argv), layers
+
+    def bubblewrap(self, argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> list[str]:
+        args = ["bwrap", "--die-with-parent", "--new-session", "--unshare-all", "--clearenv"]
+        if self.network:
+            args.append("--share-net")
+        for system in _SYSTEM:
+            args += ["--ro-bind-try", system, system]
+        for name in _MERGED:
+            merged = Path("/") / name
+            args += (["--symlink", f"usr/{name}", f"/{name}"] if merged.is_symlink()
+                     else ["--ro-bind-try", str(merged), str(merged)])
+        args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]  # later mounts shadow /tmp
+        for path in (*tool_roots(env), *self.extra, *self.readable):
+            args += ["--ro-bind-try", str(path), str(path)]
+        for path in self.writable:
+            args += ["--bind", str(path), str(path)]
+        args += ["--chdir", str(cwd)]
+        for key, value in env.items():
+            args += ["--setenv", key, value]
+        return [*args, "--", *argv]
+
+    def confined(self, argv: Sequence[str], env: Mapping[str, str], *, landlock: bool = True) -> list[str]:
+        # no /proc: through it a run could read the orchestrator's environment and open files
+        readable = [*_SYSTEM, *(f"/{n}" for n in _MERGED), *_DEVICES, *map(str, tool_roots(env)),
+                    *map(str, self.extra), *map(str, self.readable)]
+        args = [sys.executable, "-m", "tri_agent.sandbox._confine"]
+        for path in readable:
+            args += ["--read", path]
+        for path in (*map(str, self.writable), "/dev/null"):
+            args += ["--write", path]
+        if not self.network:
+            args.append("--no-network")
+        if not landlock:
+            args = [sys.executable, "-m", "tri_agent.sandbox._confine", "--reap-only"]
+        return [*args, "--", *argv]
+
+
+def _as(done: Completed, argv: Sequence[str]) -> Completed:
+    """The result under the command the caller asked for, not its wrapper's."""
+    return Completed(tuple(argv), done.exit_code, done.stdout, done.stderr, done.seconds, done.timed_out,
+                     done.truncated)
+
+
+def _minimal(env: Mapping[str, str]) -> dict[str, str]:
+    # bwrap itself needs only a PATH; the run's environment is set inside with --clearenv/--setenv
+    return {"PATH": env.get("PATH", "/usr/bin:/bin")}
+
+
+@lru_cache(maxsize=1)
+def strongest() -> str | None:
+    """The strongest layer this machine offers to role-written code; None when there is none."""
+    if probe().bubblewrap is not None:
+        return BUBBLEWRAP
+    from ._confine import landlock_abi
+
+    return LANDLOCK if landlock_abi() > 0 else None
+
+
+def require() -> list[str]:
+    """The layer every run will get, or exit 7 when there is none and unsandboxed runs were not allowed."""
+    layer = strongest()
+    if layer is None and not POLICY.allow_unsandboxed:
+        raise InfrastructureFailure(f"no OS sandbox for role-written code on this machine ({probe().reason}; "
+                                    "Landlock is not available either)",
+                                    hint="install bubblewrap (Debian: apt-get install bubblewrap) or enable Landlock; "
+                                         "--allow-unsandboxed runs anyway, and such a run can never certify")
+    return [layer] if layer else []
+
+
+def tool_roots(env: Mapping[str, str]) -> list[Path]:
+    """Folders of the programs on ``PATH`` (a tool's whole root for ``.../bin`` or ``.../shims``), read-only,
+    minus any that would show a protected path (the project, the run's state, the temporary folder, HOME)."""
+    return list(_roots(env.get("PATH", ""), POLICY.protected))
+
+
+@lru_cache(maxsize=16)
+def _roots(path: str, policy: tuple[Path, ...]) -> tuple[Path, ...]:
+    protected = (*policy, Path(tempfile.gettempdir()).resolve(), Path.home().resolve(), Path("/"))
+    roots: set[Path] = set()
+    for entry in path.split(os.pathsep):
+        if not entry or not Path(entry).is_dir():
+            continue
+        folder = Path(entry).resolve()
+        for candidate in ((folder.parent, folder) if folder.name in _TOOL_DIRS else (folder,)):
+            if not any(p == candidate or p.is_relative_to(candidate) for p in protected):
+                roots.add(candidate)
+                break
+    roots |= {p for p in (Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve())}
+    # /usr is mounted with the system; a folder inside another needs no mount of its own
+    kept = sorted(r for r in roots if not r.is_relative_to("/usr"))
+    return tuple(r for r in kept if not any(r != o and r.is_relative_to(o) for o in kept))
