@@ -228,20 +228,20 @@ def _init(args: argparse.Namespace) -> int:
     print(config.consent.cost_note)
     print(f"wrote {path} (consent recorded at {config.consent.given_at})")
     if config.drivers.get("builder") == "in-session":
-        from .acceptance._session import LOCAL, session_settings, write_settings
-        from .acceptance._state import state_home
+        from .acceptance._session import PROJECT, fenced, session_settings, write_settings
 
-        fence = write_settings(args.project / LOCAL, session_settings(state_home()))
+        fence = write_settings(args.project / PROJECT, session_settings(fenced(args.project.resolve(), config)))
         print(f"wrote {fence}: Claude Code's sandbox on, the run's state folder denied to the session")
     return ExitCode.PASS
 
 
 def _accept(args: argparse.Namespace) -> int:
-    from .acceptance._rounds import accept
+    from .acceptance._rounds import accept, watch
     from .acceptance._scoreboard import verdict_line, write_reports
 
     try:
-        verdict = accept(args.project, resume=args.resume)
+        verdict = (watch(args.project, resume=args.resume, say=lambda line: print(line, file=sys.stderr, flush=True))
+                   if args.watch else accept(args.project, resume=args.resume))
     finally:
         store = write_reports(args.project)  # also after a stop: the trail so far is worth reading
         if store.trail.exists():
@@ -428,6 +428,8 @@ def _parser() -> argparse.ArgumentParser:
     ac.add_argument("--allow-unsandboxed", action="store_true", help=UNSANDBOXED)
     ac.add_argument("project", type=Path, nargs="?", default=Path("."))
     ac.add_argument("--resume", action="store_true", help="continue a trail after an interruption")
+    ac.add_argument("--watch", action="store_true", help="when the builder (the agent session) must fix tickets, "
+                    "wait for its next commit and go on, instead of stopping (run this outside the session)")
     ac.set_defaults(handler=_accept)
 
     sk = sub.add_parser("install-skill", help="install SKILL.md and a /hard-acceptance command for Claude Code")

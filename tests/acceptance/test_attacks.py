@@ -321,7 +321,7 @@ FLAKY = (TOY / "scripted" / "fixed-grades.py").read_text().replace(
 
 
 def test_a_flaky_fix_is_a_builder_ticket_naming_the_cases_and_settings_are_configuration(tmp_path: Path) -> None:
-    from tri_agent.acceptance._session import LOCAL, session_settings, write_settings
+    from tri_agent.acceptance._session import PROJECT, session_settings, write_settings
     from tri_agent.acceptance._state import state_home
 
     project = _in_session(tmp_path / "toy")
@@ -341,25 +341,25 @@ def test_a_flaky_fix_is_a_builder_ticket_naming_the_cases_and_settings_are_confi
     assert flaky and "cases: c-" in flaky[0]
     facts = json.loads((records / "round-0002" / "facts.json").read_text())
     assert "builder:flaky:double-run" in facts["failing_tickets"] and not facts["stable"]
-    write_settings(project / LOCAL, session_settings(state_home()))  # the fence, put up mid-run
-    with pytest.raises(PolicyViolation, match=r"project:\.claude/settings\.local\.json appeared"):
+    write_settings(project / PROJECT, session_settings([state_home()]))  # the fence, put up mid-run
+    with pytest.raises(PolicyViolation, match=r"project:\.claude/settings\.json appeared"):
         accept(project, resume=True)
 
 
 def test_the_in_session_fence_is_checked_requirement_by_requirement(tmp_path: Path) -> None:
     from tri_agent.acceptance._session import LOCAL, PROJECT, deny_rules, missing, session_settings, write_settings
 
-    home, project, state = tmp_path / "home", tmp_path / "p", tmp_path / "state"
+    home, project, state = tmp_path / "home", tmp_path / "p", [tmp_path / "state"]
     assert len(missing(project, home, state)) == 8
-    write_settings(project / LOCAL, session_settings(state))
+    write_settings(project / PROJECT, session_settings(state))
     assert missing(project, home, state) == []
     write_settings(home / PROJECT, deny_rules(state))
     assert missing(project, home, state) == []
-    loosened = json.loads((project / LOCAL).read_text())
+    loosened = json.loads((project / PROJECT).read_text())
     loosened["sandbox"]["allowUnsandboxedCommands"] = True
-    (project / LOCAL).write_text(json.dumps(loosened))
+    (project / LOCAL).write_text(json.dumps(loosened))  # Claude Code's own file, later in the merge
     assert missing(project, home, state) == ["sandbox.allowUnsandboxedCommands: false"]
-    assert any(m.startswith("sandbox.filesystem.denyRead holds") for m in missing(project, home, tmp_path / "x"))
+    assert any(m.startswith("sandbox.filesystem.denyRead holds") for m in missing(project, home, [tmp_path / "x"]))
 
 
 # --- seeds -------------------------------------------------------------------------------------------------------
@@ -468,3 +468,128 @@ def test_a_command_builder_that_prowls_for_the_key_finds_nothing_and_its_run_can
                 for k in (1, 2)]
     assert all(e["summary"] == "found: nothing" and "bubblewrap" in e["isolation"] for e in episodes)
     assert not (state.root / "records" / "planted.txt").exists()
+
+
+# --- found by an adversarial review ------------------------------------------------------------------------------
+
+def _repin(state) -> None:  # type: ignore[no-untyped-def]
+    """What a forger with write access to the pins does too: pin the (forged) last line."""
+    from tri_agent.acceptance._state import _pin
+
+    lines = state.store.trail.read_bytes().splitlines()
+    _pin(state, len(lines) - 1, lines[-1], lines[-2] if len(lines) > 1 else None)
+
+
+def test_a_forged_certified_verdict_is_refused_even_with_the_pin_rewritten(
+        watched: tuple[Path, dict[str, list[list[str]]]], tmp_path: Path) -> None:
+    project = _clone(watched[0], tmp_path / "toy")
+    state = run_state(project)
+    folder = state.root / "records" / "verdict"
+    data = json.loads((folder / "verdict.json").read_text())
+    data.update(certified=True, reasons=[])
+    (folder / "verdict.json").write_text(json.dumps(data))
+    _reseal_and_rechain(state.root, "verdict")
+    _repin(state)
+    with pytest.raises(TamperDetected, match="certification does not follow") as err:
+        accept(project, resume=True)
+    assert err.value.exit_code == 4
+    done = subprocess.run([*TRI, "verify-trail", str(project)], capture_output=True, text=True)
+    assert done.returncode == 4 and "certification does not follow" in done.stdout
+
+
+def test_a_round_that_hides_its_seed_is_a_verify_finding(watched: tuple[Path, dict[str, list[list[str]]]],
+                                                        tmp_path: Path) -> None:
+    project = _clone(watched[0], tmp_path / "toy")
+    state = run_state(project)
+    seeds = state.root / "records" / "round-0002" / "seeds.json"
+    data = json.loads(seeds.read_text())
+    data["revealed"] = {}
+    seeds.write_text(json.dumps(data))
+    _reseal_and_rechain(state.root, "round-0002")
+    _repin(state)
+    done = subprocess.run([*TRI, "verify-trail", str(project)], capture_output=True, text=True)
+    assert done.returncode == 4 and "does not reveal the seed committed for it" in done.stdout
+
+
+def test_a_junk_line_in_the_trail_is_tamper_not_a_crash(stopped: Path, tmp_path: Path) -> None:
+    project = _clone(stopped, tmp_path / "toy")
+    with (run_state(project).root / "TRAIL.jsonl").open("a") as trail:
+        trail.write('{"junk": 1}\n')
+    done = subprocess.run([*TRI, "accept", str(project), "--resume"], capture_output=True, text=True)
+    assert done.returncode == 4 and "is not a trail entry" in done.stderr and "internal error" not in done.stderr
+
+
+def test_seeds_fixed_at_preflight_stay_a_reason_whatever_a_later_invocation_says(stopped: Path) -> None:
+    from tri_agent.acceptance._verify import certification_of
+
+    store = run_state(stopped).store
+    assert json.loads((store.root / "records" / "preflight" / "seeds.json").read_text())["fixed_by_caller"]
+    assert any("fixed by the caller" in r for r in certification_of(store, fixed_now=False).reasons)
+
+
+def test_a_ticket_carrying_an_earlier_rounds_sealed_value_is_redacted(toy_build: Path, tmp_path: Path) -> None:
+    from tri_agent.acceptance._judging import guarded
+    from tri_agent.acceptance._tickets import Ticket
+    from tri_agent.exam._build import build_exam
+
+    other = tmp_path / "round-0002"
+    build_exam(TOY / "exam", "another seed", other)
+    rows = [json.loads(x) for x in (toy_build / "sealed" / "answers.jsonl").read_text().splitlines()]
+    inputs = "".join(p.read_text() for b in (toy_build, other) for p in (b / "visible").rglob("*.csv"))
+    answers = (other / "sealed" / "answers.jsonl").read_text()
+    value = next(r["total"] for r in rows if r["total"] not in inputs and r["total"] not in answers
+                 and len(r["total"]) >= 5)
+    ticket = Ticket(id="t-1", route="builder", signature="builder:judge:x", title="judge: x",
+                    body=f"the total must be {value}", cases=[])
+    assert guarded([ticket], other)[0].body == ticket.body  # its own round's key alone misses it
+    redacted = guarded([ticket], other, [toy_build, other])
+    assert value not in "".join(t.markdown() for t in redacted) and "redacted" in redacted[0].body
+
+
+def test_the_fence_sees_its_loopholes(tmp_path: Path) -> None:
+    from tri_agent.acceptance._session import PROJECT, missing, session_settings, write_settings
+
+    home, project, state, store = tmp_path / "home", tmp_path / "p", tmp_path / "state", tmp_path / "elsewhere"
+    write_settings(project / PROJECT, session_settings([state, store]))
+    assert missing(project, home, [state, store]) == []
+    assert missing(project, home, [state, tmp_path / "unfenced"])  # a store the settings do not cover
+    for key, value in (("sandbox", {"filesystem": {"allowRead": [str(state / "runs")]}}),
+                       ("sandbox", {"excludedCommands": ["python3"]}),
+                       ("hooks", {"SessionStart": [{"hooks": [{"type": "command", "command": "cat x"}]}]}),
+                       ("enableAllProjectMcpServers", True), ("apiKeyHelper", "cat key")):
+        loose = json.loads((project / PROJECT).read_text())
+        loose[key] = value if not isinstance(value, dict) or key != "sandbox" else {**loose["sandbox"], **value}
+        (project / f"{PROJECT}.loose").write_text(json.dumps(loose))
+        shutil.copy(project / f"{PROJECT}.loose", project / ".claude" / "settings.local.json")
+        assert missing(project, home, [state, store]), key
+        (project / ".claude" / "settings.local.json").unlink()
+
+
+def test_an_exam_moved_out_of_the_project_is_still_exposed_by_its_history(tmp_path: Path) -> None:
+    from tri_agent.acceptance._config import load_config
+    from tri_agent.acceptance._preflight import exposed_exam
+
+    project = toy_project(tmp_path / "toy")
+    shutil.move(project / "exam", tmp_path / "exam")
+    commit(project, "the exam moves out")
+    config = load_config(project).model_copy(update={"exam": str(tmp_path / "exam")})
+    found = exposed_exam(project, config, denied=[tmp_path / "exam"])
+    assert "git history holds oracle/oracle.py" in found and not any("not denied" in f for f in found)
+    assert any("not denied to the session" in f for f in exposed_exam(project, config, denied=[]))
+
+
+def test_watch_waits_for_the_sessions_commit_and_goes_on(tmp_path: Path) -> None:
+    import time
+
+    project = _in_session(tmp_path / "toy")
+    proc = subprocess.Popen([*TRI, "accept", str(project), "--watch"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 300
+    while not (project / "exam" / "tickets" / "builder").is_dir() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert proc.poll() is None  # red round 1: it waits instead of stopping
+    subprocess.run(["git", "apply", "-p1", "../fix.patch"], cwd=project / "target", check=True)
+    commit(project, "the session's fix")
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 9, err[-500:]  # passed; the other roles were scripted
+    assert "waiting for the builder's next commit" in err and "PASSED, NOT CERTIFIED after 3 rounds" in out

@@ -47,7 +47,7 @@ def test_a_sealed_value_anywhere_the_tester_looks_stops_the_launch(keys: list[Pa
     value = _secret(keys[0])
     files = {"exam/TESTPLAN.md": f"# Plan\n\nexpect {value}\n" if where == "file" else "# Plan\n"}
     if where == "name":
-        files[f"exam/judge/expect-{value}.md"] = "x\n"
+        files[f"exam/plan-{value}.md"] = "x\n"
     texts = {"task": f"Round 1. The total is {value}." if where == "task" else "Round 1.",
              "charter": f"Remember {value}." if where == "charter" else "You are the tester."}
     with pytest.raises(LeakDetected, match="contamination audit: the tester was about to receive") as err:
@@ -83,3 +83,14 @@ def test_a_reply_with_a_sealed_value_is_never_stored(keys: list[Path]) -> None:
     assert judged.summary == REDACTED
     clean = _result("tester", "ran every case")
     assert reply(clean, load_charter("tester").contract, keys) == clean
+
+
+def test_the_builders_own_code_is_not_what_it_receives(keys: list[Path], tmp_path: Path) -> None:
+    """An honest test that asserts a value which happens to be in a key is judged by the leak scan of what the
+    builder wrote (a ticket), not by a stop before its launch."""
+    ws = _workspace(tmp_path, {"target/tests/test_grades.py": f"assert average() == {_secret(keys[0])}\n"})
+    before_launch(load_charter("builder").contract, ws, {"task": "Round 2."}, keys)
+    (ws / "exam" / "tickets" / "builder").mkdir(parents=True)
+    (ws / "exam" / "tickets" / "builder" / "t-1.md").write_text(f"expected {_secret(keys[0])}\n")
+    with pytest.raises(LeakDetected, match=r"exam/tickets/builder/t-1\.md"):
+        before_launch(load_charter("builder").contract, ws, {"task": "Round 2."}, keys)

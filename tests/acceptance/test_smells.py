@@ -48,6 +48,11 @@ BAD: dict[str, Change] = {
     "flaky-added": Change(path="target/tests/test_total.py", old=TEST,
                           new=TEST.replace("def test_empty", "@pytest.mark.flaky(reruns=5)\ndef test_empty")),
     "timeout-changed": Change(path="target/tests/test_total.py", old=TIMED, new=TIMED.replace("(2)", "(60)")),
+    "assertion-caught": Change(path="target/tests/test_total.py", old=TEST, new=TEST.replace(
+        "    assert total([]) == 0",
+        "    try:\n        assert total([]) == 0\n    except AssertionError:\n        pass")),
+    "pytest-hook-added": Change(path="target/tests/conftest.py", old="import pytest\n", new=(
+        "import pytest\n\n\ndef pytest_collection_modifyitems(items):\n    items[:] = items[:1]\n")),
     "exception-swallowed": Change(path="target/grades.py", old="def f():\n    g()\n",
                                   new="def f():\n    try:\n        g()\n    except Exception:\n        pass\n"),
 }
@@ -95,6 +100,8 @@ def test_an_honest_change_has_no_smell() -> None:
     ("flaky-added", TEST.replace("import pytest", "from flaky import flaky").replace(
         "def test_empty", "@flaky(max_runs=3)\ndef test_empty")),
     ("conditional-skip-added", TEST.replace("assert total([]) == 0", "pytest.importorskip('numpy')")),
+    ("trivial-assert", TEST.replace("assert total([]) == 0", "assert total([]) == 0 or True")),
+    ("trivial-assert", TEST.replace("    assert total([]) == 0", "    if False:\n        assert total([]) == 0")),
 ])
 def test_evasions_are_still_smells(name: str, new: str) -> None:
     found = smells([Change(path="target/tests/test_total.py", old=TEST, new=new)])

@@ -51,9 +51,13 @@ def before_launch(contract: Contract, workspace: Path, texts: dict[str, str], ke
     """Refuse to launch ``contract.role`` if anything it would receive holds a sealed value (exit 6)."""
     if not must_not_see_answers(contract):
         return
+    # what the role wrote itself (the builder's own code and tests) is not something it receives: a value there
+    # that matches a key is judged by the leak scan of its writing, a ticket, never a stop before launch
+    received = [p for p in sorted(workspace.rglob("*"))
+                if p.is_file() and not contract.can_write(p.relative_to(workspace).as_posix())]
     with tempfile.TemporaryDirectory(prefix="tri-audit-") as tmp:
-        extra = _texts(Path(tmp), {**texts, "file and folder names": _names(workspace)})
-        hits = _scan(keys, [workspace, extra], exposure, workspace)
+        extra = _texts(Path(tmp), {**texts, "file and folder names": _names(workspace, contract)})
+        hits = _scan(keys, [*received, extra], exposure, workspace)
         if hits:
             raise LeakDetected(f"contamination audit: the {contract.role} was about to receive a sealed value "
                                    f"at {_where(hits[0], workspace, extra)} ({hits[0].detail}); "
@@ -94,8 +98,9 @@ def _texts(folder: Path, texts: dict[str, str]) -> Path:
     return folder
 
 
-def _names(workspace: Path) -> str:
-    return "\n".join(p.relative_to(workspace).as_posix() for p in sorted(workspace.rglob("*"))) + "\n"
+def _names(workspace: Path, contract: Contract) -> str:
+    names = (p.relative_to(workspace).as_posix() for p in sorted(workspace.rglob("*")))
+    return "\n".join(n for n in names if not contract.can_write(n)) + "\n"
 
 
 def _where(hit: LeakHit, workspace: Path, extra: Path) -> str:

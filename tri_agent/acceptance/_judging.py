@@ -119,16 +119,19 @@ def rerun_tickets(mismatched: list[str]) -> list[Ticket]:
                    "machine). Results that cannot be reproduced cannot be accepted.", mismatched)]
 
 
-def leak_tickets(build: Path, spec: list[Path], written: dict[str, list[Path]]) -> list[Ticket]:
-    """Sealed values in what the builder or the tester wrote this round (hard-coded answers, copied keys)."""
-    caliber, _ = load_caliber(build / "caliber.yaml")
-    inputs = [build / "visible", *spec]
+def leak_tickets(build: Path, spec: list[Path], written: dict[str, list[Path]],
+                 keys: list[Path] | None = None) -> list[Ticket]:
+    """Sealed values, of this round's key or any earlier one, in what the builder or the tester wrote this round
+    (hard-coded answers, copied keys)."""
+    builds = [build, *(k for k in keys or [] if k.resolve() != build.resolve())]
+    columns = sorted({c for b in builds for c in load_caliber(b / "caliber.yaml")[0].key})
+    inputs = [*(b / "visible" for b in builds), *spec]
     out = []
     for role, paths in sorted(written.items()):
         files = [p for p in paths if p.is_file()]
         if not files:
             continue
-        hits = scan_leaks([build / "sealed" / "answers.jsonl"], files, inputs=inputs, key=list(caliber.key)).hits
+        hits = scan_leaks([b / "sealed" / "answers.jsonl" for b in builds], files, inputs=inputs, key=columns).hits
         if hits:
             where = ", ".join(_short(h.where) for h in hits[:3])
             out.append(_filed(f"orchestrator:leak:{role}", f"the {role} wrote sealed values",
@@ -157,7 +160,7 @@ def flaky_tickets(cases: list[str]) -> list[Ticket]:
 _TICKET_CASES = re.compile(r"^cases:\s*(.*)$", re.MULTILINE)
 
 
-def judge_tickets(exam: Path, changed: list[str], build: Path) -> list[Ticket]:
+def judge_tickets(exam: Path, changed: list[str], build: Path, keys: list[Path] | None = None) -> list[Ticket]:
     """The tickets the judge's episode filed, accepted only with mechanical evidence (case ids of this
     round's build) and only after the leak guard; one without evidence is refused with a process ticket."""
     known = set(case_ids(build))
@@ -181,19 +184,26 @@ def judge_tickets(exam: Path, changed: list[str], build: Path) -> list[Ticket]:
         out.append(_filed("orchestrator:judge:no-evidence", f"the judge filed {len(refused)} ticket(s) without "
                           "mechanical evidence", "A judge's ticket must cite the cases of this round that show it "
                           f"(a `cases:` line); refused: {', '.join(refused[:5])}.", []))
-    caliber, _ = load_caliber(build / "caliber.yaml")
-    return guard(out, build / "sealed" / "answers.jsonl", [build / "visible"], list(caliber.key))
+    return guarded(out, build, keys)
 
 
-def score_tickets(build: Path, report: ScoreReport) -> list[Ticket]:
+def guarded(tickets: list[Ticket], build: Path, keys: list[Path] | None = None) -> list[Ticket]:
+    """``tickets`` after the leak guard against ``build``'s key and every other key of the run (``keys``): a
+    ticket must not carry a value of any round's key, not only of its own."""
+    builds = [build, *(k for k in keys or [] if k.resolve() != build.resolve())]
+    columns = sorted({c for b in builds for c in load_caliber(b / "caliber.yaml")[0].key})
+    return guard(tickets, [b / "sealed" / "answers.jsonl" for b in builds], [b / "visible" for b in builds],
+                 columns)
+
+
+def score_tickets(build: Path, report: ScoreReport, keys: list[Path] | None = None) -> list[Ticket]:
     visible = build / "visible"
 
     def case_input(case: str) -> str | None:
         files = sorted((visible / "inputs" / case).glob("*")) if case else []
         return files[0].read_text(encoding="utf-8", errors="replace") if files else None
 
-    key = report.answers.failures[0].key if report.answers.failures else {}
-    return guard(tickets_from(report, case_input), build / "sealed" / "answers.jsonl", [visible], list(key))
+    return guarded(tickets_from(report, case_input), build, keys)
 
 
 class FileState(BaseModel):
@@ -275,9 +285,8 @@ def builder_smells(code: CodeSnapshot, changed: list[Change], case_ids: frozense
     return smells(changed + standing, case_ids)
 
 
-def smell_and_guard(build: Path, found: list[Smell]) -> list[Ticket]:
-    caliber, _ = load_caliber(build / "caliber.yaml")
-    return guard(smell_tickets(found), build / "sealed" / "answers.jsonl", [build / "visible"], list(caliber.key))
+def smell_and_guard(build: Path, found: list[Smell], keys: list[Path] | None = None) -> list[Ticket]:
+    return guarded(smell_tickets(found), build, keys)
 
 
 def _writable_files(project: Path, role: str) -> list[tuple[str, bytes]]:

@@ -18,7 +18,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from .. import _yamldoc
 from .._errors import PolicyViolation, UsageError
+from ..drivers._scripted import Script
 from ..isolation._contract import ROLES, roles_dir
 from ._config import CONFIG, AcceptanceConfig
 
@@ -39,12 +41,21 @@ def configuration(project: Path, config: AcceptanceConfig, extra: list[Path] | N
     paths = [project / CONFIG, project / config.target, *(project / s for s in config.spec), *(extra or [])]
     paths += _tree(project / config.exam, skip=_NOT_EXAM)
     if config.script:
-        paths += _tree((project / config.script).parent, skip=())
+        paths += _script_files(project / config.script)
     for path in paths:
         files[f"project:{_relative(project, path)}"] = _digest(path)
     for role in ROLES:
         files[f"charter:{role}"] = _digest(roles_dir() / f"{role}.md")
     return Configuration(files=dict(sorted(files.items())))
+
+
+def _script_files(script: Path) -> list[Path]:
+    """The scripted roles' recording and every file it names (``content_file``), nothing else beside it."""
+    if not script.is_file():
+        return [script]
+    recorded = _yamldoc.load(script, Script)
+    named = {call.content_file for e in recorded.episodes for call in e.calls if call.content_file}
+    return [script, *(script.parent / name for name in sorted(named))]
 
 
 def check_configuration(now: Configuration, sealed: Configuration) -> None:
@@ -58,18 +69,39 @@ def check_configuration(now: Configuration, sealed: Configuration) -> None:
                                        "a new run with a new store")
 
 
-def exposed_exam(project: Path, config: AcceptanceConfig) -> list[str]:
-    """The exam parts a builder must never read (generator, oracle, caliber, menu) that an in-session builder
-    could, in the project's files or its git history: such a run cannot certify."""
+def exposed_exam(project: Path, config: AcceptanceConfig, denied: list[Path]) -> list[str]:
+    """Where an in-session builder could read the exam parts a builder must never see (generator, oracle,
+    caliber, menu): in the project's files, in an exam folder its sandbox does not deny, or anywhere in the
+    project's git history (a copy committed under any name, ever). Such a run cannot certify."""
     source = (project / config.exam).resolve()
-    if not source.is_relative_to(project.resolve()):
+    hidden = _hidden_parts(source)
+    found = []
+    if source.is_relative_to(project.resolve()):
+        rel = source.relative_to(project.resolve()).as_posix()
+        found += sorted({f"{rel}/{p.relative_to(source).parts[0]}" for p in hidden})
+    elif hidden and not any(source == d or source.is_relative_to(d) for d in denied):
+        found.append(f"{source} (outside the project, but not denied to the session)")
+    found += [f"git history holds {p.relative_to(source).as_posix()}" for p in _committed(project, hidden)]
+    return found
+
+
+def _hidden_parts(exam: Path) -> list[Path]:
+    parts = [exam / name for name in ("exam.yaml", "caliber.yaml", "mutations.yaml")]
+    parts += [p for folder in ("generator", "oracle") for p in sorted((exam / folder).rglob("*"))]
+    return [p for p in parts if p.is_file() and not p.is_symlink() and p.stat().st_size > 0]
+
+
+def _committed(project: Path, files: list[Path]) -> list[Path]:
+    """The files whose exact content is an object of the project's repository (any commit, any name)."""
+    if not files:
         return []
-    rel = source.relative_to(project.resolve()).as_posix()
-    hidden = [f"{rel}/{name}" for name in ("generator", "oracle", "caliber.yaml", "mutations.yaml", "exam.yaml")]
-    found = [h for h in hidden if (project / h).exists()]
-    history = subprocess.run(["git", "log", "--all", "--format=", "--name-only", "--", *hidden], cwd=project,
-                             capture_output=True, text=True, check=False).stdout.split()
-    return sorted(set(found) | {h for h in hidden if any(p == h or p.startswith(h + "/") for p in history)})
+    ids = subprocess.run(["git", "hash-object", "--stdin-paths"], cwd=project, capture_output=True, text=True,
+                         input="".join(f"{f}\n" for f in files), check=False).stdout.split()
+    if len(ids) != len(files):
+        return []
+    present = subprocess.run(["git", "cat-file", "--batch-check"], cwd=project, capture_output=True, text=True,
+                             input="".join(f"{i}\n" for i in ids), check=False).stdout.splitlines()
+    return [f for f, line in zip(files, present, strict=False) if not line.endswith(" missing")]
 
 
 def import_exam(project: Path, config: AcceptanceConfig, dest: Path) -> int:

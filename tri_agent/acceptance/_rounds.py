@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,13 +36,14 @@ from typing import Any, NoReturn
 
 from rich.console import Console
 
-from .._errors import Escalation, NotDeterministic, TamperDetected, UsageError
+from .._errors import BuilderTurn, Escalation, NotDeterministic, TamperDetected, UsageError
 from ..drivers._episode import EpisodeResult
 from ..drivers._rulings import Ruling
 from ..evidence._seal import verify
 from ..evidence._trail import EvidenceStore
 from ..exam._build import Part, build_exam, compose_build
 from ..exam._formats import BuildRecord
+from ..isolation._contract import load_charter
 from ..isolation._workspace import View
 from ..mutation._gate import DETECTED, EQUIVALENT, UNDETECTED, MutationSummary, Rotation
 from ..sandbox import _jail as jail
@@ -50,15 +52,16 @@ from ..scoring._report import ScoreReport, render_markdown
 from ..targets._gateway import run_exam, run_score_inputs
 from . import _judging as judging
 from . import _session as session
-from ._audit import Exposure
+from ._audit import Exposure, before_launch
 from ._cast import Stage, git_head, in_session_builder, play, ruling_asker
 from ._config import CONFIG, DEPTHS, AcceptanceConfig, PreflightCheck, check_git, check_spec, load_config, require
-from ._gate import FUSE, Certification, GateResult, Played, Progress, RoundFacts, Verdict, advance, certify, gate
+from ._gate import FUSE, GateResult, Progress, RoundFacts, Verdict, advance, gate
 from ._preflight import Configuration, check_configuration, configuration, exposed_exam, import_exam
-from ._scoreboard import TIMINGS, Deepening, RoundSummary
+from ._scoreboard import TIMINGS, Deepening, RoundSummary, write_reports
 from ._smells import Change, Smell
 from ._state import RunState, check_pin, commitment, locate, secret, seed, state_home
 from ._tickets import Ticket
+from ._verify import certification_of
 
 _VOLATILE = frozenset({"seconds", "duration", "at", "given_at"})  # never in evidence: reruns must match
 BASELINE = "baseline"
@@ -148,10 +151,27 @@ def accept(project: Path, *, resume: bool = False) -> Verdict:
         outcome, facts = _play_round(run, k, progress)
         progress, _ = advance(progress, outcome.result, facts)
         _record(run, outcome, progress, facts)
-        _file(project, outcome.tickets)  # only once sealed: a replayed round sees what an uninterrupted one saw
+        _file(run, outcome.tickets)  # only once sealed: a replayed round sees what an uninterrupted one saw
     if progress.decision == "escalate":
         _escalate(store, progress, f"a ticket failed {max(progress.attempts.values())} fix attempts")
     return _verdict(run, progress)
+
+
+def watch(project: Path, *, resume: bool = False, poll: float = 2.0,
+          say: Callable[[str], None] = lambda _line: None) -> Verdict:
+    """``accept``, but when the builder is the agent session and must fix tickets, wait for its next commit and
+    go on. Run it outside the session: a fenced session cannot write the run's state, so it cannot run accept
+    itself; it only reads its tickets and the scoreboard in the project, fixes, and commits."""
+    while True:
+        try:
+            return accept(project, resume=resume)
+        except BuilderTurn as turn:
+            resume = True
+            head = git_head(project.resolve())
+            say(f"{turn.message}; waiting for the builder's next commit (now {head[:12]})")
+            write_reports(project)
+            while git_head(project.resolve()) == head:
+                time.sleep(poll)
 
 
 def _verified(store: EvidenceStore) -> None:
@@ -203,31 +223,17 @@ def _escalate(store: EvidenceStore, progress: Progress, reason: str) -> NoReturn
 def _verdict(run: _Run, progress: Progress) -> Verdict:
     """The sealed verdict of an accepted run: sealed once, read back on every later resume."""
     if not run.store.has("verdict"):
-        cert = _certification(run)
+        cert = certification_of(run.store, fixed_now=run.fixed_seeds)
         verdict = Verdict(decision="accepted", rounds=progress.rounds, gate_n=progress.gate_n,
                           certified=cert.certified, reasons=cert.reasons, drivers=cert.drivers)
         run.store.append("verdict", "verdict", lambda folder: _write_json(folder / "verdict.json",
                                                                            verdict.model_dump(mode="json")))
-    return Verdict.model_validate_json((run.store.root / "records" / "verdict" / "verdict.json").read_text())
-
-
-def _certification(run: _Run) -> Certification:
-    """Certification from the sealed records alone: every episode, every run and build of role-written code."""
-    played, code = [], []
-    for entry in run.store.entries():
-        folder = run.store.root / "records" / entry.name
-        if entry.kind == "round":
-            k = int(entry.name.rsplit("-", 1)[1])
-            for e in json.loads((folder / "episodes.json").read_text()):  # volatile fields are scrubbed
-                driver = e["attempts"][0]["driver"] if e["attempts"] else "unknown"
-                played.append(Played(round=k, role=e["role"], driver=driver, simulation=e["simulation"],
-                                     isolation=e["isolation"]))
-        for name in ("run.json", "build.json", "mutation-summary.json"):
-            if (folder / name).exists():
-                code.append(json.loads((folder / name).read_text()).get("isolation", []))
-    exposure = run.store.root / "records" / "preflight" / "exposure.json"
-    exposed = json.loads(exposure.read_text())["exam_readable_by_the_session"] if exposure.exists() else []
-    return certify(played, code, unsafe_contract=False, fixed_seeds=run.fixed_seeds, exposed=exposed)
+    sealed = Verdict.model_validate_json((run.store.root / "records" / "verdict" / "verdict.json").read_text())
+    again = certification_of(run.store)
+    if (sealed.certified, sealed.reasons) != (again.certified, again.reasons):
+        raise TamperDetected("the sealed verdict's certification does not follow from the sealed episodes and runs",
+                             hint="the verdict was forged; the run cannot be trusted")
+    return sealed
 
 
 class _Clock:
@@ -255,7 +261,8 @@ class _Clock:
 def _settings_files(run: _Run) -> list[Path]:
     if run.config.drivers.get("builder") != "in-session":
         return []
-    return [run.project / session.PROJECT, run.project / session.LOCAL]
+    # the local file is Claude Code's own (it records approvals there): checked each round, not sealed
+    return [Path.home() / session.PROJECT, run.project / session.PROJECT]
 
 
 def _preflight(run: _Run) -> None:
@@ -271,8 +278,9 @@ def _preflight(run: _Run) -> None:
         shutil.copyfile(run.project / CONFIG, folder / CONFIG)
         import_exam(run.project, run.config, folder / "exam")
         if run.config.drivers.get("builder") == "in-session":
+            denied = session.denied_reads(run.project, Path.home())
             _write_json(folder / "exposure.json", {"exam_readable_by_the_session":
-                                                   exposed_exam(run.project, run.config)})
+                                                   exposed_exam(run.project, run.config, denied)})
         _write_json(folder / "seeds.json", {"fixed_by_caller": run.fixed_seeds, "commitments": {
             label: commitment(seed(run.key, label)) for label in (BASELINE, "round-1")}})
 
@@ -417,7 +425,7 @@ def _play_round(run: _Run, k: int, progress: Progress) -> tuple[_Outcome, RoundF
         _baseline(run)
     spec = tuple(run.project / s for s in run.config.spec)
     if run.config.drivers.get("builder") == "in-session":
-        fence = session.missing(run.project, Path.home(), state_home())
+        fence = session.missing(run.project, Path.home(), session.fenced(run.project, run.config))
         episodes.append(in_session_builder(run.project, store, k, fence))
     else:
         episodes.append(clock.step("builder", "builder", lambda: play(
@@ -464,7 +472,7 @@ def _play_round(run: _Run, k: int, progress: Progress) -> tuple[_Outcome, RoundF
     tickets += judging.shallow_ticket(deepening.new_cases, k, final)
     judge, judge_changed = clock.step("judge", "judge", lambda: play(run.project, run.config, "judge", k, _stage(run)))
     episodes.append(judge)
-    tickets += judging.judge_tickets(run.exam, judge_changed, _key(run, rnd.build, f"build-{name}"))
+    tickets += judging.judge_tickets(run.exam, judge_changed, _key(run, rnd.build, f"build-{name}"), _keys(run))
     tickets += judging.episode_tickets(episodes)
     facts = _facts(rnd, report, stable, mutation, rot, tickets, episodes)
     result = gate(facts)
@@ -477,11 +485,11 @@ def _play_round(run: _Run, k: int, progress: Progress) -> tuple[_Outcome, RoundF
 def _tickets(run: _Run, rnd: _Round, name: str, report: ScoreReport | None, ran: set[str], found: list[Smell],
              written: dict[str, list[Path]]) -> list[Ticket]:
     # everything the roles may write, every round: a hard-coded answer is flagged until it is gone
-    build = _key(run, rnd.build, f"build-{name}")
-    return ((judging.score_tickets(build, report) if report else [])
+    build, keys = _key(run, rnd.build, f"build-{name}"), _keys(run)
+    return ((judging.score_tickets(build, report, keys) if report else [])
             + judging.skipped_tickets(build, ran, rnd.k)
-            + judging.leak_tickets(build, [run.project / s for s in run.config.spec], written)
-            + judging.smell_and_guard(build, found))
+            + judging.leak_tickets(build, [run.project / s for s in run.config.spec], written, keys)
+            + judging.smell_and_guard(build, found, keys))
 
 
 def _ruling(config: AcceptanceConfig, project: Path, transcripts: Path, k: int,
@@ -563,13 +571,20 @@ def _deepening(store: EvidenceStore, rnd: _Round, mutation: MutationSummary | No
                      new_mutants=sorted(set(judged) - set(progress.mutants_used)))
 
 
-def _file(project: Path, tickets: list[Ticket]) -> None:
-    """Deliver the builder's tickets where a session playing the builder reads them (the last round's only)."""
-    folder = project / "exam" / "tickets" / "builder"
+def _file(run: _Run, tickets: list[Ticket]) -> None:
+    """Deliver the builder's tickets where a session playing the builder reads them (the last round's only),
+    audited on the way like anything a builder receives."""
+    folder = run.project / "exam" / "tickets" / "builder"
     shutil.rmtree(folder, ignore_errors=True)
-    for t in (t for t in tickets if t.route == "builder"):
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"{t.id}.md").write_text(t.markdown(), encoding="utf-8")
+    mine = [t for t in tickets if t.route == "builder"]
+    with tempfile.TemporaryDirectory(prefix="tri-deliver-") as tmp:
+        staged = Path(tmp) / "exam" / "tickets" / "builder"
+        staged.mkdir(parents=True)
+        for t in mine:
+            (staged / f"{t.id}.md").write_text(t.markdown(), encoding="utf-8")
+        before_launch(load_charter("builder").contract, Path(tmp), {}, _keys(run))
+        if mine:
+            shutil.copytree(staged, folder)
 
 
 def _facts(rnd: _Round, report: ScoreReport | None, stable: bool, mutation: MutationSummary | None,

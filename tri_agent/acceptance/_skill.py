@@ -35,4 +35,4 @@ def install_skill(home: Path, *, force: bool = False) -> list[Path]:
     command.parent.mkdir(parents=True, exist_ok=True)
     skill.write_text(skill_source().read_text(encoding="utf-8"), encoding="utf-8")
     command.write_text(COMMAND, encoding="utf-8")
-    return [skill, command, write_settings(home / PROJECT, deny_rules(state_home()))]
+    return [skill, command, write_settings(home / PROJECT, deny_rules([state_home()]))]

@@ -178,6 +178,8 @@ def _constant_skip(node: ast.AST, name: str) -> bool:
 def _always_true(test: ast.expr) -> bool:
     if isinstance(test, ast.Constant):
         return bool(test.value)
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        return any(_always_true(v) for v in test.values)  # assert check() or True
     if isinstance(test, ast.Tuple | ast.List | ast.Set | ast.Dict):
         return bool(getattr(test, "elts", None) or getattr(test, "keys", None))  # assert (x, "msg")
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Constant):
@@ -200,11 +202,22 @@ def _trivial_calls(node: ast.AST) -> bool:
     return False
 
 
+def _never(test: ast.expr) -> bool:
+    return isinstance(test, ast.Constant) and not test.value
+
+
+def _dead(tree: ast.Module) -> set[int]:
+    """Assertions that can never run: under ``if False:`` or ``while 0:``."""
+    return {id(n) for block in ast.walk(tree) if isinstance(block, ast.If | ast.While) and _never(block.test)
+            for stmt in block.body for n in ast.walk(stmt) if isinstance(n, ast.Assert)}
+
+
 def _trivial(side: _Side) -> list[tuple[int, str]]:
     if side.tree is None:
         return _lines(side.text, _TRIVIAL)
+    dead = _dead(side.tree)
     return [(getattr(n, "lineno", 0), ast.unparse(n)[:120]) for n in ast.walk(side.tree)
-            if (isinstance(n, ast.Assert) and _always_true(n.test)) or _trivial_calls(n)]
+            if (isinstance(n, ast.Assert) and (_always_true(n.test) or id(n) in dead)) or _trivial_calls(n)]
 
 
 def _tests(side: _Side) -> dict[str, str]:
@@ -366,6 +379,36 @@ def _timeout_changed(_c: Change, old: _Side, new: _Side, _ctx: _Context) -> Foun
     return _added(_timeouts(old), _timeouts(new))
 
 
+def _assertion_catches(side: _Side) -> list[tuple[int, str]]:
+    """``except AssertionError:`` in a test: a failed check caught before pytest sees it."""
+    if side.tree is None:
+        return _lines(side.text, re.compile(r"except\s*\(?[^:]*AssertionError"))
+    parents = _parents(side.tree)
+    return [(h.lineno, f"{_enclosing(h, parents)[0]}: except {ast.unparse(h.type)}") for h in ast.walk(side.tree)
+            if isinstance(h, ast.ExceptHandler) and h.type is not None
+            and "AssertionError" in {_name(e) for e in ast.walk(h.type)}]
+
+
+def _assertion_caught(_c: Change, old: _Side, new: _Side, _ctx: _Context) -> Found:
+    return _added(_assertion_catches(old), _assertion_catches(new))
+
+
+_HOOKS = {"pytest_collection_modifyitems", "pytest_ignore_collect", "pytest_deselected", "pytest_runtest_setup",
+          "pytest_runtest_call", "pytest_runtest_makereport", "pytest_report_teststatus", "pytest_collect_file"}
+
+
+def _collection_hooks(side: _Side) -> list[tuple[int, str]]:
+    """pytest hooks that can drop, skip or rewrite the outcome of tests without touching a test."""
+    if side.tree is None:
+        return _lines(side.text, re.compile(r"def\s+(" + "|".join(sorted(_HOOKS)) + r")\b"))
+    return [(n.lineno, n.name) for n in ast.walk(side.tree)
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name in _HOOKS]
+
+
+def _hook_added(_c: Change, old: _Side, new: _Side, _ctx: _Context) -> Found:
+    return _added(_collection_hooks(old), _collection_hooks(new))
+
+
 def _swallowed(_c: Change, old: _Side, new: _Side, _ctx: _Context) -> Found:
     return _added(_lines(old.text, _SWALLOW), _lines(new.text, _SWALLOW))
 
@@ -382,6 +425,9 @@ SMELLS: dict[str, _Kind] = {
     "raises-widened": _Kind("blocker", True, "an expected error widened to a base class", _raises_widened),
     "flaky-added": _Kind("blocker", True, "a test is retried until it passes", _flaky_added),
     "timeout-changed": _Kind("blocker", True, "a test's time limit changed", _timeout_changed),
+    "assertion-caught": _Kind("blocker", True, "a failing assertion is caught inside the test", _assertion_caught),
+    "pytest-hook-added": _Kind("blocker", True, "a pytest hook that can drop or rewrite test outcomes",
+                               _hook_added),
     "exception-swallowed": _Kind("note", False, "an error is caught and dropped", _swallowed),
 }
 

@@ -146,8 +146,9 @@ def smell_tickets(found: list[Smell]) -> list[Ticket]:
             for name, items in sorted(groups.items())]
 
 
-def guard(tickets: list[Ticket], answers: Path, inputs: list[Path], key: list[str]) -> list[Ticket]:
-    """Leak-scan builder tickets against the answer key; a leaking one is redacted and reported."""
+def guard(tickets: list[Ticket], answers: Path | list[Path], inputs: list[Path], key: list[str]) -> list[Ticket]:
+    """Leak-scan builder tickets against the answer key(s); a leaking one is redacted and reported."""
+    keys = answers if isinstance(answers, list) else [answers]
     out = []
     with tempfile.TemporaryDirectory(prefix="tri-tickets-") as tmp:
         for t in tickets:
@@ -156,7 +157,7 @@ def guard(tickets: list[Ticket], answers: Path, inputs: list[Path], key: list[st
                 continue
             path = Path(tmp) / f"{t.id}.md"
             path.write_text(t.markdown(), encoding="utf-8")
-            hits = scan_leaks([answers], [path], inputs=inputs, key=key).hits
+            hits = scan_leaks(keys, [path], inputs=inputs, key=key).hits
             if not hits:
                 out.append(t)
                 continue

@@ -17,7 +17,7 @@ import yaml
 from .._errors import TamperDetected, UsageError
 from ..evidence._trail import EvidenceStore, TrailFinding
 from ._config import CONFIG, AcceptanceConfig, load_config
-from ._gate import Progress, RoundFacts, Verdict, advance, gate
+from ._gate import Certification, Played, Progress, RoundFacts, Verdict, advance, certify, gate
 from ._state import Pin, RunState, check_pin, commitment, locate, state_home
 
 
@@ -52,6 +52,9 @@ def verify_run(target: Path, expect: str | None = None) -> tuple[EvidenceStore, 
         return store, findings  # nothing a broken chain says can be read as a claim
     if state is not None:
         findings += _caught(lambda: check_pin(state), "pin")
+    elif store.has("preflight"):  # an acceptance's store always has a pin; a plain store never had one
+        findings.append(TrailFinding(where="pin", detail=f"no pin for this store under {state_home() / 'pins'}: "
+                                                         "nothing shows it was not rewritten since its last stop"))
     findings += claims(store)
     return store, findings
 
@@ -78,19 +81,50 @@ def claims(store: EvidenceStore) -> list[TrailFinding]:
                 findings.append(TrailFinding(where=f"records/{entry.name}/gate.json",
                                              detail="the gate does not follow from the round's facts"))
             progress, _ = advance(progress, result, facts)
+        if entry.kind == "round" and f"round-{int(entry.name.rsplit('-', 1)[1])}" not in seeds.get("revealed", {}):
+            findings.append(TrailFinding(where=f"records/{entry.name}/seeds.json",
+                                         detail="the round does not reveal the seed committed for it"))
         if entry.kind == "verdict":
-            findings += _verdict_findings(folder, progress)
+            findings += _verdict_findings(store, folder, progress)
     return findings
 
 
-def _verdict_findings(folder: Path, progress: Progress) -> list[TrailFinding]:
+def _verdict_findings(store: EvidenceStore, folder: Path, progress: Progress) -> list[TrailFinding]:
     verdict = Verdict.model_validate_json((folder / "verdict.json").read_text())
+    where = "records/verdict/verdict.json"
     if progress.decision != "accepted" or verdict.rounds != progress.rounds:
-        return [TrailFinding(where="records/verdict/verdict.json", detail=(
+        return [TrailFinding(where=where, detail=(
             f"the verdict claims acceptance after {verdict.rounds} rounds, but the sealed rounds decide "
             f"{progress.decision or 'nothing'} after {progress.rounds} (acceptance needs {progress.gate_n} green "
             "rounds in a row, then a green final round)"))]
+    cert = certification_of(store)
+    if (verdict.certified, verdict.reasons) != (cert.certified, cert.reasons):
+        return [TrailFinding(where=where, detail="the verdict's certification does not follow from the sealed "
+                                                 f"episodes and runs (they say certified={cert.certified})")]
     return []
+
+
+def certification_of(store: EvidenceStore, *, fixed_now: bool = False) -> Certification:
+    """Certification from the sealed records alone: every episode of every round, every run, build and mutation
+    gate of role-written code, the seeds' provenance and what an in-session builder could read."""
+    played, code = [], []
+    for entry in store.entries():
+        folder = store.root / "records" / entry.name
+        if entry.kind == "round":
+            k = int(entry.name.rsplit("-", 1)[1])
+            for e in json.loads((folder / "episodes.json").read_text()):  # volatile fields are scrubbed
+                driver = e["attempts"][0]["driver"] if e["attempts"] else "unknown"
+                played.append(Played(round=k, role=e["role"], driver=driver, simulation=e["simulation"],
+                                     isolation=e["isolation"]))
+        for name in ("run.json", "build.json", "mutation-summary.json"):
+            if (folder / name).exists():
+                code.append(json.loads((folder / name).read_text()).get("isolation", []))
+    preflight = store.root / "records" / "preflight"
+    seeds = json.loads((preflight / "seeds.json").read_text()) if (preflight / "seeds.json").exists() else {}
+    exposure = preflight / "exposure.json"
+    exposed = json.loads(exposure.read_text())["exam_readable_by_the_session"] if exposure.exists() else []
+    return certify(played, code, unsafe_contract=False, fixed_seeds=fixed_now or seeds.get("fixed_by_caller", True),
+                   exposed=exposed)
 
 
 def _gate_n(store: EvidenceStore) -> int:

@@ -62,9 +62,17 @@ class EvidenceStore:
         return self.root / TRAIL
 
     def entries(self) -> list[TrailEntry]:
+        """Every line of the trail; a line that is not a trail entry is tamper (exit 4), never a crash."""
         if not self.trail.exists():
             return []
-        return [TrailEntry.model_validate_json(line) for line in self.trail.read_bytes().splitlines()]
+        out = []
+        for n, line in enumerate(self.trail.read_bytes().splitlines(), 1):
+            try:
+                out.append(TrailEntry.model_validate_json(line))
+            except ValueError:
+                raise TamperDetected(f"{self.trail}:{n} is not a trail entry",
+                                     hint="the trail was edited; run tri-agent verify-trail on it") from None
+        return out
 
     def digest(self) -> str:
         """The trail's digest: it names every record, so it names the whole history."""
