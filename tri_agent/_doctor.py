@@ -9,6 +9,8 @@ import shutil
 from ._errors import TriAgentError
 from .isolation._contract import ROLES, load_charter, violations
 from .sandbox._bubblewrap import probe
+from .sandbox._confine import landlock_abi
+from .sandbox._jail import BUBBLEWRAP, LANDLOCK, strongest
 
 CREDENTIALS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL")
 CLI_AGENTS = {"claude": "Claude Code CLI", "codex": "Codex CLI"}
@@ -20,11 +22,22 @@ def diagnose() -> list[str]:
     """One line per fact: isolation layers, charters, drivers, SDKs and which credentials are set."""
     sandbox = probe()
     os_sandbox = f"bubblewrap {sandbox.bubblewrap}" if sandbox.bubblewrap else f"no: {sandbox.reason}"
+    abi = landlock_abi()
+    code = strongest()
+    code_layer = {BUBBLEWRAP: "bubblewrap (own pid, net, ipc and uts namespaces; only its own folders)",
+                  LANDLOCK: f"Landlock ABI {abi} (reads and writes confined, TCP denied) and a subreaper"}.get(
+        code or "", "none: accept refuses to start unless --allow-unsandboxed, and then never certifies")
+    command = os_sandbox if sandbox.bubblewrap else "no OS sandbox: such a run never certifies"
     lines = ["isolation layers:",
              "  1 physical omission   yes (always)",
              "  2 write audit         yes (always)",
              f"  3 OS sandbox          {os_sandbox}",
-             f"    landlock            {'yes' if sandbox.landlock else 'no (no standard-library binding)'}",
+             f"    landlock            {f'yes (ABI {abi})' if abi else 'no'}",
+             "what each kind of run gets here:",
+             "  API-driven roles      physical omission, write audit, the engine's tool set (no OS access at all)",
+             f"  command roles         physical omission, write audit, {command}",
+             f"  target runs           {code_layer}",
+             f"  generator, oracle     {code_layer}",
              "role charters:"]
     lines += [f"  {role:<10}{_charter_state(role)}" for role in ROLES]
     lines.append("drivers:")

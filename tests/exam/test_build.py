@@ -124,3 +124,24 @@ def test_compose_refuses_a_part_that_no_longer_matches_its_seal(toy_build: Path,
     answers.write_text(answers.read_text().replace('"count": "2"', '"count": "3"', 1))
     with pytest.raises(TamperDetected, match="does not match its seal"):
         compose_build([Part(part)], tmp_path / "out", "1")
+
+
+def test_a_generator_cannot_read_the_implementation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The generator is the examiner's code: in its jail the project's target does not exist. The control,
+    run without a jail, shows the same generator reading it."""
+    import tri_agent.sandbox._jail as jail
+
+    exam = tmp_path / "exam"
+    shutil.copytree(TOY / "exam", exam)
+    generator = exam / "generator" / "generate.py"
+    stolen = TOY / "target" / "grades.py"
+    generator.write_text(generator.read_text().replace(
+        "    seed, out = sys.argv[1], Path(sys.argv[2])",
+        "    seed, out = sys.argv[1], Path(sys.argv[2])\n    import os\n"
+        f"    if os.path.exists({str(stolen)!r}):\n        sys.exit('stole the implementation')"))
+    record = build_exam(exam, "1", tmp_path / "build")
+    assert record.isolation and record.isolation[0] in ("bubblewrap", "landlock")
+    monkeypatch.setattr(jail, "strongest", lambda: None)
+    monkeypatch.setattr(jail.POLICY, "allow_unsandboxed", True)
+    with pytest.raises(InfrastructureFailure, match="stole the implementation"):
+        build_exam(exam, "1", tmp_path / "unjailed")

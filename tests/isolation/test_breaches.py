@@ -113,6 +113,21 @@ def test_write_audit_catches_changes_the_contract_forbids(project: Path, tmp_pat
     assert (kept / "exam" / "TESTPLAN.md").read_text() == "weakened plan\n" and not ws.exists()
 
 
+def test_a_hard_link_or_a_flood_of_bytes_is_never_harvested(project: Path, tmp_path: Path) -> None:
+    contract = load_charter("tester").contract
+    _, ws = _tester(project, tmp_path)
+    outside = tmp_path / "key.jsonl"
+    outside.write_text("sealed\n")
+    before = snapshot(ws)
+    os.link(outside, ws / "exam" / "judge" / "key.jsonl")  # a second name for a file outside the workspace
+    (ws / "exam" / "judge" / "big.bin").write_bytes(b"x" * (200 << 10))
+    kinds = {(b.path, b.kind) for b in audit(contract, before, snapshot(ws), write_cap=64 << 10)}
+    assert kinds == {("exam/judge/key.jsonl", "planted-link-or-special-file"), (".", "past-write-cap")}
+    with pytest.raises(PolicyViolation, match="breached its contract"):
+        harvest(contract, before, snapshot(ws), ws, project, write_cap=64 << 10)
+    assert not (project / "exam" / "judge" / "big.bin").exists()
+
+
 def test_a_clean_run_is_harvested(project: Path, tmp_path: Path) -> None:
     contract = load_charter("tester").contract
     _, ws = _tester(project, tmp_path)

@@ -57,12 +57,13 @@ def play(project: Path, config: AcceptanceConfig, role: str, k: int, stage: Stag
         before_launch(charter.contract, ws, {"charter": charter.body, "task": task}, stage.keys, stage.exposure)
         before = snapshot(ws)
         driver = driver_for(config, role, project, k, stage.transcripts)
-        result = driver.run(Episode(charter, task, ToolBox(charter.contract, ws, run_case=run_case), Limits()))
+        limits = config.limits.get(role, Limits())  # type: ignore[call-overload]
+        result = driver.run(Episode(charter, task, ToolBox(charter.contract, ws, run_case=run_case), limits))
         result = reply(result.model_copy(update={"isolation": isolation(driver)}), charter.contract, stage.keys,
                        stage.exposure)
         after = snapshot(ws)
         try:
-            changed = harvest(charter.contract, before, after, ws, stage.view)
+            changed = harvest(charter.contract, before, after, ws, stage.view, limits.write_bytes)
         except PolicyViolation:
             quarantine(ws, stage.quarantine, f"{role}-round-{k:04d}")
             raise

@@ -20,8 +20,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .. import _yamldoc
 from .._errors import UsageError
+from ..drivers._episode import Limits
 
 Depth = Literal["quick", "standard", "deep"]
+Role = Literal["examiner", "builder", "tester", "judge"]
 DriverName = Literal["scripted", "in-session", "command", "anthropic", "openai"]
 CONFIG = "acceptance.yaml"
 # depth -> (model turns per role episode, mutants per round); rough, and said to be rough in the note
@@ -77,6 +79,9 @@ class AcceptanceConfig(BaseModel):
     models: dict[str, ModelSpec] = Field(default_factory=dict, description="role -> model, for API drivers.")
     commands: dict[str, list[str]] = Field(default_factory=dict, description="role -> argv, for command drivers.")
     budget_usd: float = Field(default=20.0, ge=0, description="Cap on the whole run's model spend.")
+    limits: dict[Role, Limits] = Field(default_factory=dict, description="role -> what one episode may spend: "
+                                       "turns, seconds, budget_usd, output_bytes, write_bytes (defaults: 40 turns, "
+                                       "900 s, $2, 1 MiB out, 64 MiB written).")
     consent: Consent = Field(description="When the survey was answered, and the cost note it showed.")
 
 

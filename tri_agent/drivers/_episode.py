@@ -47,6 +47,8 @@ class Limits(BaseModel):
     seconds: float = Field(default=900, gt=0, description="Wall time.")
     budget_usd: float = Field(default=2.0, ge=0, description="Cost cap; the episode stops when it is reached.")
     output_bytes: int = Field(default=1 << 20, ge=1024, description="Cap on what the agent returns.")
+    write_bytes: int = Field(default=64 << 20, ge=1 << 16, description="Cap on the bytes an episode may write into "
+                             "its workspace (apparent size of what it added or changed); past it, a breach.")
 
 
 class Usage(BaseModel):

@@ -37,7 +37,8 @@ class WorkspaceRecord(BaseModel):
 
 class Breach(BaseModel):
     path: str
-    kind: Literal["write-outside-writable", "changed-read-only-input", "planted-link-or-special-file"]
+    kind: Literal["write-outside-writable", "changed-read-only-input", "planted-link-or-special-file",
+                  "past-write-cap"]
     detail: str
 
 
@@ -119,12 +120,18 @@ def _walk(root: Path) -> list[tuple[str, Path]]:
 
 def snapshot(workspace: Path) -> Snapshot:
     found = scan(workspace)
-    return Snapshot({e.path: e for e in found.entries}, found.problems)
+    # a hard link is a second name for a file that may live outside the workspace: never harvested
+    linked = [(e.path, f"a hard link ({(workspace / e.path).lstat().st_nlink} names)") for e in found.entries
+              if (workspace / e.path).lstat().st_nlink > 1]
+    return Snapshot({e.path: e for e in found.entries}, [*found.problems, *linked])
 
 
-def audit(contract: Contract, before: Snapshot, after: Snapshot) -> list[Breach]:
-    """Every change between the snapshots that ``contract`` does not allow."""
+def audit(contract: Contract, before: Snapshot, after: Snapshot, write_cap: int | None = None) -> list[Breach]:
+    """Every change between the snapshots that ``contract`` does not allow, and writing past ``write_cap``."""
     breaches = [Breach(path=p, kind="planted-link-or-special-file", detail=why) for p, why in after.problems]
+    added = sum(e.size for p, e in after.entries.items() if before.entries.get(p) != e)
+    if write_cap is not None and added > write_cap:
+        breaches.append(Breach(path=".", kind="past-write-cap", detail=f"{added} bytes written, cap {write_cap}"))
     for change in diff(sorted(before.entries.values()), sorted(after.entries.values())):
         paths = [change.path] + ([change.detail.removeprefix("now at ")] if change.kind == "renamed" else [])
         for path in paths:
@@ -136,10 +143,11 @@ def audit(contract: Contract, before: Snapshot, after: Snapshot) -> list[Breach]
     return sorted(breaches, key=lambda b: (b.path, b.kind))
 
 
-def harvest(contract: Contract, before: Snapshot, after: Snapshot, workspace: Path, view: View | Path) -> list[str]:
+def harvest(contract: Contract, before: Snapshot, after: Snapshot, workspace: Path, view: View | Path,
+            write_cap: int | None = None) -> list[str]:
     """Bring the role's allowed changes back to where the view says they belong; refuse on any breach."""
     view = _view(view)
-    breaches = audit(contract, before, after)
+    breaches = audit(contract, before, after, write_cap)
     if breaches:
         first = breaches[0]
         raise PolicyViolation(f"{contract.role} breached its contract: {first.kind} at {first.path} "

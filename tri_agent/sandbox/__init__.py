@@ -1,7 +1,10 @@
 """Sandbox: how any child process runs, and the OS sandbox around role-written code and CLI agents.
 
-- ``_process``: child processes (process-group kill on timeout, output caps, scrubbed environment);
-- ``_bubblewrap``: the bubblewrap probe and wrapper (isolation layer 3).
+- ``_process``: child processes (output read as it comes and cut at the cap, the whole tree killed at the
+  deadline without waiting on pipes, scrubbed environment);
+- ``_bubblewrap``: the bubblewrap probe and the wrapper for CLI-agent roles (isolation layer 3);
+- ``_jail``: the jail every piece of role-written code runs in (bubblewrap, else Landlock, else refused);
+- ``_confine``: the Landlock launcher and subreaper, run as ``python -m tri_agent.sandbox._confine``.
 
 It sits this low because the exam's generator and oracle (``exam``) and the target (``targets``) are
 code a role wrote, and must run inside it just like a CLI agent (``drivers``).

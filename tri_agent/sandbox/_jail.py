@@ -19,6 +19,7 @@ The layer a run really had is returned with its result, so every record can stat
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -62,9 +63,11 @@ class Jail:
     extra: tuple[Path, ...] = field(default=(), repr=False)
 
     def run(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float,
-            cap: int = OUTPUT_CAP) -> tuple[Completed, list[str]]:
-        """Run ``argv`` in this jail; the result and the layers it really had (empty: none)."""
+            cap: int = OUTPUT_CAP, file_cap: int | None = None) -> tuple[Completed, list[str]]:
+        """Run ``argv`` in this jail; the result and the layers it really had (empty: none). ``file_cap``
+        bounds every file the run writes (RLIMIT_FSIZE: a write past it fails, sparse files included)."""
         layers = require()
+        asked, argv = list(argv), _limited(argv, file_cap)
         if layers == [BUBBLEWRAP]:
             done = run(self.bubblewrap(argv, cwd, env), cwd=cwd, env=_minimal(env), timeout=timeout, cap=cap)
         elif layers == [LANDLOCK]:
@@ -72,7 +75,7 @@ class Jail:
         else:  # allowed to run unsandboxed: still under the launcher, so no daemon outlives the run
             done = run(self.confined(argv, env, landlock=False), cwd=cwd, env=env, timeout=timeout, cap=cap,
                        grace=5.0)
-        return _as(done, argv), layers
+        return _as(done, asked), layers
 
     def bubblewrap(self, argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> list[str]:
         args = ["bwrap", "--die-with-parent", "--new-session", "--unshare-all", "--clearenv"]
@@ -108,6 +111,18 @@ class Jail:
         if not landlock:
             args = [sys.executable, "-m", "tri_agent.sandbox._confine", "--reap-only"]
         return [*args, "--", *argv]
+
+
+def _limited(argv: Sequence[str], file_cap: int | None) -> list[str]:
+    prlimit = shutil.which("prlimit")
+    if file_cap is None or prlimit is None:
+        return list(argv)
+    return [prlimit, f"--fsize={file_cap}:{file_cap}", "--", *argv]
+
+
+def written(folders: Sequence[Path]) -> int:
+    """Bytes the folders hold, at their apparent size (a sparse file counts at its length)."""
+    return sum(p.lstat().st_size for folder in folders for p in folder.rglob("*") if not p.is_dir())
 
 
 def _as(done: Completed, argv: Sequence[str]) -> Completed:

@@ -27,7 +27,7 @@ from .._errors import InfrastructureFailure, NotDeterministic, PolicyViolation, 
 from ..evidence._manifest import Entry, scan
 from ..evidence._seal import diff, verify
 from ..exam._formats import BuildRecord, Case, read_cases
-from ..sandbox._jail import Jail
+from ..sandbox._jail import Jail, written
 from ..sandbox._process import base_env
 from ..scoring._grading import ScoreInputs
 from ._target import PLACEHOLDERS, Cell, Target, extract_rows
@@ -82,6 +82,7 @@ class Gateway:
     def __init__(self, target: Target, visible: Path, scratch: Path) -> None:
         self.target, self.visible, self.scratch = target, visible, scratch
         self.built = self._build()
+        self.built_size = written([self.built])
 
     def _build(self) -> Path:
         built = self.scratch / "built"
@@ -111,12 +112,17 @@ class Gateway:
         template = [*self.target.config.run, *case.argv]
         argv = [_expand(a, values) for a in template]
         env = {**base_env(home, self.target.config.env), "TMPDIR": values["{tmp}"]}
+        config = self.target.config
         jail = Jail(readable=(input_dir,), writable=(target_dir, output_dir, home, work / "tmp"))
-        done, layers = jail.run(argv, cwd=target_dir, env=env, timeout=self.target.config.timeout)
+        done, layers = jail.run(argv, cwd=target_dir, env=env, timeout=config.timeout, cap=config.output_cap,
+                                file_cap=config.write_cap)
         extract = case.extract or self.target.config.extract
         if extract is None:
             raise UsageError(f"{self.target.path}: no 'extract' for case {case.case}", hint="say which output to read")
         rows, error = extract_rows(output_dir, extract, case.case)
+        size = written([output_dir, home, work / "tmp"]) + max(written([target_dir]) - self.built_size, 0)
+        if size > config.write_cap:  # what it wrote does not count: a case may not fill the disk
+            rows, error = [], f"the case wrote {size} bytes, past the write cap of {config.write_cap}"
         provenance = Provenance(
             case=case.case, argv=template, exit_code=done.exit_code, timed_out=done.timed_out,
             seconds=round(done.seconds, 3), behavior=self.target.classify(done), extract_error=error,

@@ -75,6 +75,10 @@ class TargetConfig(_Strict):
     jobs: int | None = Field(default=None, ge=1, description="Cases run side by side (default: one per core, "
                              "at most 4); 1 for a target that cannot share the machine (fixed ports, locks).")
     env: dict[str, str] = Field(default_factory=dict, description="Extra environment for the target.")
+    output_cap: int = Field(default=1 << 20, ge=1024, description="Bytes of standard output and of standard error "
+                            "kept per case (the rest is read and dropped); the fingerprints hash what is kept.")
+    write_cap: int = Field(default=256 << 20, ge=1 << 16, description="Bytes a case may write: no single file may "
+                           "grow past it, and a case whose folders hold more (apparent size) fails.")
     extract: Extract | None = Field(default=None, description="Default extraction of actual rows.")
     behaviors: list[BehaviorRule] = Field(default_factory=lambda: list(DEFAULT_BEHAVIORS),
                                           description="Rules classifying each run, first match wins (no match: "
