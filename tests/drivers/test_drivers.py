@@ -94,6 +94,28 @@ def test_command_driver_in_the_sandbox_sees_only_its_workspace(tmp_path: Path, e
     assert json.loads((tmp_path / "ws" / "exam" / "judge" / "seen.json").read_text())["workspace"] == "/workspace"
 
 
+def test_without_bubblewrap_a_command_agent_runs_under_landlock_and_says_so(  # type: ignore[no-untyped-def]
+        tmp_path: Path, episode_for, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tri_agent.drivers._command as command
+    import tri_agent.sandbox._jail as jail
+    from tri_agent.sandbox._bubblewrap import Probe
+    from tri_agent.sandbox._confine import landlock_abi
+
+    if landlock_abi() <= 0:
+        pytest.skip("no Landlock on this kernel")
+    monkeypatch.setattr(command, "probe", lambda: Probe(None, "bubblewrap made unusable for this test"))
+    monkeypatch.setattr(jail, "strongest", lambda: jail.LANDLOCK)
+    secret = tmp_path / "outside.txt"
+    secret.write_text("SEALED\n")
+    (tmp_path / "ws" / "agent.py").write_text(FAKE_AGENT.replace(
+        'if mode == "ok":', f'try:\n    open({str(secret)!r}).read(); mode = "garbage"\nexcept OSError:\n    pass\n'
+                            'if mode == "ok":'))
+    driver = CommandDriver([sys.executable, str(tmp_path / "ws" / "agent.py")])
+    result = driver.run(episode_for("ok"))
+    assert result.status == "ok", result.reason  # it could not read the file outside its workspace
+    assert driver.layers == ["landlock"]
+
+
 def test_scripted_driver_replays_through_the_tool_box(tmp_path: Path, episode_for) -> None:  # type: ignore[no-untyped-def]
     script = tmp_path / "script.yaml"
     script.write_text("""schema_version: 1

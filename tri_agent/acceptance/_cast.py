@@ -74,7 +74,7 @@ def isolation(driver: Driver) -> list[str]:
     """The layers that really applied: a command agent acts on files itself, the others only through tools."""
     layers = ["physical-omission", "write-audit"]
     if isinstance(driver, CommandDriver):
-        return [*layers, "bubblewrap"] if driver.sandbox else layers
+        return [*layers, *driver.layers]  # bubblewrap, or Landlock where bubblewrap cannot start
     return [*layers, "tool-confinement"]
 
 

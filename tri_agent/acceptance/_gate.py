@@ -115,7 +115,7 @@ REQUIRED_LAYERS: dict[str, frozenset[str]] = {
     "anthropic": frozenset({"physical-omission", "write-audit", "tool-confinement"}),
     "openai": frozenset({"physical-omission", "write-audit", "tool-confinement"}),
     "openai-chat": frozenset({"physical-omission", "write-audit", "tool-confinement"}),
-    "command": frozenset({"physical-omission", "write-audit", "bubblewrap"}),
+    "command": frozenset({"physical-omission", "write-audit", "os-sandbox"}),  # bubblewrap or Landlock
     "in-session": frozenset({"agent-client-sandbox"}),
 }
 
@@ -186,7 +186,8 @@ def _lacking(played: list[Played]) -> dict[tuple[str, str], tuple[list[int], set
         if p.driver == "scripted":
             continue  # a simulation, reported as such
         need = REQUIRED_LAYERS.get(p.driver, frozenset({f"a known driver (not {p.driver!r})"}))
-        missing = need - set(p.isolation)
+        had = set(p.isolation) | ({"os-sandbox"} if {"bubblewrap", "landlock"} & set(p.isolation) else set())
+        missing = need - had
         if missing:
             rounds, layers = out.setdefault((p.role, p.driver), ([], set()))
             rounds.append(p.round)

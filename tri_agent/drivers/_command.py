@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .._errors import UsageError
 from ..sandbox._bubblewrap import WORKSPACE, probe, wrap
+from ..sandbox._jail import Jail
 from ..sandbox._process import Completed, base_env, run
 from ._episode import PROTOCOL, Attempt, Episode, EpisodeResult, Status, Usage, mask
 
@@ -71,6 +72,8 @@ class CommandDriver:
         self.argv = argv
         self.credentials = credentials or {}
         self.sandbox = sandbox and probe().bubblewrap is not None
+        self.confined = sandbox and not self.sandbox  # no bubblewrap here: the jail's next layer (Landlock)
+        self.layers: list[str] = ["bubblewrap"] if self.sandbox else []
 
     def run(self, episode: Episode) -> EpisodeResult:
         workspace = episode.tools.workspace.resolve()
@@ -81,9 +84,15 @@ class CommandDriver:
             request = Request(role=episode.charter.contract.role, charter=episode.charter.body, task=episode.task,
                               workspace=WORKSPACE if self.sandbox else str(workspace),
                               tools=episode.charter.contract.tools, limits=episode.limits.model_dump())
+            stdin, limits = request.model_dump_json().encode(), episode.limits
             try:
-                done = run(argv, cwd=workspace, env=env, timeout=episode.limits.seconds,
-                           stdin=request.model_dump_json().encode(), cap=episode.limits.output_bytes, kill_at_cap=True)
+                if self.confined:  # the agent needs its model's API: TCP stays open, files are confined
+                    done, self.layers = Jail(writable=(workspace, home), network=True).run(
+                        self.argv, cwd=workspace, env=env, timeout=limits.seconds, cap=limits.output_bytes,
+                        stdin=stdin, kill_at_cap=True)
+                else:
+                    done = run(argv, cwd=workspace, env=env, timeout=limits.seconds, cap=limits.output_bytes,
+                               stdin=stdin, kill_at_cap=True)
             except UsageError as exc:
                 return self._result(episode, "spawn_failure", None, 0.0, exc.line())
         return self._judge(episode, done)

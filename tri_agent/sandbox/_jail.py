@@ -63,18 +63,18 @@ class Jail:
     extra: tuple[Path, ...] = field(default=(), repr=False)
 
     def run(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float,
-            cap: int = OUTPUT_CAP, file_cap: int | None = None) -> tuple[Completed, list[str]]:
+            cap: int = OUTPUT_CAP, file_cap: int | None = None, stdin: bytes = b"",
+            kill_at_cap: bool = False) -> tuple[Completed, list[str]]:
         """Run ``argv`` in this jail; the result and the layers it really had (empty: none). ``file_cap``
         bounds every file the run writes (RLIMIT_FSIZE: a write past it fails, sparse files included)."""
         layers = require()
         asked, argv = list(argv), _limited(argv, file_cap)
         if layers == [BUBBLEWRAP]:
-            done = run(self.bubblewrap(argv, cwd, env), cwd=cwd, env=_minimal(env), timeout=timeout, cap=cap)
-        elif layers == [LANDLOCK]:
-            done = run(self.confined(argv, env), cwd=cwd, env=env, timeout=timeout, cap=cap, grace=5.0)
-        else:  # allowed to run unsandboxed: still under the launcher, so no daemon outlives the run
-            done = run(self.confined(argv, env, landlock=False), cwd=cwd, env=env, timeout=timeout, cap=cap,
-                       grace=5.0)
+            full, child_env, grace = self.bubblewrap(argv, cwd, env), _minimal(env), 0.0
+        else:  # Landlock; or, allowed to run unsandboxed, the launcher alone, so no daemon outlives the run
+            full, child_env, grace = self.confined(argv, env, landlock=layers == [LANDLOCK]), dict(env), 5.0
+        done = run(full, cwd=cwd, env=child_env, timeout=timeout, cap=cap, stdin=stdin, kill_at_cap=kill_at_cap,
+                   grace=grace)
         return _as(done, asked), layers
 
     def bubblewrap(self, argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> list[str]:
