@@ -579,17 +579,25 @@ def test_an_exam_moved_out_of_the_project_is_still_exposed_by_its_history(tmp_pa
 
 
 def test_watch_waits_for_the_sessions_commit_and_goes_on(tmp_path: Path) -> None:
+    import threading
     import time
 
     project = _in_session(tmp_path / "toy")
     proc = subprocess.Popen([*TRI, "accept", str(project), "--watch"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
+    assert proc.stderr is not None
+    said: list[str] = []
+    reader = threading.Thread(target=lambda: said.extend(proc.stderr), daemon=True)  # type: ignore[arg-type]
+    reader.start()
     deadline = time.monotonic() + 300
-    while not (project / "exam" / "tickets" / "builder").is_dir() and time.monotonic() < deadline:
+    while not any("waiting for the builder's next commit" in line for line in said) and time.monotonic() < deadline:
+        assert proc.poll() is None, "".join(said)[-500:]  # red round 1: it waits instead of stopping
         time.sleep(0.2)
-    assert proc.poll() is None  # red round 1: it waits instead of stopping
+    assert list((project / "exam" / "tickets" / "builder").glob("t-*.md"))  # the session reads its tickets here
     subprocess.run(["git", "apply", "-p1", "../fix.patch"], cwd=project / "target", check=True)
     commit(project, "the session's fix")
-    out, err = proc.communicate(timeout=300)
-    assert proc.returncode == 9, err[-500:]  # passed; the other roles were scripted
-    assert "waiting for the builder's next commit" in err and "PASSED, NOT CERTIFIED after 3 rounds" in out
+    out = proc.stdout.read() if proc.stdout else ""
+    proc.wait(timeout=300)
+    reader.join(timeout=10)
+    assert proc.returncode == 9, "".join(said)[-500:]  # passed; the other roles were scripted
+    assert "PASSED, NOT CERTIFIED after 3 rounds" in out

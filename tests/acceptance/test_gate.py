@@ -84,7 +84,7 @@ def test_a_run_with_every_layer_certifies_and_names_its_drivers() -> None:
     ([_played("scripted", [], simulation=True)], SANDBOXED, False, False, "a simulation: the tester"),
     ([_full("openai"), _played("scripted", [], "builder")], SANDBOXED, False, False, "a simulation: the builder"),
     ([_played("command", ["physical-omission", "write-audit"])], SANDBOXED, False, False,
-     "the tester (command) lacked bubblewrap in round(s) 1"),
+     "the tester (command) lacked an OS sandbox (bubblewrap or Landlock) in round(s) 1"),
     ([_played("in-session", ["none: agent settings missing"], "builder")], SANDBOXED, False, False,
      "the builder (in-session) lacked agent-client-sandbox"),
     ([_played("my-driver", ["physical-omission"])], SANDBOXED, False, False, "lacked a known driver"),

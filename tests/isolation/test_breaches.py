@@ -51,6 +51,14 @@ def test_workspace_holds_only_what_the_contract_lets_the_tester_read(project: Pa
     assert SECRET not in "".join(p.read_text() for p in (tmp_path / "ws").rglob("*") if p.is_file())
 
 
+def test_hard_links_and_special_files_are_never_copied_into_a_workspace(project: Path, tmp_path: Path) -> None:
+    os.link(project / "builds" / "r1" / "sealed" / "answers.jsonl", project / "exam" / "judge" / "answers.jsonl")
+    os.mkfifo(project / "exam" / "judge" / "pipe")
+    record = assemble(load_charter("tester").contract, project, tmp_path / "ws")
+    assert record.refused == ["exam/judge/answers.jsonl", "exam/judge/pipe"]
+    assert not (tmp_path / "ws" / "exam" / "judge" / "answers.jsonl").exists()
+
+
 @pytest.mark.parametrize("call", [
     ("read", {"path": "../project/builds/r1/sealed/answers.jsonl"}),
     ("read", {"path": "/etc/hostname"}),

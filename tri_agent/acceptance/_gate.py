@@ -120,6 +120,9 @@ REQUIRED_LAYERS: dict[str, frozenset[str]] = {
 }
 
 
+_LAYER_NAMES = {"os-sandbox": "an OS sandbox (bubblewrap or Landlock)"}
+
+
 class Played(BaseModel):
     """One episode as certification sees it (read back from the sealed round records)."""
 
@@ -160,7 +163,8 @@ def certify(played: list[Played], code_isolation: list[list[str]], *, unsafe_con
     if scripted:
         reasons.append(f"a simulation: the {', '.join(scripted)} replayed recorded actions (scripted)")
     for (role, driver), (rounds, missing) in sorted(_lacking(played).items()):
-        reasons.append(f"the {role} ({driver}) lacked {', '.join(sorted(missing))} in round(s) "
+        named = sorted(_LAYER_NAMES.get(layer, layer) for layer in missing)
+        reasons.append(f"the {role} ({driver}) lacked {', '.join(named)} in round(s) "
                        f"{', '.join(map(str, rounds))}")
     if any(not layers for layers in code_isolation):
         reasons.append("role-written code (the target in every case and mutant, the exam's generator and oracle) "

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -33,6 +34,8 @@ class WorkspaceRecord(BaseModel):
     omitted: int = Field(description="Project files the contract keeps out (not readable, or hidden).")
     stripped: list[str] = Field(description="Agent configuration and history removed (paths).")
     symlinks_skipped: list[str] = Field(description="Symlinks in the project, never copied.")
+    refused: list[str] = Field(default_factory=list, description="Hard links (a second name for a file that may "
+                               "live anywhere) and special files (pipes, devices, sockets), never copied.")
 
 
 class Breach(BaseModel):
@@ -60,12 +63,14 @@ def assemble(contract: Contract, view: View | Path, out: Path) -> WorkspaceRecor
     if out.exists() and any(out.iterdir()):
         raise UsageError(f"{out} is not empty", hint="a workspace is always assembled fresh")
     out.mkdir(parents=True, exist_ok=True)
-    files, omitted, stripped, links = 0, 0, [], []
+    files, omitted, stripped, links, refused = 0, 0, [], [], []
     for rel, path in _layout(view):
         if is_agent_config(rel):
             stripped.append(rel)
         elif path.is_symlink():
             links.append(rel)
+        elif contract.can_read(rel) and _odd(path):
+            refused.append(rel)
         elif contract.can_read(rel):
             dest = out / rel
             dest.parent.mkdir(parents=True, exist_ok=True)
@@ -74,7 +79,13 @@ def assemble(contract: Contract, view: View | Path, out: Path) -> WorkspaceRecor
         else:
             omitted += 1
     return WorkspaceRecord(role=contract.role, files=files, omitted=omitted, stripped=sorted(stripped),
-                           symlinks_skipped=sorted(links))
+                           symlinks_skipped=sorted(links), refused=sorted(refused))
+
+
+def _odd(path: Path) -> bool:
+    """Not a plain file of its own: a hard link, a pipe, a device or a socket."""
+    info = path.lstat()
+    return not stat.S_ISREG(info.st_mode) or info.st_nlink > 1
 
 
 def _view(view: View | Path) -> View:
