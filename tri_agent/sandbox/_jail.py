@@ -33,7 +33,6 @@ from ._process import OUTPUT_CAP, Completed, run
 
 BUBBLEWRAP, LANDLOCK = "bubblewrap", "landlock"
 _DEVICES = ("/dev/urandom", "/dev/random", "/dev/zero")
-_TOOL_DIRS = ("bin", "sbin", "shims")
 
 
 @dataclass
@@ -158,8 +157,9 @@ def require() -> list[str]:
 
 
 def tool_roots(env: Mapping[str, str]) -> list[Path]:
-    """Folders of the programs on ``PATH`` (a tool's whole root for ``.../bin`` or ``.../shims``), read-only,
-    minus any that would show a protected path (the project, the run's state, the temporary folder, HOME)."""
+    """Folders of the programs on ``PATH`` (a tool's whole root for pyenv's ``shims`` or a virtualenv's ``bin``),
+    read-only, minus any that would show a protected path (the project, the run's state, the temporary folder,
+    HOME)."""
     return list(_roots(env.get("PATH", ""), POLICY.protected))
 
 
@@ -171,7 +171,10 @@ def _roots(path: str, policy: tuple[Path, ...]) -> tuple[Path, ...]:
         if not entry or not Path(entry).is_dir():
             continue
         folder = Path(entry).resolve()
-        for candidate in ((folder.parent, folder) if folder.name in _TOOL_DIRS else (folder,)):
+        # a whole tool root only where the programs need it (pyenv's shims, a virtualenv's bin); elsewhere
+        # just the folder on PATH: ~/.cargo/bin must not bring ~/.cargo/credentials.toml along
+        whole = folder.name == "shims" or (folder.parent / "pyvenv.cfg").is_file()
+        for candidate in ((folder.parent, folder) if whole else (folder,)):
             if not any(p == candidate or p.is_relative_to(candidate) for p in protected):
                 roots.add(candidate)
                 break
