@@ -67,7 +67,8 @@ def _played(driver: str, layers: list[str], role: str = "tester", simulation: bo
 
 
 def _full(driver: str, role: str = "tester") -> Played:
-    return _played(driver, sorted(REQUIRED_LAYERS[driver]), role)
+    layers = sorted(REQUIRED_LAYERS[driver] - {"os-sandbox"}) + (["bubblewrap"] if driver == "command" else [])
+    return _played(driver, layers, role)
 
 
 SANDBOXED = [["bubblewrap"]]
@@ -84,7 +85,10 @@ def test_a_run_with_every_layer_certifies_and_names_its_drivers() -> None:
     ([_played("scripted", [], simulation=True)], SANDBOXED, False, False, "a simulation: the tester"),
     ([_full("openai"), _played("scripted", [], "builder")], SANDBOXED, False, False, "a simulation: the builder"),
     ([_played("command", ["physical-omission", "write-audit"])], SANDBOXED, False, False,
-     "the tester (command) lacked an OS sandbox (bubblewrap or Landlock) in round(s) 1"),
+     "the tester (command) lacked bubblewrap"),
+    ([_played("command", ["physical-omission", "write-audit", "landlock"])], SANDBOXED, False, False,
+     "the tester (command) lacked bubblewrap (Landlock alone"),
+    ([_full("anthropic")], [["landlock"]], False, False, "ran under Landlock only"),
     ([_played("in-session", ["none: agent settings missing"], "builder")], SANDBOXED, False, False,
      "the builder (in-session) lacked agent-client-sandbox"),
     ([_played("my-driver", ["physical-omission"])], SANDBOXED, False, False, "lacked a known driver"),

@@ -88,23 +88,21 @@ def test_command_driver_in_the_sandbox_sees_only_its_workspace(tmp_path: Path, e
     # the agent script itself lives outside the workspace: inside the sandbox it does not exist
     assert driver.run(episode_for("ok")).status == "runtime_failure"
     (tmp_path / "ws" / "agent.py").write_text(FAKE_AGENT)
-    inside = CommandDriver([sys.executable, "/workspace/agent.py"])
+    inside = CommandDriver([sys.executable, str(tmp_path / "ws" / "agent.py")])
     result = inside.run(episode_for("ok"))
     assert result.status == "ok", result.reason
-    assert json.loads((tmp_path / "ws" / "exam" / "judge" / "seen.json").read_text())["workspace"] == "/workspace"
+    seen = json.loads((tmp_path / "ws" / "exam" / "judge" / "seen.json").read_text())
+    assert seen["workspace"] == str((tmp_path / "ws").resolve()) and inside.layers == ["bubblewrap"]
 
 
 def test_without_bubblewrap_a_command_agent_runs_under_landlock_and_says_so(  # type: ignore[no-untyped-def]
         tmp_path: Path, episode_for, monkeypatch: pytest.MonkeyPatch) -> None:
-    import tri_agent.drivers._command as command
     import tri_agent.sandbox._jail as jail
-    from tri_agent.sandbox._bubblewrap import Probe
     from tri_agent.sandbox._confine import landlock_abi
 
     if landlock_abi() <= 0:
         pytest.skip("no Landlock on this kernel")
-    monkeypatch.setattr(command, "probe", lambda: Probe(None, "bubblewrap made unusable for this test"))
-    monkeypatch.setattr(jail, "strongest", lambda: jail.LANDLOCK)
+    monkeypatch.setattr(jail, "strongest", lambda: jail.LANDLOCK)  # as where bubblewrap cannot start
     secret = tmp_path / "outside.txt"
     secret.write_text("SEALED\n")
     (tmp_path / "ws" / "agent.py").write_text(FAKE_AGENT.replace(

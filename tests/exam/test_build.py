@@ -145,3 +145,16 @@ def test_a_generator_cannot_read_the_implementation(tmp_path: Path, monkeypatch:
     monkeypatch.setattr(jail.POLICY, "allow_unsandboxed", True)
     with pytest.raises(InfrastructureFailure, match="stole the implementation"):
         build_exam(exam, "1", tmp_path / "unjailed")
+
+
+def test_a_generator_that_leaves_a_link_is_refused(tmp_path: Path) -> None:
+    exam = tmp_path / "exam"
+    shutil.copytree(TOY / "exam", exam)
+    generator = exam / "generator" / "generate.py"
+    generator.write_text(generator.read_text().replace(
+        "    seed, out = sys.argv[1], Path(sys.argv[2])",
+        "    seed, out = sys.argv[1], Path(sys.argv[2])\n"
+        "    import os\n    os.symlink('/etc/passwd', out / 'impl.txt')"))
+    with pytest.raises(MalformedInput, match="generator wrote a link or a special file"):
+        build_exam(exam, "1", tmp_path / "build")
+    assert not (tmp_path / "build" / "visible").exists()

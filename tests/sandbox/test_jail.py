@@ -190,3 +190,70 @@ def test_without_any_layer_role_written_code_is_refused_unless_allowed(tmp_path:
     monkeypatch.setattr(jail.POLICY, "allow_unsandboxed", True)
     done, layers = jail.Jail(writable=(tmp_path,)).run(["true"], cwd=tmp_path, env=base_env(tmp_path), timeout=5)
     assert done.exit_code == 0 and layers == []  # the record says so, and certification reads it
+
+
+# --- found by an adversarial review of the jail --------------------------------------------------------------
+
+def test_a_planted_launcher_is_never_imported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run with ``-m`` from the run's folder, Python would import the role's own ``tri_agent`` package."""
+    monkeypatch.setattr(jail, "strongest", lambda: jail.LANDLOCK)
+    planted = tmp_path / "tri_agent" / "sandbox"
+    planted.mkdir(parents=True)
+    for folder in (tmp_path / "tri_agent", planted):
+        (folder / "__init__.py").write_text("")
+    (planted / "_confine.py").write_text("print('ESCAPED')\n")
+    done, _ = jail.Jail(writable=(tmp_path,)).run([sys.executable, "-c", "print('ran')"], cwd=tmp_path,
+                                                   env={**base_env(tmp_path), "PYTHONPATH": str(tmp_path)}, timeout=20)
+    assert b"ESCAPED" not in done.stdout and b"ran" in done.stdout
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="capabilities matter when the orchestrator runs as root")
+@pytest.mark.parametrize("layer", LAYERS)
+def test_run_as_root_the_jail_keeps_no_capability(tmp_path: Path, layer: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(jail, "strongest", lambda: layer)
+    code = ("import os, subprocess\nopen('mine', 'w').write('x')\n"
+            "for name, call in (('chown', lambda: os.chown('mine', 4242, 4242)),\n"
+            "                   ('mknod', lambda: os.mknod('dev', 0o600 | 0o060000, os.makedev(8, 0))),\n"
+            "                   ('remount', lambda: subprocess.run(['mount', '-o', 'remount,rw,bind', '/usr'],\n"
+            "                                                      check=True, capture_output=True))):\n"
+            "    try:\n        call()\n        print('CAN', name)\n"
+            "    except Exception:\n        print('cannot', name)\n")
+    done, _ = jail.Jail(writable=(tmp_path,)).run([sys.executable, "-c", code], cwd=tmp_path, env=base_env(tmp_path),
+                                                   timeout=20)
+    assert b"CAN " not in done.stdout and done.stdout.count(b"cannot") == 3, done.stdout + done.stderr
+
+
+def test_bubblewraps_tmp_is_small(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if probe().bubblewrap is None:
+        pytest.skip("no bubblewrap")
+    monkeypatch.setattr(jail, "strongest", lambda: jail.BUBBLEWRAP)
+    code = ("try:\n    open('/tmp/fill', 'wb').write(b'x' * (128 << 20))\n    print('FILLED')\n"
+            "except OSError as exc:\n    print('full', exc.errno)\n")
+    done, _ = jail.Jail(writable=(tmp_path,)).run([sys.executable, "-c", code], cwd=tmp_path, env=base_env(tmp_path),
+                                                   timeout=30)
+    assert b"FILLED" not in done.stdout and b"full" in done.stdout
+
+
+def test_tool_roots_never_show_home_folders_with_secrets_or_the_state(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    for folder in (".cargo/bin", ".local/bin", ".local/state/tri-agent", ".pyenv/shims", "venv/bin"):
+        (home / folder).mkdir(parents=True)
+    (home / ".cargo" / "credentials.toml").write_text("token = 'x'\n")
+    (home / "venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_STATE_HOME")
+    path = ":".join(str(home / f) for f in (".cargo/bin", ".local/bin", ".pyenv/shims", "venv/bin"))
+    roots = jail.tool_roots({"PATH": path})
+    assert home / ".cargo" not in roots and home / ".cargo" / "bin" in roots
+    assert home / ".local" not in roots and home / ".local" / "bin" in roots
+    assert home / ".pyenv" in roots and home / "venv" in roots  # a tool root only where its programs need it
+    assert not any((home / ".local" / "state").is_relative_to(r) for r in roots)
+
+
+def test_links_a_run_leaves_are_never_followed(tmp_path: Path) -> None:
+    (tmp_path / "out").mkdir()
+    os.symlink("/etc/passwd", tmp_path / "out" / "answers.jsonl")
+    os.mkfifo(tmp_path / "out" / "pipe")
+    (tmp_path / "out" / "fine.txt").write_text("ok\n")
+    assert jail.odd_files(tmp_path / "out") == ["answers.jsonl", "pipe"]

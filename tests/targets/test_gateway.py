@@ -128,3 +128,24 @@ def test_a_run_folder_is_never_overwritten(toy_build: Path, tmp_path: Path) -> N
     toy = toy_copy(tmp_path / "toy", fixed=True)
     with pytest.raises(UsageError, match="already holds a run"):
         run_exam(toy_build, toy / "target.yaml", tmp_path / "run")
+
+
+def test_a_link_in_a_cases_output_is_never_followed_or_kept(toy_build: Path, tmp_path: Path) -> None:
+    secret = tmp_path / "elsewhere.jsonl"
+    secret.write_text("SEALED\n")
+    target = _target(tmp_path, f"import os, sys\nos.symlink({str(secret)!r}, sys.argv[2] + '/out.csv')\n")
+    run_exam(toy_build, target, tmp_path / "run")
+    outputs = tmp_path / "run" / "outputs"
+    assert not any(p.is_symlink() or "SEALED" in p.read_text() for p in outputs.rglob("*") if not p.is_dir())
+    provenance = (tmp_path / "run" / "provenance.jsonl").read_text()
+    assert "links or special files in its output" in provenance
+
+
+def test_a_build_step_that_grows_past_the_write_cap_stops(toy_build: Path, tmp_path: Path) -> None:
+    from tri_agent import InfrastructureFailure
+
+    target = _target(tmp_path, "print('never runs')\n")
+    target.write_text(target.read_text() + "write_cap: 1048576\nbuild: [python3, -c, \"import os\\n"
+                      "for i in range(3): open(f'part{i}', 'wb').write(b'x' * 600000)\"]\n")
+    with pytest.raises(InfrastructureFailure, match=r"build step wrote \d+ bytes, past the write cap"):
+        run_exam(toy_build, target, tmp_path / "run")

@@ -115,12 +115,12 @@ REQUIRED_LAYERS: dict[str, frozenset[str]] = {
     "anthropic": frozenset({"physical-omission", "write-audit", "tool-confinement"}),
     "openai": frozenset({"physical-omission", "write-audit", "tool-confinement"}),
     "openai-chat": frozenset({"physical-omission", "write-audit", "tool-confinement"}),
-    "command": frozenset({"physical-omission", "write-audit", "os-sandbox"}),  # bubblewrap or Landlock
+    "command": frozenset({"physical-omission", "write-audit", "os-sandbox"}),
     "in-session": frozenset({"agent-client-sandbox"}),
 }
 
 
-_LAYER_NAMES = {"os-sandbox": "an OS sandbox (bubblewrap or Landlock)"}
+_LAYER_NAMES = {"os-sandbox": "bubblewrap (Landlock alone leaves unix sockets, UDP and file metadata open)"}
 
 
 class Played(BaseModel):
@@ -169,6 +169,9 @@ def certify(played: list[Played], code_isolation: list[list[str]], *, unsafe_con
     if any(not layers for layers in code_isolation):
         reasons.append("role-written code (the target in every case and mutant, the exam's generator and oracle) "
                        "ran outside the OS sandbox")
+    elif any("bubblewrap" not in layers for layers in code_isolation):
+        reasons.append("role-written code ran under Landlock only, which leaves unix sockets, UDP and file "
+                       "metadata open: install bubblewrap to certify")
     if unsafe_contract:
         reasons.append("a role ran under an unsafe contract (an iron rule was overridden)")
     if fixed_seeds:
@@ -190,7 +193,8 @@ def _lacking(played: list[Played]) -> dict[tuple[str, str], tuple[list[int], set
         if p.driver == "scripted":
             continue  # a simulation, reported as such
         need = REQUIRED_LAYERS.get(p.driver, frozenset({f"a known driver (not {p.driver!r})"}))
-        had = set(p.isolation) | ({"os-sandbox"} if {"bubblewrap", "landlock"} & set(p.isolation) else set())
+        # Landlock alone leaves unix sockets, UDP and file metadata open: it runs, it does not certify
+        had = set(p.isolation) | ({"os-sandbox"} if "bubblewrap" in p.isolation else set())
         missing = need - had
         if missing:
             rounds, layers = out.setdefault((p.role, p.driver), ([], set()))

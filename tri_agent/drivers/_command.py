@@ -3,17 +3,19 @@
 A fresh process per attempt gets one JSON request on stdin::
 
     {"protocol": "tri-agent-executor/1", "role": "tester", "charter": "...", "task": "...",
-     "workspace": "/workspace", "tools": ["list", ...], "limits": {"turns": 40, "seconds": 900, ...}}
+     "workspace": "/tmp/tri-tester-x/ws", "tools": ["list", ...], "limits": {"turns": 40, "seconds": 900, ...}}
 
 and must print one JSON response on stdout::
 
     {"protocol": "tri-agent-executor/1", "status": "ok" | "blocked", "summary": "...", "reason": null,
      "model": "...", "usage": {"input_tokens": 0, ...}, "cost_usd": 0.0}
 
-It works in its workspace directly (the write audit judges what it changed), inside bubblewrap when
-this machine has it, with a scrubbed environment holding only the credentials given to this driver.
-A timeout kills its whole process group; output past the cap, unreadable output and another protocol
-version are evaluation failures, each with its own status.
+It works in its workspace directly (the write audit judges what it changed), inside the same jail as all
+role-written code (bubblewrap; Landlock where bubblewrap cannot start; with neither, nothing runs unless
+unsandboxed runs were allowed), keeping only the network its model's API needs, with a scrubbed
+environment holding only the credentials given to this driver. A timeout kills its whole process tree;
+output past the cap, unreadable output and another protocol version are evaluation failures, each with
+its own status.
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .._errors import UsageError
-from ..sandbox._bubblewrap import WORKSPACE, probe, wrap
 from ..sandbox._jail import Jail
 from ..sandbox._process import Completed, base_env, run
 from ._episode import PROTOCOL, Attempt, Episode, EpisodeResult, Status, Usage, mask
@@ -39,8 +40,8 @@ class Request(BaseModel):
     role: str = Field(description="Role the agent plays.")
     charter: str = Field(description="The role's charter prompt (the body of its charter file).")
     task: str = Field(description="This episode's task.")
-    workspace: str = Field(description="Absolute path of the workspace the agent works in; /workspace inside "
-                                       "bubblewrap.")
+    workspace: str = Field(description="Absolute path of the workspace the agent works in (the same inside "
+                                       "its sandbox, where nothing else of the machine's files exists).")
     tools: list[str] = Field(description="Tools the role's contract names.")
     limits: dict[str, Any] = Field(description="What the episode may spend: turns, seconds, budget_usd, "
                                                "output_bytes.")
@@ -71,27 +72,25 @@ class CommandDriver:
             raise UsageError("the command driver needs a command")
         self.argv = argv
         self.credentials = credentials or {}
-        self.sandbox = sandbox and probe().bubblewrap is not None
-        self.confined = sandbox and not self.sandbox  # no bubblewrap here: the jail's next layer (Landlock)
-        self.layers: list[str] = ["bubblewrap"] if self.sandbox else []
+        self.sandbox = sandbox  # False only in tests of the protocol itself: never from acceptance.yaml
+        self.layers: list[str] = []
 
     def run(self, episode: Episode) -> EpisodeResult:
         workspace = episode.tools.workspace.resolve()
         with tempfile.TemporaryDirectory(prefix="tri-agent-home-") as home_dir:
             home = Path(home_dir)
             env = base_env(home, self.credentials)
-            argv = wrap(self.argv, workspace, home, env) if self.sandbox else self.argv
             request = Request(role=episode.charter.contract.role, charter=episode.charter.body, task=episode.task,
-                              workspace=WORKSPACE if self.sandbox else str(workspace),
-                              tools=episode.charter.contract.tools, limits=episode.limits.model_dump())
+                              workspace=str(workspace), tools=episode.charter.contract.tools,
+                              limits=episode.limits.model_dump())
             stdin, limits = request.model_dump_json().encode(), episode.limits
             try:
-                if self.confined:  # the agent needs its model's API: TCP stays open, files are confined
+                if self.sandbox:  # the jail of role-written code; the agent keeps the network for its model's API
                     done, self.layers = Jail(writable=(workspace, home), network=True).run(
                         self.argv, cwd=workspace, env=env, timeout=limits.seconds, cap=limits.output_bytes,
                         stdin=stdin, kill_at_cap=True)
                 else:
-                    done = run(argv, cwd=workspace, env=env, timeout=limits.seconds, cap=limits.output_bytes,
+                    done = run(self.argv, cwd=workspace, env=env, timeout=limits.seconds, cap=limits.output_bytes,
                                stdin=stdin, kill_at_cap=True)
             except UsageError as exc:
                 return self._result(episode, "spawn_failure", None, 0.0, exc.line())

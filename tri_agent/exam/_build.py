@@ -21,7 +21,7 @@ import yaml
 from .._errors import InfrastructureFailure, MalformedInput, TamperDetected, UsageError
 from ..evidence._manifest import scan
 from ..evidence._seal import diff, seal, verify
-from ..sandbox._jail import Jail, require
+from ..sandbox._jail import Jail, odd_files, require
 from ..sandbox._process import Completed, base_env
 from ..scoring._caliber import Caliber, EqualPair, Monotone, load_caliber
 from ..scoring._grading import ScoreInputs, score
@@ -183,8 +183,8 @@ def _generate(config: ExamConfig, exam_dir: Path, seed: str, scratch: Path, n: i
     ws, out = _workspace(exam_dir, scratch, f"gen-ws-{n}"), scratch / f"generated-{n}"
     out.mkdir()
     argv = [a.replace("{seed}", seed).replace("{out}", str(out)) for a in config.generator]
-    done, _ = Jail(writable=(ws, out)).run(argv, cwd=ws, env=base_env(ws / ".home"), timeout=config.timeout)
-    _check_run(done, "generator")
+    done, _ = Jail(writable=(ws, out)).run(argv, cwd=ws, env=_env(ws), timeout=config.timeout)
+    _check_run(done, "generator", out)
     return out
 
 
@@ -192,15 +192,23 @@ def _oracle(config: ExamConfig, exam_dir: Path, visible: Path, scratch: Path, n:
     ws, out = _workspace(exam_dir, scratch, f"oracle-ws-{n}"), scratch / f"answers-{n}"
     out.mkdir()
     argv = [a.replace("{cases}", str(visible)).replace("{out}", str(out)) for a in config.oracle]
-    done, _ = Jail(readable=(visible,), writable=(ws, out)).run(argv, cwd=ws, env=base_env(ws / ".home"),
-                                                                 timeout=config.timeout)
-    _check_run(done, "oracle")
+    done, _ = Jail(readable=(visible,), writable=(ws, out)).run(argv, cwd=ws, env=_env(ws), timeout=config.timeout)
+    _check_run(done, "oracle", out)
     if not (out / "answers.jsonl").is_file():
         raise MalformedInput("the oracle wrote no answers.jsonl", where=" ".join(config.oracle))
     return out
 
 
-def _check_run(done: Completed, what: str) -> None:
+def _env(ws: Path) -> dict[str, str]:
+    (ws / ".tmp").mkdir(exist_ok=True)
+    return {**base_env(ws / ".home"), "TMPDIR": str(ws / ".tmp")}
+
+
+def _check_run(done: Completed, what: str, out: Path) -> None:
+    odd = odd_files(out)
+    if odd:  # never read through them: a link can point at any file the orchestrator can read
+        raise MalformedInput(f"the {what} wrote a link or a special file ({', '.join(odd[:3])}); an exam's "
+                             "output holds regular files only", where=str(out))
     if done.timed_out:
         raise InfrastructureFailure(f"the {what} timed out after {done.seconds:.0f}s",
                                     hint="make it faster or raise timeout in exam.yaml")

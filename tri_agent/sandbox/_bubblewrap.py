@@ -61,7 +61,7 @@ def probe() -> Probe:
 def wrap(argv: Sequence[str], workspace: Path, home: Path, env: Mapping[str, str], *, network: bool = False,
          bwrap: str = "bwrap", extra_ro: Sequence[Path] = ()) -> list[str]:
     """``argv`` inside a bubblewrap sandbox that sees only the system, ``workspace`` and ``home``."""
-    args = [bwrap, "--die-with-parent", "--new-session", "--unshare-all", "--clearenv"]
+    args = [bwrap, "--die-with-parent", "--new-session", "--unshare-all", "--cap-drop", "ALL", "--clearenv"]
     if network:
         args.append("--share-net")
     for system in _SYSTEM:

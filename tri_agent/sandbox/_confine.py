@@ -25,7 +25,7 @@ import time
 _CREATE, _ADD_RULE, _RESTRICT = 444, 445, 446  # the same numbers on x86_64 and aarch64
 _PATH_BENEATH = 1
 _VERSION = 1
-_SUBREAPER, _NO_NEW_PRIVS = 36, 38
+_SUBREAPER, _NO_NEW_PRIVS, _PDEATHSIG, _CAPBSET_DROP, _CAP_AMBIENT = 36, 38, 1, 24, 47
 _NEWUSER, _NEWNET = 0x10000000, 0x40000000
 _READ = (1 << 0) | (1 << 2) | (1 << 3)  # execute, read file, read dir
 _FS_BY_ABI = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 4: (1 << 15) - 1, 5: (1 << 16) - 1}
@@ -91,6 +91,25 @@ def _allow(libc: ctypes.CDLL, ruleset: int, path: str, access: int, fs: int) -> 
         os.close(fd)
 
 
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def _drop_capabilities() -> None:
+    """Run as root, the child would keep every capability (mknod, chown, remounts): drop them all."""
+    libc = _libc()
+    libc.prctl(_CAP_AMBIENT, 4, 0, 0, 0)  # PR_CAP_AMBIENT_CLEAR_ALL
+    for cap in range(64):
+        libc.prctl(_CAPBSET_DROP, cap, 0, 0, 0)  # past the last capability it fails, harmlessly
+    header, data = _CapHeader(0x20080522, 0), (_CapData * 2)()
+    if libc.syscall(126 if os.uname().machine == "x86_64" else 91, ctypes.byref(header), data) != 0:  # capset
+        raise OSError(ctypes.get_errno(), "capset")
+
+
 def _private_network() -> None:
     with contextlib.suppress(OSError, AttributeError):  # where unprivileged user namespaces are off, TCP is denied
         if _libc().unshare(_NEWUSER | _NEWNET) != 0:
@@ -148,15 +167,17 @@ def main(argv: list[str] | None = None) -> int:
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         parser.error("no command")
-    _libc().prctl(_SUBREAPER, 1, 0, 0, 0)
     me = os.getpid()
     signal.signal(signal.SIGTERM, lambda *_: _stop(me))
+    _libc().prctl(_SUBREAPER, 1, 0, 0, 0)
+    _libc().prctl(_PDEATHSIG, signal.SIGTERM, 0, 0, 0)  # the orchestrator died: take the run down with us
     child = os.fork()
     if child == 0:
         try:
             if not args.reap_only:
                 if args.no_network:
                     _private_network()
+                _drop_capabilities()
                 _restrict(args.read, args.write, network=not args.no_network)
             os.execvp(command[0], command)
         except OSError as exc:

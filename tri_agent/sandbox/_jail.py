@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -32,7 +33,8 @@ from ._bubblewrap import _MERGED, _SYSTEM, probe
 from ._process import OUTPUT_CAP, Completed, run
 
 BUBBLEWRAP, LANDLOCK = "bubblewrap", "landlock"
-_DEVICES = ("/dev/urandom", "/dev/random", "/dev/zero")
+TMPFS_BYTES = 64 << 20
+_DEVICES = ("/dev/urandom", "/dev/random", "/dev/zero", "/proc/cpuinfo", "/sys/devices/system/cpu")
 
 
 @dataclass
@@ -77,7 +79,9 @@ class Jail:
         return _as(done, asked), layers
 
     def bubblewrap(self, argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> list[str]:
-        args = ["bwrap", "--die-with-parent", "--new-session", "--unshare-all", "--clearenv"]
+        # --cap-drop ALL: run as root, bwrap would keep every capability, and a remount could make its
+        # read-only binds writable; the binary by its absolute path: PATH is the run's, not ours
+        args = [_bwrap(), "--die-with-parent", "--new-session", "--unshare-all", "--cap-drop", "ALL", "--clearenv"]
         if self.network:
             args.append("--share-net")
         for system in _SYSTEM:
@@ -86,7 +90,8 @@ class Jail:
             merged = Path("/") / name
             args += (["--symlink", f"usr/{name}", f"/{name}"] if merged.is_symlink()
                      else ["--ro-bind-try", str(merged), str(merged)])
-        args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]  # later mounts shadow /tmp
+        # /tmp is memory: a fixed size, so a run cannot fill the host's RAM (later mounts shadow it)
+        args += ["--proc", "/proc", "--dev", "/dev", "--size", str(TMPFS_BYTES), "--tmpfs", "/tmp"]
         for path in (*tool_roots(env), *self.extra, *self.readable):
             args += ["--ro-bind-try", str(path), str(path)]
         for path in self.writable:
@@ -100,23 +105,39 @@ class Jail:
         # no /proc: through it a run could read the orchestrator's environment and open files
         readable = [*_SYSTEM, *(f"/{n}" for n in _MERGED), *_DEVICES, *map(str, tool_roots(env)),
                     *map(str, self.extra), *map(str, self.readable)]
-        args = [sys.executable, "-m", "tri_agent.sandbox._confine"]
+        args = _launcher()
         for path in readable:
             args += ["--read", path]
-        for path in (*map(str, self.writable), "/dev/null"):
+        for path in (*map(str, self.writable), "/dev/null", "/dev/shm"):
             args += ["--write", path]
         if not self.network:
             args.append("--no-network")
         if not landlock:
-            args = [sys.executable, "-m", "tri_agent.sandbox._confine", "--reap-only"]
+            args = [*_launcher(), "--reap-only"]
         return [*args, "--", *argv]
 
 
 def _limited(argv: Sequence[str], file_cap: int | None) -> list[str]:
-    prlimit = shutil.which("prlimit")
-    if file_cap is None or prlimit is None:
+    if file_cap is None:
         return list(argv)
+    prlimit = shutil.which("prlimit")
+    if prlimit is None:
+        raise InfrastructureFailure("prlimit is missing: the write cap of role-written code cannot be applied",
+                                    hint="install util-linux (Debian: apt-get install util-linux)")
     return [prlimit, f"--fsize={file_cap}:{file_cap}", "--", *argv]
+
+
+def odd_files(folder: Path) -> list[str]:
+    """What a run left that the orchestrator must never read or copy: symlinks (they point anywhere outside
+    the jail), pipes, devices and sockets. Checked before anything reads a run's output."""
+    found = []
+    for root, dirs, files in os.walk(folder, followlinks=False):
+        for name in [*dirs, *files]:
+            path = Path(root) / name
+            mode = path.lstat().st_mode
+            if stat.S_ISLNK(mode) or not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                found.append(path.relative_to(folder).as_posix())
+    return sorted(found)
 
 
 def written(folders: Sequence[Path]) -> int:
@@ -130,9 +151,22 @@ def _as(done: Completed, argv: Sequence[str]) -> Completed:
                      done.truncated)
 
 
+def _launcher() -> list[str]:
+    """The Landlock launcher by its absolute path, in isolated mode: run with ``-m`` from the run's folder,
+    Python would import a ``tri_agent`` package the role planted there instead."""
+    from . import _confine
+
+    return [sys.executable, "-I", str(Path(_confine.__file__).resolve())]
+
+
 def _minimal(env: Mapping[str, str]) -> dict[str, str]:
     # bwrap itself needs only a PATH; the run's environment is set inside with --clearenv/--setenv
     return {"PATH": env.get("PATH", "/usr/bin:/bin")}
+
+
+@lru_cache(maxsize=1)
+def _bwrap() -> str:
+    return shutil.which("bwrap") or "bwrap"
 
 
 @lru_cache(maxsize=1)
@@ -165,7 +199,8 @@ def tool_roots(env: Mapping[str, str]) -> list[Path]:
 
 @lru_cache(maxsize=16)
 def _roots(path: str, policy: tuple[Path, ...]) -> tuple[Path, ...]:
-    protected = (*policy, Path(tempfile.gettempdir()).resolve(), Path.home().resolve(), Path("/"))
+    state = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state").resolve()
+    protected = (*policy, state, Path(tempfile.gettempdir()).resolve(), Path.home().resolve(), Path("/"))
     roots: set[Path] = set()
     for entry in path.split(os.pathsep):
         if not entry or not Path(entry).is_dir():

@@ -27,7 +27,7 @@ from .._errors import InfrastructureFailure, NotDeterministic, PolicyViolation, 
 from ..evidence._manifest import Entry, scan
 from ..evidence._seal import diff, verify
 from ..exam._formats import BuildRecord, Case, read_cases
-from ..sandbox._jail import Jail, written
+from ..sandbox._jail import Jail, odd_files, written
 from ..sandbox._process import base_env
 from ..scoring._grading import ScoreInputs
 from ._target import PLACEHOLDERS, Cell, Target, extract_rows
@@ -87,15 +87,21 @@ class Gateway:
     def _build(self) -> Path:
         built = self.scratch / "built"
         shutil.copytree(self.target.baseline, built, symlinks=True)
-        argv = self.target.config.build
+        argv, config = self.target.config.build, self.target.config
         if argv:
-            home = self.scratch / "build-home"
+            home, tmp = self.scratch / "build-home", self.scratch / "build-tmp"
             home.mkdir()
-            done, _ = Jail(writable=(built, home)).run(argv, cwd=built, env=base_env(home, self.target.config.env),
-                                                     timeout=self.target.config.timeout)
+            tmp.mkdir()
+            env = {**base_env(home, config.env), "TMPDIR": str(tmp)}
+            done, _ = Jail(writable=(built, home, tmp)).run(argv, cwd=built, env=env, timeout=config.timeout,
+                                                          file_cap=config.write_cap)
             if done.exit_code != 0:
                 raise InfrastructureFailure(f"the target's build step exited {done.exit_code}",
                                             hint=f"run {' '.join(argv)} in {self.target.baseline} and fix it")
+            grown = written([built]) - written([self.target.baseline])
+            if grown > config.write_cap:  # every case copies the build: it may not grow past the write cap
+                raise InfrastructureFailure(f"the target's build step wrote {grown} bytes, past the write cap "
+                                            f"of {config.write_cap}", hint="raise write_cap in the target file")
         return built
 
     def run_case(self, case: Case, keep: Path | None = None) -> CaseResult:
@@ -119,7 +125,12 @@ class Gateway:
         extract = case.extract or self.target.config.extract
         if extract is None:
             raise UsageError(f"{self.target.path}: no 'extract' for case {case.case}", hint="say which output to read")
+        odd = odd_files(output_dir)
+        for rel in odd:  # a link may point at any file the orchestrator can read: never follow, never keep it
+            (output_dir / rel).unlink()
         rows, error = extract_rows(output_dir, extract, case.case)
+        if odd:
+            rows, error = [], f"the case left links or special files in its output ({', '.join(odd[:3])})"
         size = written([output_dir, home, work / "tmp"]) + max(written([target_dir]) - self.built_size, 0)
         if size > config.write_cap:  # what it wrote does not count: a case may not fill the disk
             rows, error = [], f"the case wrote {size} bytes, past the write cap of {config.write_cap}"
