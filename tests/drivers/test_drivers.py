@@ -18,6 +18,18 @@ FAKE_AGENT = r'''
 import json, os, sys, time, subprocess
 req = json.loads(sys.stdin.read())
 mode = req["task"]
+if mode == "ok":  # a tester reaches the engine's tools over MCP, as a real one must
+    import asyncio
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    async def tools():
+        server = StdioServerParameters(command=req["mcp"]["command"][0], args=req["mcp"]["command"][1:])
+        async with stdio_client(server) as (r, w), ClientSession(r, w) as session:
+            await session.initialize()
+            return [t.name for t in (await session.list_tools()).tools]
+
+    assert asyncio.run(tools()) == req["mcp"]["tools"]
 base = {"protocol": "tri-agent-executor/1", "model": "fake-1", "usage": {"input_tokens": 7, "output_tokens": 3},
         "cost_usd": 0.01}
 if mode == "ok":

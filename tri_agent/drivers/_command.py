@@ -31,6 +31,16 @@ from .._errors import UsageError
 from ..sandbox._jail import Jail
 from ..sandbox._process import Completed, base_env, run
 from ._episode import PROTOCOL, Attempt, Episode, EpisodeResult, Status, Usage, mask
+from ._mcp import SERVER, ToolServer
+
+
+class McpAccess(BaseModel):
+    """How the agent reaches the engine's tools: an MCP server it starts as a stdio command."""
+
+    server: str = Field(description="Server name; the tools appear to the agent as mcp__<server>__<tool>.")
+    command: list[str] = Field(description="argv of the stdio bridge to the engine's tool server (valid inside the "
+                                           "agent's sandbox); put it in the agent's MCP configuration.")
+    tools: list[str] = Field(description="The tools the role's contract grants: exactly what the server lists.")
 
 
 class Request(BaseModel):
@@ -44,7 +54,9 @@ class Request(BaseModel):
                                        "its sandbox, where nothing else of the machine's files exists).")
     tools: list[str] = Field(description="Tools the role's contract names.")
     limits: dict[str, Any] = Field(description="What the episode may spend: turns, seconds, budget_usd, "
-                                               "output_bytes.")
+                                               "output_bytes, write_bytes.")
+    mcp: McpAccess | None = Field(default=None, description="The engine's tools over MCP; null for a driver "
+                                                           "without them.")
 
 
 class Response(BaseModel):
@@ -64,6 +76,26 @@ class Response(BaseModel):
                                                        "recorded as breach attempts.")
 
 
+ENGINE_TOOLS = frozenset({"run_case", "exam_build", "score", "rerun", "file_ticket"})
+
+
+def _wired(result: EpisodeResult, server: ToolServer, episode: Episode) -> EpisodeResult:
+    """Fail closed when a role that needs the engine's tools never reached them over MCP: a tester that could
+    not run a case would otherwise look like a tester that chose not to."""
+    result = result.model_copy(update={"tool_calls": result.tool_calls + len(server.calls),
+                                       "breach_attempts": [*result.breach_attempts, *episode.tools.attempts]})
+    needs = ENGINE_TOOLS & set(server.granted)
+    if result.status != "ok" or not needs:  # a refusal (blocked) needs no tool; a failure is already one
+        return result
+    if not server.listed:
+        return result.model_copy(update={"status": "protocol_mismatch", "reason": "the agent never listed the "
+                                         f"engine's tools over MCP (it needs {', '.join(sorted(needs))})"})
+    if any(sorted(names) != server.granted for names in server.listed):
+        return result.model_copy(update={"status": "protocol_mismatch",
+                                         "reason": "the tools listed over MCP differ from the contract's"})
+    return result
+
+
 class CommandDriver:
     name = "command"
 
@@ -77,12 +109,14 @@ class CommandDriver:
 
     def run(self, episode: Episode) -> EpisodeResult:
         workspace = episode.tools.workspace.resolve()
-        with tempfile.TemporaryDirectory(prefix="tri-agent-home-") as home_dir:
+        with tempfile.TemporaryDirectory(prefix="tri-agent-home-") as home_dir, \
+                ToolServer(episode.tools, Path(home_dir)) as server:
             home = Path(home_dir)
             env = base_env(home, self.credentials)
+            access = McpAccess(server=SERVER, command=server.relay(), tools=server.granted)
             request = Request(role=episode.charter.contract.role, charter=episode.charter.body, task=episode.task,
                               workspace=str(workspace), tools=episode.charter.contract.tools,
-                              limits=episode.limits.model_dump())
+                              limits=episode.limits.model_dump(), mcp=access)
             stdin, limits = request.model_dump_json().encode(), episode.limits
             try:
                 if self.sandbox:  # the jail of role-written code; the agent keeps the network for its model's API
@@ -94,7 +128,8 @@ class CommandDriver:
                                stdin=stdin, kill_at_cap=True)
             except UsageError as exc:
                 return self._result(episode, "spawn_failure", None, 0.0, exc.line())
-        return self._judge(episode, done)
+        result = self._judge(episode, done)
+        return _wired(result, server, episode)
 
     def _judge(self, episode: Episode, done: Completed) -> EpisodeResult:
         if done.timed_out:

@@ -3,8 +3,12 @@
 Run as ``python -m tri_agent.drivers._profiles claude`` (the command driver's argv); it reads the executor
 request on stdin, runs the agent, and prints the executor response. The Claude Code profile:
 
-- runs ``claude -p`` with ``--output-format json``, the charter appended to the system prompt, the
+- runs ``claude -p`` with ``--output-format stream-json``, the charter appended to the system prompt, the
   request's turn limit, and no web tools;
+- gives it the engine's tools over MCP: the episode's own ``--mcp-config`` (the request's bridge command)
+  with ``--strict-mcp-config`` (no user or project server), and ``--allowedTools`` naming exactly the
+  granted ``mcp__tri__<tool>`` tools; the stream's init message says which tools it really received, and
+  any difference from the granted ones fails the episode closed;
 - gives it its own config folder (``CLAUDE_CONFIG_DIR`` in the role's HOME) holding generated user
   settings, and loads no project or local settings (``--setting-sources user``), so nothing in a
   workspace can steer it;
@@ -14,8 +18,10 @@ request on stdin, runs the agent, and prints the executor response. The Claude C
   ``permission_denials`` entry is reported as a breach attempt, and the role's verdict is the last JSON
   object of its final message (``{"status": "ok" | "blocked", "summary": ..., "reason": ...}``).
 
-The Codex profile runs ``codex exec --json`` with the workspace-write sandbox, no approvals, no
-persisted session, its own ``CODEX_HOME``; it reads the JSONL event stream: usage from every
+The Codex profile runs ``codex exec --json`` with the workspace-write sandbox, no approvals (an MCP call
+waiting for one would be cancelled), no persisted session, its own ``CODEX_HOME`` whose ``config.toml``
+names the engine's MCP server with ``enabled_tools`` set to exactly the granted tools (the server's own
+record of ``tools/list`` is what the driver checks); it reads the JSONL event stream: usage from every
 ``turn.completed``, a ``turn.failed`` or ``error`` event is a runtime failure, and the verdict is the
 last JSON line of the last ``agent_message``.
 
@@ -48,22 +54,54 @@ def claude_settings(deny: list[str]) -> dict[str, Any]:
             "sandbox": {"enabled": True, "filesystem": {"denyRead": deny, "denyWrite": deny}}}
 
 
-def claude_argv(binary: str, request: Request) -> list[str]:
-    argv = [binary, "-p", request.task, "--output-format", "json", "--append-system-prompt",
+def claude_argv(binary: str, request: Request, mcp_config: Path | None = None) -> list[str]:
+    argv = [binary, "-p", request.task, "--output-format", "stream-json", "--verbose", "--append-system-prompt",
             request.charter + VERDICT_INSTRUCTIONS, "--max-turns", str(request.limits.get("turns", 40)),
             "--setting-sources", "user", "--disallowedTools", "WebFetch", "WebSearch"]
+    if request.mcp is not None and mcp_config is not None:
+        # only this episode's server (--strict-mcp-config: no user or project servers), its tools allowed
+        argv += ["--mcp-config", str(mcp_config), "--strict-mcp-config",
+                 "--allowedTools", *mcp_tool_names(request)]
     model = os.environ.get("TRI_AGENT_MODEL")
     return [*argv, "--model", model] if model else argv
 
 
-def claude_response(stdout: str) -> dict[str, Any]:
-    """The executor response for Claude Code's ``--output-format json`` output."""
-    try:
-        out = json.loads(stdout)
-    except ValueError:
-        return {"protocol": PROTOCOL, "status": "malformed", "reason": "claude printed no JSON result"}
+def mcp_tool_names(request: Request) -> list[str]:
+    """How Claude Code names the engine's tools: mcp__<server>__<tool>."""
+    return [f"mcp__{request.mcp.server}__{tool}" for tool in request.mcp.tools] if request.mcp else []
+
+
+def claude_mcp_config(request: Request) -> dict[str, Any]:
+    assert request.mcp is not None
+    command = request.mcp.command
+    return {"mcpServers": {request.mcp.server: {"type": "stdio", "command": command[0], "args": command[1:]}}}
+
+
+def claude_response(stdout: str, wanted: list[str] | None = None) -> dict[str, Any]:
+    """The executor response for Claude Code's ``--output-format stream-json`` output: the init message says
+    which tools the agent really received (checked against ``wanted``, the engine's MCP tools), the result
+    message how it ended."""
+    events = [e for e in (_json(line) for line in stdout.splitlines()) if isinstance(e, dict)]
+    init = next((e for e in events if e.get("type") == "system" and e.get("subtype") == "init"), None)
+    out = next((e for e in reversed(events) if e.get("type") == "result"), None)
+    if out is None:
+        return {"protocol": PROTOCOL, "status": "malformed", "reason": "claude printed no result"}
+    base = _claude_base(out)
+    miswired = _miswired(init, wanted) if wanted is not None else None
+    if miswired:
+        return {**base, "status": "error", "reason": f"MCP wiring: {miswired}"}
+    if out.get("is_error") or out.get("subtype") != "success":
+        return {**base, "status": "error", "reason": f"claude ended with {out.get('subtype')}"}
+    verdict = _last_json(str(out.get("result", "")))
+    if verdict is None or verdict.get("status") not in ("ok", "blocked"):
+        return {**base, "status": "malformed", "reason": "the final message holds no verdict line"}
+    return {**base, "status": verdict["status"], "summary": str(verdict.get("summary", "")),
+            "reason": verdict.get("reason")}
+
+
+def _claude_base(out: dict[str, Any]) -> dict[str, Any]:
     usage = out.get("usage") or {}
-    base = {
+    return {
         "protocol": PROTOCOL, "model": next(iter(out.get("modelUsage") or {}), None),
         "usage": {"input_tokens": usage.get("input_tokens", 0), "output_tokens": usage.get("output_tokens", 0),
                   "cache_read_tokens": usage.get("cache_read_input_tokens", 0),
@@ -72,13 +110,24 @@ def claude_response(stdout: str) -> dict[str, Any]:
         "denials": [f"{d.get('tool_name')} {json.dumps(d.get('tool_input'), sort_keys=True)}"
                     for d in out.get("permission_denials") or []],
     }
-    if out.get("is_error") or out.get("subtype") != "success":
-        return {**base, "status": "error", "reason": f"claude ended with {out.get('subtype')}"}
-    verdict = _last_json(str(out.get("result", "")))
-    if verdict is None or verdict.get("status") not in ("ok", "blocked"):
-        return {**base, "status": "malformed", "reason": "the final message holds no verdict line"}
-    return {**base, "status": verdict["status"], "summary": str(verdict.get("summary", "")),
-            "reason": verdict.get("reason")}
+
+
+def _miswired(init: dict[str, Any] | None, wanted: list[str]) -> str | None:
+    """Why the tools the agent received are not exactly the engine's granted ones (None: they are)."""
+    if init is None:
+        return "no init message: the tools the agent received are unknown"
+    got = {t for t in init.get("tools") or [] if isinstance(t, str) and t.startswith("mcp__")}
+    missing, extra = sorted(set(wanted) - got), sorted(got - set(wanted))
+    if missing or extra:
+        return f"missing {missing or '-'}, not granted {extra or '-'}"
+    return None
+
+
+def _json(line: str) -> Any:
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
 
 
 def _last_json(text: str) -> dict[str, Any] | None:
@@ -128,8 +177,20 @@ def codex_response(stdout: str) -> dict[str, Any]:
             "reason": verdict.get("reason")}
 
 
+def codex_config(request: Request) -> str:
+    """``config.toml`` for the episode's own ``CODEX_HOME``: no approvals (an MCP call waiting for one would
+    be cancelled), and the engine's server with exactly the granted tools enabled."""
+    lines = ['approval_policy = "never"', ""]
+    if request.mcp is not None:
+        lines += [f"[mcp_servers.{request.mcp.server}]", f"command = {json.dumps(request.mcp.command[0])}",
+                  f"args = {json.dumps(request.mcp.command[1:])}",
+                  f"enabled_tools = {json.dumps(request.mcp.tools)}", ""]
+    return "\n".join(lines)
+
+
 def run_codex(request: Request, binary: str = "codex") -> dict[str, Any]:
     home = _private_dir(".codex-home")
+    (home / "config.toml").write_text(codex_config(request), encoding="utf-8")
     return _run_agent(codex_argv(binary, request), {"CODEX_HOME": str(home)}, request, codex_response)
 
 
@@ -137,7 +198,12 @@ def run_claude(request: Request, binary: str = "claude") -> dict[str, Any]:
     config = _private_dir(".claude-config")
     deny = [p for p in os.environ.get("TRI_AGENT_DENY", "").split(":") if p]
     (config / "settings.json").write_text(json.dumps(claude_settings(deny), indent=1))
-    return _run_agent(claude_argv(binary, request), {"CLAUDE_CONFIG_DIR": str(config)}, request, claude_response)
+    mcp_config = config / "mcp.json"
+    if request.mcp is not None:
+        mcp_config.write_text(json.dumps(claude_mcp_config(request), indent=1))
+    wanted = mcp_tool_names(request) if request.mcp is not None else None
+    return _run_agent(claude_argv(binary, request, mcp_config), {"CLAUDE_CONFIG_DIR": str(config)}, request,
+                      lambda out: claude_response(out, wanted))
 
 
 def _private_dir(name: str) -> Path:

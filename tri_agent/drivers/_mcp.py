@@ -1,0 +1,116 @@
+"""The engine's tools for CLI agents, over the Model Context Protocol (the official ``mcp`` SDK).
+
+One server per episode, on the orchestrator's side, listening on a unix socket in the role's HOME. It
+lists exactly the tools the role's contract grants (a tool outside the contract is absent, not merely
+refused), with the JSON schemas of the API roles' tool set, and carries every call out through the same
+``ToolBox``: one implementation of the tools, two transports. The agent, in its sandbox, reaches it only
+through ``_relay.py`` (standard input and output relayed to the socket), which its MCP configuration starts;
+it never sees a file of the orchestrator's.
+
+Every ``tools/list`` answer and every call is recorded (``listed``, ``calls``), so the driver can check the
+wiring before trusting an episode: an agent that never listed its tools, or whose granted tools did not
+reach it, fails closed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import sys
+import threading
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import mcp.types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+from .._version import __version__
+from ..isolation._tools import ToolBox, ToolError
+
+SERVER = "tri"  # agents see the tools as mcp__tri__<tool>
+_RELAY = Path(__file__).resolve().with_name("_relay.py")
+
+
+class ToolServer:
+    """An MCP server for one episode's ``ToolBox`` on a unix socket; use as a context manager."""
+
+    def __init__(self, box: ToolBox, folder: Path) -> None:
+        self.box = box
+        self.socket_path = folder / "tools.sock"
+        self.relay_path = folder / "tri-agent-relay.py"
+        self.listed: list[list[str]] = []  # the names each tools/list answered with
+        self.calls: list[dict[str, Any]] = []  # every call: tool, arguments, outcome (refused or not)
+        self._listener: socket.socket | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def granted(self) -> list[str]:
+        return sorted(self.box.specs())
+
+    def relay(self) -> list[str]:
+        """The command an agent's MCP configuration starts (inside its sandbox) to reach this server."""
+        return [sys.executable, "-I", str(self.relay_path), str(self.socket_path)]
+
+    def __enter__(self) -> ToolServer:
+        self.relay_path.write_bytes(_RELAY.read_bytes())  # into the role's HOME: visible in its sandbox
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(str(self.socket_path))
+        listener.listen(4)
+        self._listener = listener
+        self._thread = threading.Thread(target=self._serve, name="tri-agent-mcp", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        if self._listener is not None:
+            with contextlib.suppress(OSError):
+                self._listener.shutdown(socket.SHUT_RDWR)
+            self._listener.close()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+
+    def _serve(self) -> None:
+        while self._listener is not None:
+            try:
+                connection, _ = self._listener.accept()
+            except OSError:
+                return  # the episode is over: the listener was closed
+            threading.Thread(target=self._session, args=(connection,), daemon=True).start()
+
+    def _session(self, connection: socket.socket) -> None:
+        with connection, contextlib.suppress(Exception):  # a client that vanishes ends its own session only
+            anyio.run(self._speak, connection)
+
+    async def _speak(self, connection: socket.socket) -> None:
+        reader = anyio.wrap_file(connection.makefile("r", encoding="utf-8", newline="\n"))
+        writer = anyio.wrap_file(connection.makefile("w", encoding="utf-8", newline="\n"))
+        server: Server[Any] = Server(SERVER, version=__version__, on_list_tools=self._list_tools,
+                                     on_call_tool=self._call_tool)
+        async with stdio_server(stdin=reader, stdout=writer) as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    async def _list_tools(self, _ctx: Any, _params: Any) -> types.ListToolsResult:
+        tools = [types.Tool(name=name, description=text, inputSchema=schema)
+                 for name, (text, schema) in sorted(self.box.specs().items())]
+        self.listed.append([t.name for t in tools])
+        return types.ListToolsResult(tools=tools)
+
+    async def _call_tool(self, _ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        name, arguments = params.name, dict(params.arguments or {})
+        try:
+            text, refused = await anyio.to_thread.run_sync(self.box.call, name, arguments), False
+        except ToolError as exc:
+            text, refused = str(exc), True
+        self.calls.append({"tool": name, "arguments": arguments, "refused": refused})
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)], isError=refused)
+
+    def record(self) -> str:
+        """What the server saw, for the episode's transcript: one JSON line per list and per call."""
+        lines = [{"tools/list": names} for names in self.listed] + [{"tools/call": call} for call in self.calls]
+        return "".join(json.dumps(line, sort_keys=True) + "\n" for line in lines)
