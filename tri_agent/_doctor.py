@@ -7,6 +7,7 @@ import os
 import shutil
 
 from ._errors import TriAgentError
+from .drivers._mcp import self_check
 from .isolation._contract import ROLES, load_charter, violations
 from .sandbox._bubblewrap import probe
 from .sandbox._confine import landlock_abi
@@ -15,7 +16,7 @@ from .sandbox._jail import BUBBLEWRAP, LANDLOCK, strongest
 CREDENTIALS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL")
 CLI_AGENTS = {"claude": "Claude Code CLI", "codex": "Codex CLI"}
 SDKS = {"anthropic": "anthropic driver (Messages API)", "openai": "openai driver (Responses, Chat Completions)",
-        "mutmut": "syntactic mutants"}
+        "mcp": "the engine's tools for CLI agents (Model Context Protocol)", "mutmut": "syntactic mutants"}
 
 
 def diagnose() -> list[str]:
@@ -50,6 +51,7 @@ def diagnose() -> list[str]:
         lines.append(f"  {cmd:<10} {'found at ' + found if found else 'not installed'} ({what})")
     for dist, what in SDKS.items():
         lines.append(f"  {dist:<10} {_version(dist)} ({what})")
+    lines.append(f"MCP bridge for CLI agents: {self_check()}")
     lines.append("credentials (presence only):")
     lines += [f"  {name:<18} {'set' if os.environ.get(name) else 'not set'}" for name in CREDENTIALS]
     return lines

@@ -23,6 +23,7 @@ from .evidence._seal import SealLogEntry, VerifyReport
 from .evidence._trail import TrailEntry
 from .exam._formats import BuildRecord, Case, ExamConfig, Pair
 from .isolation._contract import Contract
+from .isolation._tools import TOOL_SPECS
 from .isolation._workspace import WorkspaceRecord
 from .mutation._gate import Menu, MutationSummary
 from .scoring._caliber import Caliber
@@ -82,4 +83,8 @@ def export_schemas(out: Path) -> list[Path]:
         path = out / f"{name}.schema.json"
         path.write_text(schema_text(model), encoding="utf-8")
         written.append(path)
-    return written
+    tools = out / "tools.json"  # the engine's tools, as API roles and MCP clients see them
+    tools.write_text(json.dumps({name: {"description": text, "input_schema": schema}
+                                 for name, (text, schema) in TOOL_SPECS.items()}, indent=1, sort_keys=True) + "\n",
+                     encoding="utf-8")
+    return [*written, tools]

@@ -601,3 +601,76 @@ def test_watch_waits_for_the_sessions_commit_and_goes_on(tmp_path: Path) -> None
     reader.join(timeout=10)
     assert proc.returncode == 9, "".join(said)[-500:]  # passed; the other roles were scripted
     assert "PASSED, NOT CERTIFIED after 3 rounds" in out
+
+
+# --- CLI agents playing the roles through MCP ----------------------------------------------------------------
+
+_MCP_AGENT = r'''
+import asyncio, glob, json, os, sys
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+request = json.loads(sys.stdin.read())
+role = sys.argv[1]
+
+
+async def play():
+    command = request["mcp"]["command"]
+    async with stdio_client(StdioServerParameters(command=command[0], args=command[1:])) as (r, w), \
+            ClientSession(r, w) as session:
+        await session.initialize()
+        names = [t.name for t in (await session.list_tools()).tools]
+        ran = 0
+        if role == "tester":
+            [cases] = glob.glob("builds/*/visible/cases.jsonl")
+            for line in open(cases):
+                result = await session.call_tool("run_case", {"case": json.loads(line)["case"]})
+                ran += not result.is_error
+            os.makedirs("exam/judge", exist_ok=True)
+            open("exam/judge/notes.md", "w").write(f"ran {ran} cases over MCP\n")
+        return names, ran
+
+names, ran = asyncio.run(play())
+print(json.dumps({"protocol": request["protocol"], "status": "ok", "model": "fake-mcp-agent",
+                  "summary": f"{role}: tools {','.join(names)}; ran {ran} cases"}))
+'''
+
+
+def test_examiner_tester_and_judge_played_by_cli_agents_over_mcp_reach_acceptance(tmp_path: Path) -> None:
+    from tri_agent.sandbox._jail import strongest
+
+    if strongest() is None:
+        pytest.skip("no OS sandbox for command agents on this machine")
+    project = toy_project(tmp_path / "toy", gate_n=1)
+    config = project / "acceptance.yaml"
+    text = config.read_text().replace(
+        "drivers: {examiner: scripted, builder: scripted, tester: scripted, judge: scripted}",
+        "drivers: {examiner: command, builder: scripted, tester: command, judge: command}")
+    commands = {role: [sys.executable, "-c", _MCP_AGENT, role] for role in ("examiner", "tester", "judge")}
+    config.write_text(text + "commands:\n" + "".join(f"  {r}: {json.dumps(a)}\n" for r, a in commands.items()))
+    commit(project, "three roles played by CLI agents")
+    verdict = accept(project)
+    assert verdict.decision == "accepted" and verdict.rounds == 3
+    assert verdict.drivers == {"builder": "scripted", "examiner": "command", "judge": "command", "tester": "command"}
+    records = run_state(project).root / "records"
+    episodes = {e["role"]: e for e in json.loads((records / "round-0002" / "episodes.json").read_text())}
+    assert episodes["tester"]["summary"].startswith("tester: tools list,read,run_case,search,submit,write; ran ")
+    cases = len((records / "round-0002" / "provenance.jsonl").read_text().splitlines())
+    assert episodes["tester"]["summary"].endswith(f"ran {cases} cases") and episodes["tester"]["tool_calls"] == cases
+    assert episodes["tester"]["isolation"][-1] in ("bubblewrap", "landlock")
+    assert "exam_build" in episodes["examiner"]["summary"] and "file_ticket" in episodes["judge"]["summary"]
+    assert any("a simulation: the builder" in r for r in verdict.reasons)  # the builder's fix was recorded
+
+
+def test_a_cli_tester_that_never_reaches_its_tools_fails_closed(tmp_path: Path) -> None:
+    project = toy_project(tmp_path / "toy", gate_n=1)
+    config = project / "acceptance.yaml"
+    quiet = "import json, sys\nr = json.load(sys.stdin)\nprint(json.dumps({'protocol': r['protocol'], 'status': 'ok'}))"
+    config.write_text(config.read_text().replace("tester: scripted", "tester: command")
+                      + f"commands:\n  tester: {json.dumps([sys.executable, '-c', quiet])}\n")
+    commit(project, "a tester that says ok without running anything")
+    with pytest.raises(Escalation):
+        accept(project)
+    rounds = [json.loads((run_state(project).root / "records" / f"round-000{k}" / "gate.json").read_text())
+              for k in (1, 2, 3)]
+    assert all(any("tester episode ended protocol_mismatch" in r for r in g["reasons"]) for g in rounds)

@@ -30,6 +30,20 @@ if mode == "ok":  # a tester reaches the engine's tools over MCP, as a real one 
             return [t.name for t in (await session.list_tools()).tools]
 
     assert asyncio.run(tools()) == req["mcp"]["tools"]
+if mode == "ticket":  # a judge files a ticket through the engine's file_ticket, over MCP
+    import asyncio
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    async def ticket():
+        server = StdioServerParameters(command=req["mcp"]["command"][0], args=req["mcp"]["command"][1:])
+        async with stdio_client(server) as (r, w), ClientSession(r, w) as session:
+            await session.initialize()
+            await session.list_tools()
+            args = {"route": "builder", "title": "keys keep spaces", "body": "trim them", "cases": ["c-1"]}
+            return (await session.call_tool("file_ticket", args)).content[0].text
+
+    print(json.dumps({"protocol": req["protocol"], "status": "ok", "summary": asyncio.run(ticket())}))
 base = {"protocol": "tri-agent-executor/1", "model": "fake-1", "usage": {"input_tokens": 7, "output_tokens": 3},
         "cost_usd": 0.01}
 if mode == "ok":
@@ -126,6 +140,18 @@ def test_without_bubblewrap_a_command_agent_runs_under_landlock_and_says_so(  # 
     assert driver.layers == ["landlock"]
 
 
+def test_a_cli_judge_files_a_ticket_over_mcp(tmp_path: Path) -> None:
+    charter = load_charter("judge")
+    ws = tmp_path / "judge-ws"
+    ws.mkdir()
+    (tmp_path / "agent.py").write_text(FAKE_AGENT)
+    episode = Episode(charter, "ticket", ToolBox(charter.contract, ws), Limits(seconds=60))
+    result = CommandDriver([sys.executable, str(tmp_path / "agent.py")], sandbox=False).run(episode)
+    assert result.status == "ok" and result.summary.startswith("filed t-") and result.tool_calls == 1
+    [ticket] = (ws / "exam" / "tickets" / "builder").glob("t-*.md")
+    assert "cases: c-1" in ticket.read_text()
+
+
 def test_scripted_driver_replays_through_the_tool_box(tmp_path: Path, episode_for) -> None:  # type: ignore[no-untyped-def]
     script = tmp_path / "script.yaml"
     script.write_text("""schema_version: 1
@@ -161,3 +187,10 @@ def test_run_budget_caps_every_episode_and_stops_the_run() -> None:
     budget.charge(spent)
     with pytest.raises(InfrastructureFailure, match="budget of \\$1 is spent"):
         budget.limits_for(Limits())
+
+
+def test_the_mcp_bridge_answers_raw_json_rpc_through_the_relay() -> None:
+    from tri_agent.drivers._mcp import self_check
+
+    assert self_check("tester") == "works (tester: list, read, run_case, search, submit, write)"
+    assert self_check("builder") == "works (builder: list, read, search, submit, write)"  # no engine tool: absent

@@ -114,3 +114,46 @@ class ToolServer:
         """What the server saw, for the episode's transcript: one JSON line per list and per call."""
         lines = [{"tools/list": names} for names in self.listed] + [{"tools/call": call} for call in self.calls]
         return "".join(json.dumps(line, sort_keys=True) + "\n" for line in lines)
+
+
+def self_check(contract_role: str = "tester") -> str:
+    """Start a server for ``contract_role`` and speak to it through the relay as an agent would (initialize,
+    then tools/list, one raw JSON-RPC line at a time); a line saying what it listed, or why it could not."""
+    import subprocess
+    import tempfile
+
+    from ..isolation._contract import load_charter
+
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+             "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                        "clientInfo": {"name": "tri-agent-doctor", "version": __version__}}}
+    with tempfile.TemporaryDirectory(prefix="tri-doctor-") as tmp:
+        box = ToolBox(load_charter(contract_role).contract, Path(tmp))
+        with ToolServer(box, Path(tmp)) as server:
+            relay = subprocess.Popen(server.relay(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+            timer = threading.Timer(20, relay.kill)  # a bridge that hangs must not hang the doctor
+            timer.start()
+            try:
+                listed = _exchange(relay, hello)
+            finally:
+                timer.cancel()
+                relay.kill()
+                relay.wait()
+    if listed is None:
+        return "no tools/list answer from the bridge"
+    return f"works ({contract_role}: {', '.join(listed)})" if listed == server.granted else f"lists {listed}"
+
+
+def _exchange(relay: Any, hello: dict[str, Any]) -> list[str] | None:
+    def ask(message: dict[str, Any]) -> dict[str, Any]:
+        relay.stdin.write(json.dumps(message) + "\n")
+        relay.stdin.flush()
+        line = relay.stdout.readline()
+        return json.loads(line) if line.startswith("{") else {}
+
+    if "result" not in ask(hello):
+        return None
+    relay.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+    tools = ask({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).get("result", {}).get("tools")
+    return None if tools is None else [t["name"] for t in tools]
