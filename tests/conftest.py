@@ -124,15 +124,17 @@ def toy_copy(dest: Path, fixed: bool) -> Path:
 GIT = ["git", "-c", "user.name=tri-agent-test", "-c", "user.email=test@invalid"]
 
 
-def toy_project(dest: Path, gate_n: int | None = None) -> Path:
-    """A committed copy of the toy-grades acceptance project (optionally with another gate N)."""
+def toy_project(dest: Path, gate_n: int | None = None, hunt_seeds: int = 3) -> Path:
+    """A committed copy of the toy-grades acceptance project (optionally with another gate N). Its mutation gate
+    hunts equivalents over ``hunt_seeds`` fresh generator seeds (the example's own default is 20): the protocol
+    tests do not test the proof's depth, the gate's tests do."""
     import shutil
     import subprocess
 
     shutil.copytree(TOY, dest, ignore=shutil.ignore_patterns("builds", "runs", "mutation", "evidence", "SCOREBOARD.md"))
-    if gate_n is not None:
-        config = dest / "acceptance.yaml"
-        config.write_text(config.read_text().replace("gate_n: 3", f"gate_n: {gate_n}"))
+    config = dest / "acceptance.yaml"
+    text = config.read_text() if gate_n is None else config.read_text().replace("gate_n: 3", f"gate_n: {gate_n}")
+    config.write_text(text + ("" if hunt_seeds == 20 else f"mutation: {{hunt_seeds: {hunt_seeds}}}\n"))
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "baseline"]):
         subprocess.run([*GIT, *args], cwd=dest, check=True, capture_output=True)
     return dest
@@ -151,3 +153,11 @@ def run_state(project: Path):  # type: ignore[no-untyped-def]
     from tri_agent.acceptance._state import locate
 
     return locate(project, load_config(project))
+
+
+# an honest fix of the toy written otherwise than the recorded one: an alias, str.strip called as a function
+DIFFERENT_FIX = (TOY / "scripted" / "fixed-grades.py").read_text().replace(
+    "from decimal import ROUND_HALF_UP, Decimal, InvalidOperation",
+    "from decimal import ROUND_HALF_UP as HALF_UP, Decimal, InvalidOperation").replace(
+    "rounding=ROUND_HALF_UP)", "rounding=HALF_UP)").replace(
+    'group = row[col["group"]].strip()', 'group = str.strip(row[col["group"]])')

@@ -126,19 +126,23 @@ def _rerun(args: argparse.Namespace) -> int:
 
 
 def _mutate(args: argparse.Namespace) -> int:
-    from .mutation._gate import mutate, rotation_sample
+    from .mutation._gate import mutate, used_in
+    from .mutation._rotation import Selection
 
-    only = args.only
-    if args.sample is not None:
-        only = rotation_sample(args.menu, args.previous, args.sample, args.rotation_seed)
-        print(f"rotation: judging {', '.join(only)}")
-    summary = mutate(args.target, args.exam, args.menu, args.out, jobs=args.jobs, threshold=args.threshold / 100,
-                     minimum=args.min_mutants, timeout_factor=args.timeout_factor, only=only, mutmut=args.mutmut,
-                     seed=args.rotation_seed, differential=args.differential, skip_drifted=args.skip_drifted)
+    selection = None
+    if args.per_class is not None:
+        used, red = used_in(args.previous)
+        selection = Selection(per_class=args.per_class, total=args.sample, used=frozenset(used), red=red,
+                              seed=args.rotation_seed)
+    summary = mutate(args.target, args.exam, args.menu, args.out, exam_dir=args.exam_dir, jobs=args.jobs,
+                     threshold=args.threshold / 100, minimum=args.min_mutants, timeout_factor=args.timeout_factor,
+                     selection=selection, only=args.only, mutmut=args.mutmut, seed=args.rotation_seed,
+                     differential=args.differential, hunt_seeds=args.hunt_seeds, concrete=args.concrete)
     for m in summary.mutants:
         print(f"{m.status:<12} {m.id} ({m.bug_class}): {m.reason}")
-    counts = ", ".join(f"{k} {v}" for k, v in summary.counts.items())
-    print(f"{summary.verdict.upper()} kill rate {summary.kill_rate:.0%} ({counts}); report in {args.out}")
+    if summary.unexpressed:
+        print(f"no mutant of: {', '.join(summary.unexpressed)} (no operator applies to this code)")
+    print(f"{summary.verdict.upper()} {summary.figure()}; report in {args.out}")
     for reason in summary.reasons:
         print(f"  blocker: {reason}")
     return ExitCode.PASS if summary.verdict == "pass" else ExitCode.FAIL
@@ -378,18 +382,23 @@ def _parser() -> argparse.ArgumentParser:
     mu.add_argument("--threshold", type=float, default=100, help="minimum kill rate in percent")
     mu.add_argument("--min-mutants", type=int, default=3, help="fewest judged mutants the gate accepts")
     mu.add_argument("--timeout-factor", type=float, default=5.0, help="mutant timeout as a multiple of the clean run")
-    mu.add_argument("--only", nargs="+", metavar="ID", help="judge only these menu mutants")
-    mu.add_argument("--sample", type=int, metavar="N",
-                    help="judge N menu mutants, rotated: >= 30%% new ones (50%% after a red --previous round)")
+    mu.add_argument("--exam-dir", type=Path, metavar="EXAM", help="the exam's folder: the difference hunt runs its "
+                    "generator at fresh seeds (without it, only the menu's class inputs are hunted)")
+    mu.add_argument("--hunt-seeds", type=int, default=20, metavar="N",
+                    help="fresh generator seeds a survivor is hunted over before it may be called equivalent")
+    mu.add_argument("--only", nargs="+", metavar="ID", help="judge only these mutant instances")
+    mu.add_argument("--concrete", type=Path, metavar="MUTANTS.yaml",
+                    help="the judge's exact edits (exam/judge/mutants.yaml): each that applies is judged too")
+    mu.add_argument("--per-class", type=int, metavar="N", help="judge up to N instances of every bug class")
+    mu.add_argument("--sample", type=int, metavar="N", help="with --per-class: judge N instances in all, spread "
+                    "over the classes, new ones first (>= 30%% new, 50%% after a red --previous round)")
     mu.add_argument("--previous", type=Path, action="append", default=[], metavar="SUMMARY.json",
                     help="summary.json of an earlier round (its mutants count as used)")
-    mu.add_argument("--rotation-seed", default="0", help="seed of the rotation and mutmut samples")
+    mu.add_argument("--rotation-seed", default="0", help="seed of the samples and of the hunt's generator seeds")
     mu.add_argument("--mutmut", type=int, default=0, metavar="N",
                     help="add N syntactic mutants sampled from mutmut (Python targets), judged by the case runner")
     mu.add_argument("--differential", action="store_true",
                     help="calibrate against a target that does not pass yet: killed = the exam's findings change")
-    mu.add_argument("--skip-drifted", action="store_true",
-                    help="report a mutant whose anchor is not in this version as Ignored instead of refusing")
     mu.set_defaults(handler=_mutate)
 
     pr = sub.add_parser("presets", help="list the target presets, or show one")

@@ -133,23 +133,38 @@ behaviors:
 {"schema_version": 1, "build_visible_digest": "d1", "target_sha256": "e2", "cases": 16, "twice": true,
  "actual_sha256": "f3", "behaviors_sha256": "a4"}
 """),
+    "coverage": Doc("`runs/<id>/coverage.json`", "the gateway (a run's traced second pass)", "json", """\
+{"schema_version": 1, "cases": {"c-5d41402abc4b": {"grades.py": [17, 18, 19, 33, 44]}, "c-7e2f0b1a9c3d": null}}
+"""),
     "mutation-menu": Doc("`exam/mutations.yaml`", "the examiner", "yaml", """\
+schema_version: 2
+classes:
+  - id: rounding-mode
+    clause: "average (total / count, rounded HALF_UP to 2 places)"
+    inputs: [{scores.csv: "student,group,score\\ns1,A,80.00\\ns2,A,80.01\\n"}]
+  - id: missing-total
+    clause: "a last row for the group *ALL*"
+"""),
+    "judge-mutants": Doc("`exam/judge/mutants.yaml`", "the judge", "yaml", """\
 schema_version: 1
 mutants:
-  - id: m-half-even
-    bug_class: rounding-mode
+  - id: clamp-high-scores
+    bug_class: bounds
     file: grades.py
-    anchor: "rounding=ROUND_HALF_UP)"
-    replace: "rounding=\\"ROUND_HALF_EVEN\\")"
-    witness: {scores.csv: "student,group,score\\ns1,A,80.00\\ns2,A,80.01\\n"}
+    find: "score = Decimal(row[col[\\"score\\"]].strip())"
+    replace: "score = min(Decimal(row[col[\\"score\\"]].strip()), Decimal(100))"
 """),
     "mutation-summary": Doc("`mutation/summary.json`", "`tri-agent mutate`, the judge", "json", """\
-{"schema_version": 1, "clean_run": "pass",
- "mutants": [{"id": "m-half-even", "bug_class": "rounding-mode", "status": "Killed",
-              "reason": "case c-5d41402abc4b: out_of_tolerance on total", "killed_by": ["c-5d41402abc4b"],
-              "cases_run": 3, "seconds": 0.4}],
- "counts": {"Killed": 1}, "kill_rate": 100.0, "threshold": 100.0, "minimum": 1, "verdict": "pass",
- "reasons": []}
+{"schema_version": 2, "clean_run": "pass", "target_digest": "3f2a9c0d1e4b5a67",
+ "mutants": [{"id": "row-dropped:grades.py:96049a5919", "bug_class": "missing-total", "operator": "row-dropped",
+              "status": "Killed", "reason": "case c-5d41402abc4b: missing_row on average",
+              "killed_by": ["c-5d41402abc4b"], "cases_run": 1, "seconds": 0.2},
+             {"id": "validation-skipped:grades.py:1eeda14db0", "bug_class": "validation-skipped",
+              "operator": "validation-skipped", "status": "Ignored",
+              "reason": "equivalent: no difference over 260 hunted inputs", "cases_run": 13, "confirmed": true,
+              "hunt": {"seeds": ["hunt-ac72368a586a"], "inputs": 260, "class_inputs": 0, "difference": null}}],
+ "counts": {"Ignored": 1, "Killed": 1}, "killed": 1, "judged": 1, "kill_rate": 1.0, "threshold": 1.0,
+ "minimum": 1, "unexpressed": [], "verdict": "pass", "reasons": []}
 """),
     "preset": Doc("`presets/<name>.yaml` (shipped)", "tri-agent", "yaml", """\
 schema_version: 1

@@ -25,13 +25,15 @@ from .exam._formats import BuildRecord, Case, ExamConfig, Pair
 from .isolation._contract import Contract
 from .isolation._tools import TOOL_SPECS
 from .isolation._workspace import WorkspaceRecord
-from .mutation._gate import Menu, MutationSummary
+from .mutation._gate import MutationSummary
+from .mutation._menu import ConcreteMutants, Menu
 from .scoring._caliber import Caliber
 from .scoring._leaks import LeakReport
 from .scoring._report import ScoreReport
 from .targets._gateway import Provenance, RunRecord
 from .targets._presets import Preset
 from .targets._target import TargetConfig
+from .targets._trace import Coverage
 
 FORMATS: dict[str, type[BaseModel]] = {
     "caliber": Caliber,
@@ -47,7 +49,9 @@ FORMATS: dict[str, type[BaseModel]] = {
     "target": TargetConfig,
     "provenance": Provenance,
     "run-record": RunRecord,
+    "coverage": Coverage,
     "mutation-menu": Menu,
+    "judge-mutants": ConcreteMutants,
     "mutation-summary": MutationSummary,
     "preset": Preset,
     "role-contract": Contract,

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import TOY, commit, run_state, toy_project
+from conftest import DIFFERENT_FIX, TOY, commit, run_state, toy_project
 
 from tri_agent import BuilderTurn, Escalation, LeakDetected, PolicyViolation, TamperDetected
 from tri_agent.acceptance._gate import GateResult, Progress, RoundFacts, advance, gate
@@ -404,16 +404,7 @@ def test_a_verdict_that_the_rounds_do_not_support_is_a_verify_finding(
 
 # --- honest controls ---------------------------------------------------------------------------------------------
 
-DIFFERENT_FIX = (TOY / "scripted" / "fixed-grades.py").read_text().replace(
-    "from decimal import ROUND_HALF_UP, Decimal, InvalidOperation",
-    "from decimal import ROUND_HALF_UP as HALF_UP, Decimal, InvalidOperation").replace(
-    "rounding=ROUND_HALF_UP)", "rounding=HALF_UP)").replace(
-    'group = row[col["group"]].strip()', 'group = str.strip(row[col["group"]])')
 
-
-@pytest.mark.xfail(strict=True, reason="menu mutants are anchored to the recorded fix's text: an honest fix written "
-                                       "differently leaves the gate without mutants (fixed when mutants are "
-                                       "instantiated from bug classes against the code of the round)")
 def test_an_honest_fix_written_differently_is_accepted(tmp_path: Path) -> None:
     assert (TOY / "scripted" / "fixed-grades.py").read_text() != DIFFERENT_FIX
     project = toy_project(tmp_path / "toy", gate_n=1)

@@ -1,4 +1,5 @@
-"""The mutation gate on toy-grades: kills, an equivalent mutant, survivors, drifted anchors, rotation."""
+"""The mutation gate on toy-grades: mutants made from bug classes, kills, proven equivalence, survivors,
+the judge's concrete mutants, differential calibration, coverage that lies, the report."""
 
 from __future__ import annotations
 
@@ -7,103 +8,192 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import toy_copy
-from hypothesis import given
-from hypothesis import strategies as st
+from conftest import TOY, toy_copy
 
-from tri_agent import InfrastructureFailure, MalformedInput, UsageError
-from tri_agent.mutation._gate import mutate, rotate
+from tri_agent import InfrastructureFailure, MalformedInput
+from tri_agent.mutation import _gate
+from tri_agent.mutation._gate import mutate, run_gate
+from tri_agent.mutation._menu import load_menu
+from tri_agent.mutation._operators import OPERATORS, instances
 
+SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "data" / "mutation-testing-report-schema.json").read_text())
+ARGV_CHECK = "validation-skipped:grades.py:1eeda14db0"  # `if len(sys.argv) != 3: sys.exit(...)` never fires
+UNIQUE_ALL = "duplicates-merged:grades.py:75ee4a0c33"  # the *ALL* row's scores made unique: live, rarely seen
 # a real bug the exam cannot see: its cases never hold a score above 100
-CLAMP = """  - id: m-clamp-high-scores
+CLAMP = """schema_version: 1
+mutants:
+  - id: clamp-high-scores
     bug_class: bounds
     file: grades.py
-    anchor: "score = Decimal(row[col[\\"score\\"]].strip())"
+    find: "score = Decimal(row[col[\\"score\\"]].strip())"
     replace: "score = min(Decimal(row[col[\\"score\\"]].strip()), Decimal(1000))"
-    witness: {scores.csv: "student,group,score\\ns1,A,5000\\n"}
 """
-SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "data" / "mutation-testing-report-schema.json").read_text())
 
 
-def test_gate_kills_every_menu_mutant_and_detects_the_equivalent_one(toy_build: Path, tmp_path: Path) -> None:
+def _menu(tmp_path: Path, body: str) -> Path:
+    menu = tmp_path / "menu.yaml"
+    menu.write_text("schema_version: 2\nclasses:\n" + body)
+    return menu
+
+
+def test_a_menu_of_classes_only_gives_judged_mutants_of_every_class_the_code_can_express(toy_build: Path,
+                                                                                        tmp_path: Path) -> None:
     toy = toy_copy(tmp_path / "toy", fixed=True)
-    summary = mutate(toy / "target.yaml", toy_build, toy / "exam" / "mutations.yaml", tmp_path / "m")
-    status = {m.id: m.status for m in summary.mutants}
-    assert status.pop("m-sorted-keys") == "Ignored"  # the witness shows no difference: equivalent
-    assert set(status.values()) == {"Killed"} and len(status) == 8
-    assert summary.verdict == "pass" and summary.kill_rate == 1.0
-    # drift-only bugs are killed by the whole-exam check, the others by a first failing case
-    assert {m.id for m in summary.mutants if m.killed_by == ["whole-exam"]} == {"m-half-even", "m-half-down"}
+    menu = load_menu(toy / "exam" / "mutations.yaml")
+    assert all(not c.inputs or set(c.inputs[0]) == {"scores.csv"} for c in menu.classes)  # no code anywhere
+    gate = run_gate(toy / "target.yaml", toy_build, toy / "exam" / "mutations.yaml", tmp_path / "m",
+                    selection=_gate.Selection(per_class=1), exam_dir=toy / "exam", hunt_seeds=2)
+    summary = gate.summary
+    judged = {m.bug_class for m in summary.mutants if m.status in (*_gate.DETECTED, *_gate.UNDETECTED)}
+    expressible = {c.id for c in menu.classes} - set(gate.rotation.empty_classes)
+    ignored = {m.bug_class for m in summary.mutants if m.status == "Ignored"}
+    assert expressible - ignored <= judged and len(judged) >= 7
+    assert summary.killed == summary.judged and summary.verdict == "pass"
+    assert summary.figure().startswith(f"{summary.killed}/{summary.judged} killed")
     report = json.loads((tmp_path / "m" / "mutation-report.json").read_text())
     jsonschema.validate(report, SCHEMA)
-    assert report["files"]["grades.py"]["mutants"][0]["location"]["start"]["line"] > 1
     page = (tmp_path / "m" / "mutation-report.html").read_text()
-    assert "<script" not in page and "http" not in page.lower().replace('lang="en"', "") and "m-half-even" in page
+    assert "<script" not in page and "http" not in page.lower().replace('lang="en"', "")
 
 
-def test_a_survivor_is_a_blind_spot_and_fails_the_gate(toy_build: Path, tmp_path: Path) -> None:
+def test_an_honest_fix_written_differently_gets_the_same_classes(tmp_path: Path) -> None:
+    from conftest import DIFFERENT_FIX  # the acceptance battery's honest control
+
+    recorded, other = tmp_path / "a", tmp_path / "b"
+    recorded.mkdir()
+    other.mkdir()
+    (recorded / "grades.py").write_text((TOY / "scripted" / "fixed-grades.py").read_text())
+    (other / "grades.py").write_text(DIFFERENT_FIX)
+    classes = [c.id for c in load_menu(TOY / "exam" / "mutations.yaml").classes]
+    a, b = instances(recorded, classes), instances(other, classes)
+    assert {i.bug_class for i in a} == {i.bug_class for i in b}
+    assert {i.id for i in a} != {i.id for i in b}  # the code differs, so do the instances: new ones to judge
+
+
+def test_a_truly_equivalent_mutant_is_ignored_with_its_evidence(toy_build: Path, tmp_path: Path) -> None:
     toy = toy_copy(tmp_path / "toy", fixed=True)
-    menu = tmp_path / "menu.yaml"
-    menu.write_text("schema_version: 1\nmutants:\n" + CLAMP + """  - id: m-count-plus-one
-    bug_class: off-by-one
+    summary = mutate(toy / "target.yaml", toy_build, toy / "exam" / "mutations.yaml", tmp_path / "m",
+                     only=[ARGV_CHECK], exam_dir=toy / "exam", minimum=0)
+    [m] = summary.mutants
+    assert m.status == "Ignored" and m.reason.startswith(_gate.EQUIVALENT) and m.cases_run == 0
+    assert m.hunt is not None and len(m.hunt.seeds) == 20 and m.hunt.difference is None  # 20 fresh seeds by default
+    assert m.hunt.inputs >= 20 * 13 and summary.judged == 0
+
+
+def test_a_live_mutant_with_a_sloppy_class_input_is_judged_not_ignored(toy_build: Path, tmp_path: Path) -> None:
+    toy = toy_copy(tmp_path / "toy", fixed=True)
+    sloppy = _menu(tmp_path, '  - id: duplicates-merged\n    clause: "*ALL* covers every score"\n'
+                             '    inputs: [{scores.csv: "student,group,score\\ns1,A,70\\ns2,B,80\\n"}]\n')
+    (tmp_path / "x").mkdir()
+    exposing = _menu(tmp_path / "x", '  - id: duplicates-merged\n    clause: "*ALL* covers every score"\n'
+                                     '    inputs: [{scores.csv: "student,group,score\\ns1,A,70\\ns2,B,70\\n"}]\n')
+    for menu, seeds in ((sloppy, 20), (exposing, 0)):
+        summary = mutate(toy / "target.yaml", toy_build, menu, tmp_path / f"m-{seeds}", only=[UNIQUE_ALL],
+                         exam_dir=toy / "exam", minimum=1, hunt_seeds=seeds)
+        [m] = summary.mutants
+        assert m.status == "Survived" and summary.verdict == "fail" and UNIQUE_ALL in summary.reasons[0]
+        assert m.hunt is not None and m.hunt.difference is not None and "outputs" in m.hunt.difference
+    # the class's own input exposes it at once; the sloppy one leaves the proof to the generator's fresh seeds
+    assert "class:duplicates-merged#1" in m.hunt.difference
+
+
+def test_without_any_hunt_input_a_survivor_stays_in_the_denominator(toy_build: Path, tmp_path: Path) -> None:
+    toy = toy_copy(tmp_path / "toy", fixed=True)
+    summary = mutate(toy / "target.yaml", toy_build, toy / "exam" / "mutations.yaml", tmp_path / "m",
+                     only=[ARGV_CHECK], minimum=0)  # no exam folder: nothing to hunt over
+    [m] = summary.mutants
+    assert m.status == "NoCoverage" and "no hunt input" in m.reason and summary.judged == 1
+
+
+def test_coverage_that_lies_cannot_save_a_mutant(toy_build: Path, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    toy = toy_copy(tmp_path / "toy", fixed=True)
+    real = _gate._clean_run
+
+    def lying(target: object, exam: object, differential: bool) -> object:
+        clean, got = real(target, exam, differential)  # type: ignore[arg-type]
+        return _gate._Clean(clean.seconds, {case: {} for case in clean.lines}), got  # "no case reaches anything"
+
+    monkeypatch.setattr(_gate, "_clean_run", lying)
+    only = ["row-dropped:grades.py:96049a5919"]  # the *ALL* row dropped
+    summary = mutate(toy / "target.yaml", toy_build, toy / "exam" / "mutations.yaml", tmp_path / "m", only=only,
+                     minimum=1)
+    [m] = summary.mutants
+    assert m.status == "Killed" and m.killed_by and m.cases_run >= 1  # the real runs decided, not the trace
+
+
+def test_the_judges_concrete_mutants_are_judged_and_stale_ones_are_named(toy_build: Path, tmp_path: Path) -> None:
+    toy = toy_copy(tmp_path / "toy", fixed=True)
+    concrete = tmp_path / "mutants.yaml"
+    concrete.write_text(CLAMP + """  - id: hang-on-many
+    bug_class: hang
     file: grades.py
-    anchor: "len(values), total.quantize(CENT)"
-    replace: "len(values) + 1, total.quantize(CENT)"
-    witness: {scores.csv: "student,group,score\\ns1,A,70\\n"}
+    find: "    groups = {}\\n"
+    replace: "    groups = {}\\n    __import__('time').sleep(60 if len(scores) > 1 else 0)\\n"
+  - id: stale
+    bug_class: bounds
+    file: grades.py
+    find: "this text is not in the code"
+    replace: "x"
 """)
-    summary = mutate(toy / "target.yaml", toy_build, menu, tmp_path / "m", minimum=2)
-    assert [m.status for m in summary.mutants] == ["Survived", "Killed"]
-    assert summary.verdict == "fail" and summary.kill_rate == 0.5
-    assert any("blind spots: m-clamp-high-scores" in r for r in summary.reasons)
-    too_few = mutate(toy / "target.yaml", toy_build, menu, tmp_path / "m2", only=["m-count-plus-one"])
-    assert too_few.verdict == "fail" and "the gate needs at least 3" in too_few.reasons[0]
+    import time
+
+    start = time.monotonic()
+    # no input of the class and a generator that never writes a score above 100: out of the exam's domain the
+    # clamp changes nothing, so the hunt proves it equivalent there
+    blind = mutate(toy / "target.yaml", toy_build, toy / "exam" / "mutations.yaml", tmp_path / "m", only=[],
+                   concrete=concrete, minimum=1, exam_dir=toy / "exam", hunt_seeds=2)
+    status = {m.id: m.status for m in blind.mutants}
+    assert status == {"judge:clamp-high-scores": "Ignored", "judge:hang-on-many": "Timeout", "judge:stale": "Ignored"}
+    assert time.monotonic() - start < 90  # 20 s is the target's own limit; the mutant's is far lower
+    assert "not applicable" in next(m.reason for m in blind.mutants if m.id == "judge:stale")
+    # the examiner names the class with an input that reaches past 100: the same mutant is live, a blind spot
+    menu = _menu(tmp_path, '  - id: bounds\n    clause: "any score"\n'
+                           '    inputs: [{scores.csv: "student,group,score\\ns1,A,5000\\n"}]\n')
+    seen = mutate(toy / "target.yaml", toy_build, menu, tmp_path / "m2", only=[], concrete=concrete, minimum=1)
+    clamp = next(m for m in seen.mutants if m.id == "judge:clamp-high-scores")
+    assert clamp.status == "Survived" and clamp.hunt and "class:bounds#1" in (clamp.hunt.difference or "")
+    assert seen.judged == 2 and "judge:clamp-high-scores" in seen.reasons[0]
 
 
-def test_a_drifted_anchor_is_refused_before_anything_runs(toy_build: Path, tmp_path: Path) -> None:
-    toy = toy_copy(tmp_path / "toy", fixed=False)  # the menu's anchors name the fixed code
-    with pytest.raises(MalformedInput, match="anchor 'rounding=ROUND_HALF_UP\\)' occurs 0 times"):
-        mutate(toy / "target.yaml", toy_build, toy / "exam" / "mutations.yaml", tmp_path / "m")
-    assert not (tmp_path / "m").exists()
+def test_a_version_1_menu_with_code_is_refused_with_what_to_write(tmp_path: Path) -> None:
+    menu = tmp_path / "menu.yaml"
+    menu.write_text("schema_version: 1\nmutants:\n  - {id: m, bug_class: x, file: a.py, anchor: a, replace: b, "
+                    "witness: {a: b}}\n")
+    with pytest.raises(MalformedInput, match="holds code") as caught:
+        load_menu(menu)
+    assert "schema_version: 2" in (caught.value.hint or "")
+    dup = _menu(tmp_path, '  - {id: a, clause: "x"}\n  - {id: a, clause: "y"}\n')
+    with pytest.raises(MalformedInput, match="listed twice"):
+        load_menu(dup)
 
 
 def test_the_clean_run_must_pass(toy_build: Path, tmp_path: Path) -> None:
     toy = toy_copy(tmp_path / "toy", fixed=False)
-    menu = tmp_path / "menu.yaml"
-    menu.write_text("""schema_version: 1
-mutants:
-  - {id: m-x, bug_class: off-by-one, file: grades.py, anchor: "len(values), total", replace: "len(values) + 1, total",
-     witness: {scores.csv: "student,group,score\\ns1,A,70\\n"}}
-""")
     with pytest.raises(InfrastructureFailure, match="clean run does not pass"):
-        mutate(toy / "target.yaml", toy_build, menu, tmp_path / "m")
+        mutate(toy / "target.yaml", toy_build, toy / "exam" / "mutations.yaml", tmp_path / "m")
+    assert not (tmp_path / "m").exists()
 
 
-@given(size=st.integers(1, 12), used=st.integers(0, 12), red=st.booleans(), seed=st.text(max_size=4))
-def test_rotation_brings_enough_new_mutants(size: int, used: int, red: bool, seed: str) -> None:
-    menu = [f"m{i:02d}" for i in range(24)]
-    previous = menu[:used]
-    try:
-        chosen = rotate(menu, previous, red=red, size=size, seed=seed)
-    except UsageError:
-        return
-    new = [m for m in chosen if m not in previous]
-    assert len(chosen) == size == len(set(chosen)) and set(chosen) <= set(menu)
-    assert len(new) * (2 if red else 10) >= size * (1 if red else 3)
-    assert chosen == rotate(menu, previous, red=red, size=size, seed=seed)  # deterministic for a seed
+def test_differential_calibration_on_a_target_that_does_not_pass_yet(toy_build: Path, tmp_path: Path) -> None:
+    toy = toy_copy(tmp_path / "toy", fixed=False)  # still has both planted bugs
+    summary = mutate(toy / "target.yaml", toy_build, toy / "exam" / "mutations.yaml", tmp_path / "m",
+                     differential=True, selection=_gate.Selection(per_class=1), minimum=3)
+    killed = [m for m in summary.mutants if m.status == "Killed"]
+    assert len(killed) >= 5
+    # the buggy code has HALF_EVEN: the operator swaps it to HALF_UP there, which the exam sees as a change
+    assert any(m.operator == "rounding-swap" and m.status == "Killed" for m in summary.mutants)
+    survivors = [m for m in summary.mutants if m.status in _gate.UNDETECTED]
+    assert all("not hunted (a calibration round)" in m.reason for m in survivors)
+    jsonschema.validate(json.loads((tmp_path / "m" / "mutation-report.json").read_text()), SCHEMA)
 
 
-def test_a_stale_menu_still_gives_a_sample_and_says_it_is_short() -> None:
-    from tri_agent.mutation._gate import rotation
+def test_every_operator_has_a_row_and_a_class_the_presets_name() -> None:
+    from tri_agent.targets._presets import load_presets
 
-    sample = rotation(["a", "b", "c", "d"], ["a", "b", "c"], red=True, size=4, seed="s")
-    assert sample.chosen == ["a", "b", "c", "d"] and sample.new == ["d"] and sample.need == 2 and sample.short
-    fresh = rotation(["a", "b", "c", "d"], ["a"], red=False, size=3, seed="s")
-    assert len(fresh.chosen) == 3 and len(fresh.new) >= 1 and not fresh.short
-
-
-def test_rotation_refuses_when_the_menu_is_exhausted() -> None:
-    with pytest.raises(UsageError, match="unused mutants"):
-        rotate(["a", "b", "c"], ["a", "b", "c"], red=True, size=2, seed="s")
+    named = {c.id for p in load_presets().values() for c in p.mutation_bug_classes}
+    for op in OPERATORS.values():
+        assert op.description and set(op.classes) & named, op.id
 
 
 def test_mutmut_mutants_are_selected_by_environment_and_judged_by_the_case_runner(toy_build: Path,
@@ -115,49 +205,4 @@ def test_mutmut_mutants_are_selected_by_environment_and_judged_by_the_case_runne
     assert len(syntactic) == 5
     # a selected mutant really runs: mutmut's own trampolines would run the original code otherwise
     assert any(m.status == "Killed" for m in syntactic)
-    report = json.loads((tmp_path / "m" / "mutation-report.json").read_text())
-    jsonschema.validate(report, SCHEMA)
-    again = mutate(toy / "target.yaml", toy_build, toy / "exam" / "mutations.yaml", tmp_path / "m2",
-                   only=[], mutmut=5, seed="7", minimum=1, threshold=0.0)
-    assert [m.id for m in again.mutants] == [m.id for m in summary.mutants]  # the sample is seeded
-
-
-def test_a_hanging_mutant_times_out_after_a_multiple_of_the_clean_run(toy_build: Path, tmp_path: Path) -> None:
-    toy = toy_copy(tmp_path / "toy", fixed=True)
-    menu = tmp_path / "menu.yaml"
-    menu.write_text("""schema_version: 1
-mutants:
-  - id: m-hang-on-empty-group
-    bug_class: hang
-    file: grades.py
-    anchor: "    groups = {}\\n"
-    replace: "    groups = {}\\n    __import__('time').sleep(60 if len(scores) > 1 else 0)\\n"
-    witness: {scores.csv: "student,group,score\\ns1,A,70\\ns2,A,71\\n"}
-""")
-    import time
-
-    start = time.monotonic()
-    summary = mutate(toy / "target.yaml", toy_build, menu, tmp_path / "m", minimum=1)
-    assert [m.status for m in summary.mutants] == ["Timeout"] and summary.verdict == "pass"
-    assert time.monotonic() - start < 45  # 20 s is the target's own limit; the mutant's is far lower
-
-
-def test_differential_calibration_on_a_target_that_does_not_pass_yet(toy_build: Path, tmp_path: Path) -> None:
-    toy = toy_copy(tmp_path / "toy", fixed=False)  # still has both planted bugs
-    summary = mutate(toy / "target.yaml", toy_build, toy / "exam" / "mutations.yaml", tmp_path / "m",
-                     differential=True, skip_drifted=True)
-    status = {m.id: m.status for m in summary.mutants}
-    # the rounding and strip anchors name code the fix will write: not in this version
-    assert {status["m-half-even"], status["m-half-down"], status["m-strip-dropped"]} == {"Ignored"}
-    assert status["m-sorted-keys"] == "Ignored"  # equivalent, by its witness
-    killed = [i for i, s in status.items() if s == "Killed"]
-    assert len(killed) >= 3 and summary.verdict == "pass"
     jsonschema.validate(json.loads((tmp_path / "m" / "mutation-report.json").read_text()), SCHEMA)
-
-
-def test_differential_survivor_is_still_a_blind_spot(toy_build: Path, tmp_path: Path) -> None:
-    toy = toy_copy(tmp_path / "toy", fixed=False)
-    menu = tmp_path / "menu.yaml"
-    menu.write_text("schema_version: 1\nmutants:\n" + CLAMP)
-    summary = mutate(toy / "target.yaml", toy_build, menu, tmp_path / "m", differential=True, minimum=1)
-    assert [m.status for m in summary.mutants] == ["Survived"] and summary.verdict == "fail"

@@ -197,3 +197,25 @@ def test_drift_share_is_compared_exactly(scored: Scored) -> None:
 def test_unicode_digits_are_not_numbers(scored: Scored) -> None:
     with pytest.raises(MalformedInput, match="decimal number"):
         scored([*copy.deepcopy(ANSWERS[:1]), dict(ANSWERS[1], avg="١.١٠"), *copy.deepcopy(ANSWERS[2:])])
+
+
+PLACES = """schema_version: 1
+key: [id]
+fields: {amount: {class: amount, places: 2}}
+"""
+
+
+@pytest.mark.parametrize(("actual", "reason"), [("10.00", None), ("10.001", "wrong_places"), ("10.0", "wrong_places"),
+                                                ("10", "wrong_places"), ("10.02", "out_of_tolerance"),
+                                                ("1.0E+1", "wrong_places")])
+def test_places_fail_a_value_written_with_other_places_even_within_tolerance(scored: Scored, actual: str,
+                                                                              reason: str | None) -> None:
+    report = scored([{"id": "a", "amount": actual}], caliber=PLACES, answers=[{"id": "a", "amount": "10.00"}])
+    failures = report["answers"]["failures"]  # type: ignore[index]
+    assert [f["reason"] for f in failures] == ([reason] if reason else [])
+
+
+def test_places_are_only_for_amounts_and_ratios(scored: Scored) -> None:
+    with pytest.raises(MalformedInput, match="'places' is only meaningful"):
+        scored([{"id": "a", "amount": "1"}], caliber=PLACES.replace("class: amount", "class: count"),
+               answers=[{"id": "a", "amount": "1"}])

@@ -111,3 +111,24 @@ def test_duplicate_pairs_count_as_separate_instances(tmp_path: Path) -> None:
     answers = _rows("c-1") + _rows("c-2") + _rows("c-3", n="2")
     actual = _rows("c-1") + _rows("c-2", a="1.20", b="2.10") + _rows("c-3", n="2")
     assert _outcome(_score(tmp_path, answers, actual, cal), "order-free")[:2] == (2, 2)
+
+
+ORDERED = CAL + """  - {name: groups-in-order, kind: ordered, field: group, by: [case], rows: {where_not: {group: ALL}}}
+"""
+
+
+def test_ordered_fails_on_rows_out_of_order_and_blames_the_target(tmp_path: Path) -> None:
+    rows = _rows("c-1") + _rows("c-2") + _rows("c-3", n="2")
+    assert _outcome(_score(tmp_path, rows, rows, ORDERED), "groups-in-order") == (3, 0, [])
+    swapped = [rows[1], rows[0], *rows[2:]]  # same cells, c-1's groups written b before a
+    report = _score(tmp_path, rows, swapped, ORDERED)
+    assert report.answers.verdict == "pass"  # cells cannot see an order
+    assert _outcome(report, "groups-in-order") == (3, 1, ["engine"]) and report.verdict == "fail"
+    failure = report.relations.relations[-1].failures[0] if report.relations else None
+    assert failure is not None and failure.where == "case=c-1" and "'a' comes after 'b'" in failure.detail
+
+
+def test_ordered_must_name_a_column_the_table_has(tmp_path: Path) -> None:
+    bad = CAL + "  - {name: x, kind: ordered, field: nope}\n"
+    with pytest.raises(MalformedInput, match="neither a key column nor a declared field"):
+        _score(tmp_path, _rows("c-1"), _rows("c-1"), bad)

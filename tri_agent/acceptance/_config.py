@@ -28,6 +28,8 @@ DriverName = Literal["scripted", "in-session", "command", "anthropic", "openai"]
 CONFIG = "acceptance.yaml"
 # depth -> (model turns per role episode, mutants per round); rough, and said to be rough in the note
 DEPTHS: dict[Depth, tuple[int, int]] = {"quick": (10, 3), "standard": (25, 6), "deep": (50, 12)}
+# mutants of every bug class in the calibration and the final round (the rounds between sample DEPTHS' number)
+PER_CLASS: dict[Depth, int] = {"quick": 1, "standard": 2, "deep": 4}
 TOKENS_PER_TURN = (4000, 600)  # input, output: an estimate for the cost note only
 
 
@@ -57,6 +59,18 @@ class ModelSpec(BaseModel):
                                       "(reasoning models reject the parameter).")
 
 
+class MutationSettings(BaseModel):
+    """How the mutation gate of every round runs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mutmut: int = Field(default=0, ge=0, le=500, description="Syntactic mutants sampled from mutmut per round, on "
+                                                              "top of the operators' (Python targets).")
+    hunt_seeds: int = Field(default=20, ge=1, le=500, description="Fresh generator seeds a surviving mutant is "
+                            "hunted over before it may be called equivalent; fewer makes the proof weaker.")
+    jobs: int = Field(default=2, ge=1, le=64, description="Mutants judged side by side.")
+
+
 class AcceptanceConfig(BaseModel):
     """``acceptance.yaml`` at the project root."""
 
@@ -82,6 +96,8 @@ class AcceptanceConfig(BaseModel):
     limits: dict[Role, Limits] = Field(default_factory=dict, description="role -> what one episode may spend: "
                                        "turns, seconds, budget_usd, output_bytes, write_bytes (defaults: 40 turns, "
                                        "900 s, $2, 1 MiB out, 64 MiB written).")
+    mutation: MutationSettings = Field(default_factory=MutationSettings, description="The mutation gate: mutmut "
+                                       "volume, the hunt's fresh seeds, mutants judged side by side.")
     consent: Consent = Field(description="When the survey was answered, and the cost note it showed.")
 
 

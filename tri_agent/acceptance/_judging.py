@@ -8,8 +8,8 @@
   exam that did not deepen (exam);
 - what the sealed trail says about earlier rounds (inputs run, case ids, the code at preflight);
 - the cases some channel failed on (the final round runs every one of them again);
-- the mutation gate: the whole menu in the calibration round and the final round, a rotated sample with
-  at least 30% (after red: 50%) mutants no earlier round judged in between.
+- the mutation gate: every bug class of the menu each round, instances made from the round's code; between
+  the calibration round and the final round at least 30% (after red: 50%) instances no earlier round judged.
 """
 
 from __future__ import annotations
@@ -30,13 +30,15 @@ from ..drivers._rulings import Ruling, rule
 from ..evidence._manifest import scan
 from ..exam._formats import read_cases
 from ..isolation._contract import is_agent_config, load_charter
-from ..mutation._gate import MutationSummary, Rotation, load_menu, mutate, rotation
+from ..mutation._gate import GateRun, MutationSummary, run_gate
+from ..mutation._rotation import Rotation, Selection
 from ..scoring._caliber import load_caliber
 from ..scoring._leaks import scan_leaks
 from ..scoring._report import ScoreReport
 from ..targets._gateway import Provenance, rerun
+from ._config import MutationSettings
 from ._smells import Change, Smell, is_test_file, smells
-from ._tickets import Route, Ticket, guard, smell_tickets, tickets_from
+from ._tickets import Route, Ticket, guard, smell_tickets, ticket_id, tickets_from
 
 _CASE_ID = re.compile(r"\bc-[0-9a-f]{8,64}\b")
 _MAX = 1 << 20  # larger files are data, not code: code.json keeps their digest only
@@ -67,7 +69,7 @@ def case_ids(build: Path) -> list[str]:
 
 
 def _filed(signature: str, title: str, body: str, cases: list[str], route: Route = "orchestrator") -> Ticket:
-    return Ticket(id="t-" + hashlib.sha256(signature.encode()).hexdigest()[:10], route=route,
+    return Ticket(id=ticket_id(signature), route=route,
                   signature=signature, title=title, body=body, cases=cases[:3])
 
 
@@ -464,13 +466,12 @@ def weakened_tickets(ruling: Ruling) -> list[Ticket]:
     return []
 
 
-def sample(menu: Path, *, k: int, final: bool, size: int, used: list[str], retired: list[str],
-           last_green: bool) -> Rotation | None:
-    """The mutants this round judges: None (the whole menu) in round 1 and the final round."""
-    if k == 1 or final:
-        return None
-    ids = [m.id for m in load_menu(menu).mutants if m.id not in retired]
-    return rotation(ids, used, red=not last_green, size=size, seed=str(k))
+def sample(*, k: int, final: bool, size: int, per_class: int, used: list[str], retired: list[str],
+           last_green: bool) -> Selection:
+    """How this round samples the instances: up to ``per_class`` of every bug class in the calibration and the
+    final round; ``size`` in all, spread over the classes, at least 30% new (50% after a red round) in between."""
+    return Selection(per_class=per_class, total=None if k == 1 or final else size, used=frozenset(used),
+                     retired=frozenset(retired), red=not last_green, seed=str(k))
 
 
 def shallow_ticket(new_cases: int, k: int, final: bool) -> list[Ticket]:
@@ -483,25 +484,32 @@ def shallow_ticket(new_cases: int, k: int, final: bool) -> list[Ticket]:
 def stale_ticket(rot: Rotation | None) -> list[Ticket]:
     if rot is None or not rot.short:
         return []
-    title = f"the mutation menu offers {len(rot.chosen)} of {rot.size} mutants, {len(rot.new)} new (needs {rot.need})"
-    return [_filed("exam:mutations:stale", title, "Every round judges mutants no earlier round judged (at least "
-                     "30%, 50% after a red round). Add realistic mutants of the preset's bug classes to "
-                     "mutations.yaml, each with an anchor and a witness.", [], "exam")]
+    title = f"the mutation sample holds {len(rot.new)} new mutant(s) of {len(rot.chosen)} (needs {rot.need})"
+    return [_filed("exam:mutations:stale", title, "Every round between the calibration and the final one judges "
+                     "mutants no earlier round judged (at least 30%, 50% after a red round). The code of this round "
+                     "offers too few new ones for the menu's bug classes: add bug classes of the preset (or new "
+                     "ones, with the spec clause each threatens) to mutations.yaml.", [], "exam")]
 
 
 def too_few_ticket(summary: MutationSummary | None) -> list[Ticket]:
-    """Fewer mutants judged than the gate needs: name the ones that were not, so the examiner can fix them."""
+    """Fewer mutants judged than the gate needs: say which classes gave none, so the examiner can add others."""
     if summary is None or summary.verdict == "pass" or not any("judged" in r for r in summary.reasons):
         return []
     ignored = [f"- {m.id}: {m.reason}" for m in summary.mutants if m.status == "Ignored"]
+    empty = ", ".join(summary.unexpressed) or "none"
     return [_filed("exam:mutations:too-few-judged", "too few mutants could be judged", "The mutation gate needs "
-                     f"{summary.minimum} judged mutants. Not judged:\n" + "\n".join(ignored[:10]) + "\nFix their "
-                     "anchors or witnesses, or add mutants.", [], "exam")]
+                     f"{summary.minimum} judged mutants and judged {summary.judged}. Bug classes with no mutant in "
+                     f"this code: {empty}. Not judged:\n" + "\n".join(ignored[:10]) + "\nAdd bug classes the "
+                     "spec's clauses are exposed to.", [], "exam")]
 
 
-def mutation(target: Path, build: Path, menu: Path, out: Path, report: ScoreReport | None,
-             rot: Rotation | None) -> MutationSummary | None:
-    if report is None or not menu.is_file():
+def mutation(target: Path, build: Path, menu: Path, out: Path, report: ScoreReport | None, how: Selection,
+             exam: Path, seed: str, settings: MutationSettings, k: int) -> GateRun | None:
+    """The round's mutation gate; none when nothing was scored, and none in a red round after the first: a round
+    that fails its score is red whatever the gate finds (the first one calibrates the exam, so it runs)."""
+    if report is None or not menu.is_file() or (k > 1 and report.verdict != "pass"):
         return None
-    return mutate(target, build, menu, out, differential=report.verdict != "pass", skip_drifted=True,
-                  threshold=1.0, minimum=3, only=None if rot is None else rot.chosen)
+    return run_gate(target, build, menu, out, exam_dir=exam, differential=report.verdict != "pass",
+                    threshold=1.0, minimum=3, selection=how, seed=seed, concrete=exam / "judge" / "mutants.yaml",
+                    mutmut=settings.mutmut, hunt_seeds=settings.hunt_seeds, jobs=settings.jobs,
+                    clean_run=out.parent)  # the round's own twice-run, in which the gate's report is written

@@ -45,7 +45,8 @@ from ..exam._build import Part, build_exam, compose_build
 from ..exam._formats import BuildRecord
 from ..isolation._contract import load_charter
 from ..isolation._workspace import View
-from ..mutation._gate import DETECTED, EQUIVALENT, UNDETECTED, MutationSummary, Rotation
+from ..mutation._gate import DETECTED, EQUIVALENT, UNDETECTED, MutationSummary
+from ..mutation._rotation import Rotation
 from ..sandbox import _jail as jail
 from ..scoring._grading import score
 from ..scoring._report import ScoreReport, render_markdown
@@ -54,13 +55,23 @@ from . import _judging as judging
 from . import _session as session
 from ._audit import Exposure, before_launch
 from ._cast import Stage, git_head, in_session_builder, play, ruling_asker
-from ._config import CONFIG, DEPTHS, AcceptanceConfig, PreflightCheck, check_git, check_spec, load_config, require
+from ._config import (
+    CONFIG,
+    DEPTHS,
+    PER_CLASS,
+    AcceptanceConfig,
+    PreflightCheck,
+    check_git,
+    check_spec,
+    load_config,
+    require,
+)
 from ._gate import FUSE, GateResult, Progress, RoundFacts, Verdict, advance, gate
 from ._preflight import Configuration, check_configuration, configuration, exposed_exam, import_exam
 from ._scoreboard import TIMINGS, Deepening, RoundSummary, write_reports
 from ._smells import Change, Smell
 from ._state import RunState, check_pin, commitment, locate, secret, seed, state_home
-from ._tickets import Ticket
+from ._tickets import Ticket, ticket_id, ticket_kind
 from ._verify import certification_of
 
 _VOLATILE = frozenset({"seconds", "duration", "at", "given_at"})  # never in evidence: reruns must match
@@ -153,7 +164,7 @@ def accept(project: Path, *, resume: bool = False) -> Verdict:
         _record(run, outcome, progress, facts)
         _file(run, outcome.tickets)  # only once sealed: a replayed round sees what an uninterrupted one saw
     if progress.decision == "escalate":
-        _escalate(store, progress, f"a ticket failed {max(progress.attempts.values())} fix attempts")
+        _escalate(store, progress, _fuse_cause(progress))
     return _verdict(run, progress)
 
 
@@ -202,6 +213,13 @@ def replay(store: EvidenceStore, gate_n: int) -> Progress:
     return progress
 
 
+def _fuse_cause(progress: Progress) -> str:
+    """The ticket that blew the fuse, by its route (exam, builder or process) and id."""
+    worst = max(progress.attempts.values())
+    signature = sorted(s for s, n in progress.attempts.items() if n == worst)[0]
+    return f"{ticket_kind(signature)} ticket {ticket_id(signature)} ({signature}) failed {worst} fix attempts"
+
+
 def _escalate(store: EvidenceStore, progress: Progress, reason: str) -> NoReturn:
     """Seal the escalation report (once), then stop with exit 8: a human decides from here."""
     name = f"escalation-{progress.rounds:04d}"
@@ -209,7 +227,8 @@ def _escalate(store: EvidenceStore, progress: Progress, reason: str) -> NoReturn
         fused = sorted((s for s, n in progress.attempts.items() if n >= FUSE), key=lambda s: (-progress.attempts[s], s))
         lines = [f"# Escalation after round {progress.rounds}", "", f"{reason}; a human must decide.", "",
                  "Tickets that failed their fix attempts:", ""]
-        lines += [f"- `{s}`: red in {progress.attempts[s]} rounds" for s in fused] or ["- none (no ticket repeated)"]
+        lines += [f"- {ticket_kind(s)} ticket {ticket_id(s)} (`{s}`): red in {progress.attempts[s]} rounds"
+                  for s in fused] or ["- none (no ticket repeated)"]
         lines += ["", f"Gate counter at the stop: {progress.green_streak} of {progress.gate_n}. Read the last round's "
                       "tickets and score in the trail; fix the exam, the target or the roles; start a new run."]
 
@@ -463,10 +482,13 @@ def _play_round(run: _Run, k: int, progress: Progress) -> tuple[_Outcome, RoundF
         run.config, run.project, run.state.root / "transcripts", k, diff))
     tickets += judging.weakened_tickets(ruling) if ruling else []
     menu = run.exam / "mutations.yaml"
-    rot = judging.sample(menu, k=k, final=final, size=DEPTHS[run.config.depth][1], used=progress.mutants_used,
-                         retired=progress.mutants_retired, last_green=progress.last_green) if menu.is_file() else None
-    mutation = clock.step("judge", "mutation gate", lambda: judging.mutation(
-        run.target, _key(run, rnd.build, f"build-{name}"), menu, rnd.run / "mutation", report, rot))
+    how = judging.sample(k=k, final=final, size=DEPTHS[run.config.depth][1], per_class=PER_CLASS[run.config.depth],
+                         used=progress.mutants_used,
+                         retired=progress.mutants_retired, last_green=progress.last_green)
+    gate_run = clock.step("judge", "mutation gate", lambda: judging.mutation(
+        run.target, _key(run, rnd.build, f"build-{name}"), menu, rnd.run / "mutation", report, how, run.exam,
+        rnd.seed, run.config.mutation, k))
+    mutation, rot = (gate_run.summary, gate_run.rotation) if gate_run else (None, None)
     tickets += judging.stale_ticket(rot) + judging.too_few_ticket(mutation)
     deepening = _deepening(store, rnd, mutation, progress, past)
     tickets += judging.shallow_ticket(deepening.new_cases, k, final)
@@ -605,7 +627,9 @@ def _facts(rnd: _Round, report: ScoreReport | None, stable: bool, mutation: Muta
                       # a mutant sampled in a rotated round is used, judged or not: it cannot stay "new"
                       mutants_used_ids=sorted({m.id for m in mutants if m.status in _JUDGED} |
                                                 set(rot.chosen if rot else [])),
-                      mutants_equivalent=[m.id for m in mutants if m.reason.startswith(EQUIVALENT)])
+                      # proven on this very code: the proof retires the mutant only while the code stays the same
+                      mutants_equivalent=[f"{m.id}@{mutation.target_digest}" for m in mutants
+                                          if mutation and m.reason.startswith(EQUIVALENT)])
 
 
 _BLOCKING = ("builder:smell:", "builder:judge:", "builder:flaky:")  # builder tickets that keep a round red alone
@@ -686,7 +710,7 @@ def _round_summary(outcome: _Outcome, progress: Progress) -> RoundSummary:
     routes: dict[str, int] = {}
     for t in outcome.tickets:
         routes[t.route] = routes.get(t.route, 0) + 1
-    kill = "-" if mutation is None else f"{mutation.kill_rate:.0%} of {sum(mutation.counts.values())}"
+    kill = "-" if mutation is None else mutation.figure()
     drift = [f"{d.field}: {d.negative} below, {d.positive} above" for d in (report.answers.drift if report else [])
              if d.systematic]
     return RoundSummary(round=rnd.k, seed=rnd.seed, final=rnd.final, green=outcome.result.green,

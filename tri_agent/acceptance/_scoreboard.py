@@ -44,8 +44,9 @@ class RoundSummary(BaseModel):
     total: int = Field(description="Units scored over all channels; 0 when the run could not be scored.")
     channels: dict[str, str] = Field(default_factory=dict, description="channel -> passed/total.")
     drift: list[str] = Field(default_factory=list, description="Systematic within-tolerance drift, per field.")
-    kill_rate: str = Field(description="Mutation kill rate and the mutants in the summary, e.g. '83% of 6'; '-' "
-                                       "when no mutation gate ran.")
+    kill_rate: str = Field(description="Mutation kill rate as killed / judged, with ignored and no-coverage counts "
+                                       "beside it, e.g. '5/6 killed (83%); 1 ignored, 0 no coverage'; '-' when no "
+                                       "mutation gate ran.")
     tickets: dict[str, int] = Field(description="route -> tickets filed.")
     smells: int = Field(default=0, description="Smells the judge found in the builder's code this round.")
     streak: int = Field(default=0, description="The gate counter after this round.")

@@ -42,9 +42,22 @@ class Ticket(BaseModel):
         return f"# {self.title}\n\nticket: {self.id}\nroute: {self.route}\ncases: {cases}\n\n{self.body}\n"
 
 
+def ticket_id(signature: str) -> str:
+    """t-<hash of the signature>: the same defect keeps its id across rounds."""
+    return "t-" + hashlib.sha256(signature.encode()).hexdigest()[:10]
+
+
+_KINDS = {"builder": "builder", "exam": "exam", "orchestrator": "process"}
+
+
+def ticket_kind(signature: str) -> str:
+    """What a signature's route is called where people read it: builder, exam or process."""
+    return _KINDS.get(signature.split(":", 1)[0], "process")
+
+
 def _ticket(route: Route, field: str, reason: str, title: str, body: str, cases: list[str]) -> Ticket:
     signature = f"{route}:{field}:{reason}"
-    return Ticket(id="t-" + hashlib.sha256(signature.encode()).hexdigest()[:10], route=route, signature=signature,
+    return Ticket(id=ticket_id(signature), route=route, signature=signature,
                   title=title, body=body, cases=sorted(set(cases))[:_EXAMPLES])
 
 
@@ -92,6 +105,7 @@ def _meaning(reason: str) -> str:
         "not_equal": "The value is not the one the spec calls for.",
         "not_in_enum": "The value is not one of the categories the spec allows.",
         "missing_field": "A value the spec requires is absent.",
+        "wrong_places": "The value is written with other decimal places than the spec prescribes.",
         "missing_row": "Rows the spec requires are absent.",
         "unexpected_row": "Rows appear that the spec does not produce (check how keys are normalised).",
     }.get(reason, "")

@@ -59,6 +59,16 @@ def build_exam(exam_dir: Path, seed: str, out: Path) -> BuildRecord:
     return record
 
 
+def generate(exam_dir: Path, seed: str, scratch: Path) -> tuple[Path, list[Case]]:
+    """One run of the exam's generator for ``seed`` in ``scratch`` (no oracle, nothing sealed): the folder it
+    wrote and its cases. The mutation gate hunts differences over such inputs."""
+    exam_dir = exam_dir.resolve()
+    out = _generate(load_exam(exam_dir), exam_dir, seed, scratch.resolve(), 0)
+    cases = read_cases(out / "cases.jsonl")
+    _check_inputs(out, cases)
+    return out, cases
+
+
 @dataclass(frozen=True)
 class Part:
     """One build of the exam and the cases taken from it (None: every case)."""

@@ -1,34 +1,40 @@
 """The mutation gate: before a green result counts, the exam must be seen catching known bugs.
 
-1. Clean run: the unmutated target must pass the exam (channels 1 to 3).
-2. Each menu mutant is a text patch with an anchor (the exact text it replaces, which must occur once
-   in the target file) applied to a throwaway copy. Its **witness** (an input on which original and
-   mutant must differ) runs first: no difference means the mutant is equivalent, reported as Ignored,
-   never as Survived. Then every case is replayed through the gateway and scored; the first failing
-   case kills the mutant. A case that runs past the timeout (a multiple of the clean run) is Timeout.
-3. Statuses and the report follow Stryker's mutation-testing-report-schema, so its viewers render it.
+1. The menu names bug classes; the operators (``_operators``) make concrete mutants of the code of this
+   round for each class, and a sample is chosen (``_rotation``); mutmut adds syntactic volume on request.
+2. Clean run: the unmutated target must pass the exam (or, calibrating, its findings are the baseline); a
+   traced run records which lines each case executes (Python targets).
+3. Side by side, each mutant replays first the cases that reach its lines, and stops at the first case
+   whose findings change (Killed) or that runs past the timeout (Timeout). A mutant no case reaches is
+   NoCoverage without a run.
+4. A survivor's verdict always rests on every case run one after another in the mutant's own tree and on the
+   whole exam (drift, relations), never on a coverage-chosen subset or a shared runner; a NoCoverage mutant
+   gets that full run too before it counts.
+5. A confirmed survivor is hunted (``_hunt``): Ignored (equivalent) only when no input of the class or of the
+   generator at fresh seeds tells it from the original; otherwise it stays Survived or NoCoverage, with
+   the differing input as evidence.
+6. Statuses and the report follow Stryker's mutation-testing-report-schema; the kill rate is killed / judged.
 """
 
 from __future__ import annotations
 
 import hashlib
-import html
 import json
-import random
 import shutil
 import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .. import _yamldoc
 from .._errors import InfrastructureFailure, MalformedInput, UsageError
-from .._version import __version__
+from ..evidence._manifest import scan
+from ..evidence._seal import verify
 from ..exam._formats import Case, read_cases
 from ..sandbox._jail import require
 from ..scoring._caliber import Caliber, FieldSpec, load_caliber
@@ -36,51 +42,42 @@ from ..scoring._channels import compare_tables
 from ..scoring._grading import ScoreInputs, score
 from ..scoring._report import ScoreReport
 from ..scoring._tables import Table, read_table, table_from_rows
-from ..targets._gateway import CaseResult, Gateway, verified_visible
+from ..targets._gateway import CaseResult, Gateway, RunRecord, recorded_results, verified_visible
 from ..targets._target import Target
 from . import _mutmut
+from ._hunt import SEEDS, Hunt, HuntEvidence, fresh_seeds
+from ._menu import Menu, load_concrete, load_menu
+from ._operators import Instance, concrete, instances
+from ._report import render_html, stryker_report
+from ._rotation import Rotation, Selection, select
 
 Status = Literal["Killed", "Survived", "Timeout", "NoCoverage", "CompileError", "RuntimeError", "Ignored"]
 DETECTED = ("Killed", "Timeout")
 UNDETECTED = ("Survived", "NoCoverage")
 
-EQUIVALENT = "equivalent: "  # the reason of an Ignored mutant whose witness shows no difference
+EQUIVALENT = "equivalent: "  # the reason of an Ignored mutant no hunted input told apart
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class MenuMutant(_Strict):
-    """One deliberate bug: replace ``anchor`` (found exactly once in ``file``) with ``replace``."""
-
-    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", description="Mutant id, unique in the menu.")
-    bug_class: str = Field(description="The preset's bug class, e.g. rounding-mode, strip-dropped.")
-    file: str = Field(description="File of the target, relative to its baseline folder.")
-    anchor: str = Field(min_length=1, description="Exact text the mutant replaces; it must occur exactly once in "
-                                                  "the file.")
-    replace: str = Field(description="Text put in place of the anchor.")
-    witness: dict[str, str] = Field(min_length=1, description="Input files (name -> content) on which the "
-                                                               "original and the mutant must differ.")
-
-
-class Menu(_Strict):
-    """``mutations.yaml``."""
-
-    schema_version: Literal[1] = Field(default=1, description="Version of the mutation menu format.")
-    mutants: list[MenuMutant] = Field(min_length=1, description="The deliberate bugs; ids must be unique.")
-
-
 class MutantOutcome(_Strict):
     """What the gate found for one mutant."""
 
-    id: str = Field(description="Menu id, or mutmut:<name> for a syntactic mutant.")
-    bug_class: str = Field(description="Bug class from the menu; mutmut for a syntactic mutant.")
+    id: str = Field(description="Instance id <operator>:<file>:<digest>, or mutmut:<name> for a syntactic mutant.")
+    bug_class: str = Field(description="Bug class of the menu the mutant realises; mutmut for a syntactic mutant.")
+    operator: str = Field(description="Operator that made it (see the operator table), or mutmut.")
     status: Status = Field(description="Stryker status: Killed and Timeout are detected, Survived and NoCoverage "
-                                       "undetected, the others not judged.")
+                                       "undetected (judged, in the denominator), the others not judged.")
     reason: str = Field(description="Why, in words; an equivalent mutant's reason starts with 'equivalent: '.")
     killed_by: list[str] = Field(default_factory=list, description="Case that killed it or ran past the timeout, or "
                                                                    "whole-exam; empty otherwise.")
-    cases_run: int = Field(default=0, description="Cases replayed on the mutant before it was decided.")
+    cases_run: int = Field(default=0, description="Case runs spent on the mutant (first pass and confirmation).")
+    confirmed: bool = Field(default=False, description="Every case ran for real, one after another in the mutant's "
+                                                       "own tree, and the whole exam passed: every survivor has.")
+    hunt: HuntEvidence | None = Field(default=None, description="What told the mutant apart (or proved it "
+                                      "equivalent), when the exam did not kill it.")
     seconds: float = Field(default=0, description="Wall time spent judging the mutant (left out of round "
                                                   "evidence); 0 when it was not run.")
 
@@ -88,20 +85,30 @@ class MutantOutcome(_Strict):
 class MutationSummary(_Strict):
     """``summary.json`` of a mutation gate run."""
 
-    schema_version: Literal[1] = Field(default=1, description="Version of the mutation summary format.")
+    schema_version: Literal[2] = Field(default=2, description="Version of the mutation summary format.")
     clean_run: Literal["pass"] = Field(default="pass", description="Always pass: a clean run that fails the exam "
                                                                    "stops the gate, unless it runs differential.")
-    mutants: list[MutantOutcome] = Field(description="One outcome per mutant: those run in plan order, then menu "
-                                                     "mutants whose anchor is not in the target.")
+    target_digest: str = Field(default="", description="Digest of the target tree the mutants were made from "
+                                                       "(an equivalence proof holds for this code only).")
+    mutants: list[MutantOutcome] = Field(description="One outcome per mutant, in plan order.")
     counts: dict[str, int] = Field(description="Mutants per status.")
-    kill_rate: float = Field(description="(Killed + Timeout) / (Killed + Timeout + Survived + NoCoverage).")
+    killed: int = Field(default=0, description="Detected mutants: Killed + Timeout.")
+    judged: int = Field(default=0, description="Judged mutants: Killed + Timeout + Survived + NoCoverage.")
+    kill_rate: float = Field(description="killed / judged (0 when nothing was judged).")
     threshold: float = Field(description="Kill rate the gate requires, from 0 to 1.")
     minimum: int = Field(description="Fewest judged mutants the gate accepts.")
+    unexpressed: list[str] = Field(default_factory=list, description="Bug classes of the menu no operator could "
+                                   "make a mutant of in this code (the judge may write them).")
     verdict: Literal["pass", "fail"] = Field(description="pass when no reason stands.")
     reasons: list[str] = Field(description="Why the verdict is fail (too few judged mutants, kill rate below the "
                                            "threshold), one line each.")
     isolation: list[str] = Field(default_factory=list, description="OS isolation layers around every clean, "
-                                 "mutant and witness run; empty: none.")
+                                 "mutant and hunt run; empty: none.")
+
+    def figure(self) -> str:
+        """The kill rate as everyone shows it: killed / judged, with ignored and no-coverage beside it."""
+        return (f"{self.killed}/{self.judged} killed ({self.kill_rate:.0%}); {self.counts.get('Ignored', 0)} "
+                f"ignored, {self.counts.get('NoCoverage', 0)} no coverage")
 
 
 @dataclass(frozen=True)
@@ -113,64 +120,147 @@ class _Exam:
     caliber: Caliber
     answers: Table
     behaviors: Table | None
-    baseline: frozenset[str] | None = None  # the clean target's findings, when calibrating differentially
-
-
-def load_menu(path: Path) -> Menu:
-    menu = _yamldoc.load(path, Menu)
-    ids = [m.id for m in menu.mutants]
-    if len(set(ids)) != len(ids):
-        raise MalformedInput("mutant ids must be unique", where=str(path))
-    return menu
+    baseline: frozenset[str] | None = None  # the clean target's whole findings, when calibrating differentially
+    per_case: dict[str, frozenset[str]] = field(default_factory=dict)  # the clean target's findings per case
 
 
 @dataclass(frozen=True)
 class _Plan:
-    """One mutant as the gate runs it, whether it came from the menu or from mutmut."""
+    """One mutant as the gate runs it, whether an operator or mutmut made it."""
 
     id: str
     bug_class: str
+    operator: str
     file: str
     replacement: str
     location: dict[str, dict[str, int]]
-    witness: dict[str, str] | None  # None: a syntactic mutant, which has no witness
+    reach: tuple[int, int]  # lines a case must execute to tell the mutant apart
     make: Callable[[Path], Path]  # builds (or names) the mutated tree, given a scratch folder
     env: dict[str, str] = field(default_factory=dict)
 
 
-def mutate(target_file: Path, build: Path, menu_path: Path, out: Path, *, jobs: int = 2, threshold: float = 1.0,
-           minimum: int = 3, timeout_factor: float = 5.0, only: list[str] | None = None, mutmut: int = 0,
-           seed: str = "0", differential: bool = False, skip_drifted: bool = False) -> MutationSummary:
+@dataclass(frozen=True)
+class _Clean:
+    seconds: dict[str, float]
+    lines: dict[str, dict[str, frozenset[int]] | None]  # case -> file -> lines it executed (None: not traced)
+
+
+@dataclass(frozen=True)
+class GateRun:
+    summary: MutationSummary
+    rotation: Rotation
+
+
+def mutate(target_file: Path, build: Path, menu_path: Path, out: Path, **options: object) -> MutationSummary:
+    """``run_gate`` for the command line: the summary only."""
+    return run_gate(target_file, build, menu_path, out, **options).summary  # type: ignore[arg-type]
+
+
+def run_gate(target_file: Path, build: Path, menu_path: Path, out: Path, *, exam_dir: Path | None = None,
+             jobs: int = 2, threshold: float = 1.0, minimum: int = 3, timeout_factor: float = 5.0,
+             selection: Selection | None = None, only: list[str] | None = None, mutmut: int = 0, seed: str = "0",
+             differential: bool = False, hunt_seeds: int = SEEDS, concrete: Path | None = None,
+             clean_run: Path | None = None) -> GateRun:
     """Run the gate; write the Stryker report, an HTML report and ``summary.json`` into ``out``.
 
-    ``differential`` calibrates an exam against a target that does not pass yet: a mutant is killed when
-    the exam's findings on it differ from its findings on the clean target. ``skip_drifted`` reports a
-    menu mutant whose anchor is not in this version of the target as Ignored instead of refusing the run.
+    ``selection`` samples the operators' instances (default: every one); ``only`` keeps the named ones.
+    ``concrete`` is the judge's file of exact edits: each that applies to this code is judged too.
+    ``clean_run`` is a run of this very build and target, run twice (``exam run --twice``): its results and
+    the coverage of its traced pass stand in for the gate's own clean run.
+    ``differential`` calibrates an exam against a target that does not pass yet: a mutant is killed when the
+    exam's findings on it differ from its findings on the clean target. ``exam_dir`` (the exam's folder) lets
+    the hunt run the generator at ``hunt_seeds`` fresh seeds.
     """
     if out.exists() and any(out.iterdir()):
         raise UsageError(f"{out} already holds a mutation report", hint="reports are evidence: choose a new --out")
     menu = load_menu(menu_path)
     target = Target.load(target_file)
     exam = _load_exam(build)
-    chosen = [m for m in menu.mutants if only is None or m.id in only]
-    plans, inapplicable = _menu_plans(target, chosen, skip_drifted)  # drifted anchors refused before any run
-    with tempfile.TemporaryDirectory(prefix="tri-mutmut-") as tmp:
+    digest = tree_digest(target.baseline)
+    classes = [c.id for c in menu.classes]
+    found = [i for i in instances(target.baseline, classes) if only is None or i.id in only]
+    rotation = select(found, classes, selection or Selection(per_class=len(found) or 1), digest)
+    plans = [_instance_plan(target, i) for i in found if i.id in set(rotation.chosen)]
+    judge, stale = _concrete(target, concrete)
+    plans += [_instance_plan(target, i) for i in judge]
+    with tempfile.TemporaryDirectory(prefix="tri-gate-") as tmp:
         if mutmut > 0:
-            plans += _mutmut_plans(target, Path(tmp), mutmut, seed)
-        clean_seconds, baseline = _clean_run(target, exam, differential)
-        exam = replace(exam, baseline=baseline)
-        timeout = _mutant_timeout(target.config.timeout, timeout_factor, clean_seconds)
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            outcomes = list(pool.map(lambda p: _judge_mutant(target, exam, p, timeout), plans))
-    outcomes += [o for _, o in inapplicable]
-    plans += [p for p, _ in inapplicable]
-    summary = _summary(outcomes, threshold, minimum)
+            plans += _mutmut_plans(target, Path(tmp) / "mutmut", mutmut, seed)
+        clean, exam = _recorded_clean(clean_run, target, exam, differential) if clean_run else \
+            _clean_run(target, exam, differential)
+        timeout = _mutant_timeout(target.config.timeout, timeout_factor, clean.seconds)
+        hunt = Hunt(exam_dir, target, _class_inputs(menu), Path(tmp) / "hunt", fresh_seeds(seed, hunt_seeds), jobs)
+        outcomes = _judge_all(target, exam, plans, clean, timeout, hunt, jobs)
+        spare = [_instance_plan(target, i) for i in _spare(found, rotation, selection)]
+        while _judged(outcomes) < minimum and spare:  # equivalents fell out: judge more, new ones first
+            more, spare = spare[:minimum - _judged(outcomes)], spare[minimum - _judged(outcomes):]
+            plans += more
+            outcomes += _judge_all(target, exam, more, clean, timeout, hunt, jobs)
+    summary = _summary(outcomes + stale, threshold, minimum, digest, rotation.empty_classes)
+    _write(out, target, plans, outcomes, summary)
+    return GateRun(summary, rotation)
+
+
+def _concrete(target: Target, path: Path | None) -> tuple[list[Instance], list[MutantOutcome]]:
+    """The judge's exact edits that apply to this code (always judged: they were written for it), and outcomes
+    for those that do not (not judged)."""
+    if path is None or not path.is_file():
+        return [], []
+    made, stale = [], []
+    for m in load_concrete(path).mutants:
+        got = concrete(target.baseline, m.file, m.id, m.bug_class, m.find, m.replace)
+        if isinstance(got, Instance):
+            made.append(got)
+        else:
+            stale.append(MutantOutcome(id=f"judge:{m.id}", bug_class=m.bug_class, operator="judge", status="Ignored",
+                                       reason=f"not applicable: {got}"))
+    return made, stale
+
+
+def _judged(outcomes: list[MutantOutcome]) -> int:
+    return sum(1 for o in outcomes if o.status in (*DETECTED, *UNDETECTED))
+
+
+def _spare(found: list[Instance], rotation: Rotation, selection: Selection | None) -> list[Instance]:
+    """Instances the sample left out, never-judged ones first (in a fixed order)."""
+    used = selection.used if selection else frozenset()
+    rest = [i for i in found if i.id not in set(rotation.chosen)]
+    return sorted(rest, key=lambda i: (i.id in used, i.id))
+
+
+def used_in(summaries: list[Path]) -> tuple[list[str], bool]:
+    """The mutants earlier rounds' summaries judged, and whether the latest of them was red."""
+    used: list[str] = []
+    red = False
+    for path in summaries:
+        try:
+            summary = MutationSummary.model_validate_json(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"{path} is not a mutation summary ({type(exc).__name__})",
+                             hint="pass the summary.json an earlier `tri-agent mutate` wrote") from None
+        used += [m.id for m in summary.mutants]
+        red = summary.verdict == "fail"  # the latest round decides the share of new mutants
+    return used, red
+
+
+def tree_digest(folder: Path) -> str:
+    """Digest of a target tree: a proof of equivalence is about this code and no other."""
+    entries = scan(folder).sorted_entries()
+    return hashlib.sha256("".join(f"{e.path}\0{e.sha256}\n" for e in entries).encode()).hexdigest()[:16]
+
+
+def _class_inputs(menu: Menu) -> dict[str, list[dict[str, str]]]:
+    return {c.id: c.inputs for c in menu.classes}
+
+
+def _write(out: Path, target: Target, plans: list[_Plan], outcomes: list[MutantOutcome],
+           summary: MutationSummary) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    report = stryker_report(target, plans, outcomes)
+    report = stryker_report(target, [(p.id, p.file, p.bug_class, p.replacement, p.location) for p in plans],
+                            outcomes)
     (out / "mutation-report.json").write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", "utf-8")
     (out / "mutation-report.html").write_text(render_html(report, summary), "utf-8")
     (out / "summary.json").write_text(summary.model_dump_json(indent=1) + "\n", "utf-8")
-    return summary
 
 
 def _mutant_timeout(limit: float, factor: float, clean_seconds: dict[str, float]) -> float:
@@ -190,45 +280,28 @@ def _load_exam(build: Path) -> _Exam:
     return _Exam(build, visible, read_cases(visible / "cases.jsonl"), caliber_path, caliber, answers, behaviors)
 
 
-def _menu_plans(target: Target, mutants: list[MenuMutant],
-                skip_drifted: bool) -> tuple[list[_Plan], list[tuple[_Plan, MutantOutcome]]]:
-    plans, inapplicable = [], []
-    for m in mutants:
-        try:
-            plans.append(_menu_plan(target, m))
-        except MalformedInput as exc:
-            if not skip_drifted or "anchor" not in exc.message:
-                raise
-            placeholder = _Plan(m.id, m.bug_class, m.file, m.replace, _location("", m.anchor), m.witness,
-                                _shared(Path()))
-            inapplicable.append((placeholder, MutantOutcome(id=m.id, bug_class=m.bug_class, status="Ignored",
-                                                            reason="its anchor is not in this version of the target")))
-    return plans, inapplicable
-
-
-def _menu_plan(target: Target, mutant: MenuMutant) -> _Plan:
-    source = (target.baseline / mutant.file).read_text(encoding="utf-8") if (target.baseline / mutant.file).is_file() \
-        else ""
-    text = _patched_text(target, mutant)
-
+def _instance_plan(target: Target, instance: Instance) -> _Plan:
     def make(scratch: Path) -> Path:
         baseline = scratch / "baseline"
         shutil.copytree(target.baseline, baseline, symlinks=True)
-        (baseline / mutant.file).write_text(text, encoding="utf-8")
+        (baseline / instance.file).write_text(instance.mutated, encoding="utf-8")
         return baseline
 
-    return _Plan(mutant.id, mutant.bug_class, mutant.file, mutant.replace, _location(source, mutant.anchor),
-                 mutant.witness, make)
+    location = {"start": {"line": instance.start[0], "column": instance.start[1]},
+                "end": {"line": instance.end[0], "column": instance.end[1]}}
+    return _Plan(instance.id, instance.bug_class, instance.operator, instance.file, instance.replacement, location,
+                 instance.reach, make)
 
 
 def _mutmut_plans(target: Target, work: Path, n: int, seed: str) -> list[_Plan]:
+    work.mkdir(parents=True)
     tree, mutants = _mutmut.generate(target.baseline, work)
     entry = {a.split("{target}/", 1)[1][:-3].replace("/", ".") for a in target.config.run
              if a.startswith("{target}/") and a.endswith(".py")}
     env = _mutmut.mutmut_env()
-    return [_Plan(f"mutmut:{m.name}", "mutmut", m.file, m.replacement,
+    return [_Plan(f"mutmut:{m.name}", "mutmut", "mutmut", m.file, m.replacement,
                   {"start": {"line": m.line, "column": m.column}, "end": {"line": m.end_line, "column": m.end_column}},
-                  None, _shared(tree), {**env, _mutmut.ENV: m.selector(entry)})
+                  (m.line, m.end_line), _shared(tree), {**env, _mutmut.ENV: m.selector(entry)})
             for m in _mutmut.sample(mutants, n, seed)]
 
 
@@ -237,32 +310,53 @@ def _shared(tree: Path) -> Callable[[Path], Path]:
     return lambda _scratch: tree
 
 
-def _patched_text(target: Target, mutant: MenuMutant) -> str:
-    path = (target.baseline / mutant.file).resolve()
-    if not path.is_relative_to(target.baseline) or not path.is_file():
-        raise MalformedInput(f"mutant {mutant.id}: file {mutant.file!r} is not in the target", where=str(target.path))
-    text = path.read_text(encoding="utf-8")
-    found = text.count(mutant.anchor)
-    if found != 1:
-        raise MalformedInput(f"mutant {mutant.id}: anchor {mutant.anchor!r} occurs {found} times in {mutant.file} "
-                             "(must be exactly once)", where=str(path),
-                             hint="the target drifted: update the anchor or retire the mutant")
-    return text.replace(mutant.anchor, mutant.replace)
+# --- the clean run ------------------------------------------------------------------------------------------------
 
+def _clean_run(target: Target, exam: _Exam, differential: bool) -> tuple[_Clean, _Exam]:
+    """The clean target's findings (whole and per case), its timings, and the lines each case executes.
 
-def _clean_run(target: Target, exam: _Exam, differential: bool) -> tuple[dict[str, float], frozenset[str] | None]:
-    with tempfile.TemporaryDirectory(prefix="tri-clean-") as tmp:
+    One traced run serves when the clean target passes (a target that fails only when traced fails the gate,
+    which cannot help it). When it does not pass yet, its findings are the baseline every mutant is compared
+    with, so they come from a plain run, as the mutants' do."""
+    with tempfile.TemporaryDirectory(prefix="tri-clean-") as tmp, ThreadPoolExecutor(max_workers=2) as pool:
         gateway = Gateway(target, exam.visible, Path(tmp))
-        results = [gateway.run_case(c) for c in exam.cases]
+        traced = list(pool.map(lambda c: gateway.run_case(c, trace=True), exam.cases))
+        report = _whole_exam(exam, traced, Path(tmp))
+        results = traced if report.verdict == "pass" else list(pool.map(gateway.run_case, exam.cases))
+        if results is not traced:
+            report = _whole_exam(exam, results, Path(tmp))
+    return _cleaned(exam, results, traced, report, differential)
+
+
+def _recorded_clean(run_dir: Path, target: Target, exam: _Exam, differential: bool) -> tuple[_Clean, _Exam]:
+    """The clean run from a recorded run of the same build and target (its second pass was traced)."""
+    record = RunRecord.model_validate_json((run_dir / "run.json").read_text(encoding="utf-8"))
+    target_sha = hashlib.sha256(target.path.read_bytes()).hexdigest()
+    if record.build_visible_digest != verify(exam.visible).digest or record.target_sha256 != target_sha \
+            or not record.twice:
+        raise UsageError(f"{run_dir} is not a twice-run of this build and target",
+                         hint="pass the folder `tri-agent exam run BUILD --target T.yaml --twice` wrote")
+    by_case = {r.provenance.case: r for r in recorded_results(run_dir)}
+    if set(by_case) != {c.case for c in exam.cases}:
+        raise UsageError(f"{run_dir} does not hold every case of the build", hint="run the whole build, twice")
+    results = [by_case[c.case] for c in exam.cases]
+    with tempfile.TemporaryDirectory(prefix="tri-clean-") as tmp:
         report = _whole_exam(exam, results, Path(tmp))
-    seconds = {r.provenance.case: r.provenance.seconds for r in results}
+    return _cleaned(exam, results, results, report, differential)
+
+
+def _cleaned(exam: _Exam, results: list[CaseResult], traced: list[CaseResult], report: ScoreReport,
+             differential: bool) -> tuple[_Clean, _Exam]:
+    lines = {r.provenance.case: r.lines for r in traced}
+    per_case = {r.provenance.case: _case_findings(exam, c, r) for c, r in zip(exam.cases, results, strict=True)}
+    clean = _Clean({r.provenance.case: r.provenance.seconds for r in results}, lines)
     if report.verdict == "pass":
-        return seconds, None
+        return clean, replace(exam, per_case=per_case)
     if not differential:
         raise InfrastructureFailure("the clean run does not pass the exam, so no mutant can be judged: "
                                     + "; ".join(report.blockers), hint="fix the target first, or calibrate with "
                                     "--differential")
-    return seconds, findings(report)
+    return clean, replace(exam, baseline=findings(report), per_case=per_case)
 
 
 def findings(report: ScoreReport) -> frozenset[str]:
@@ -288,90 +382,8 @@ def _whole_exam(exam: _Exam, results: list[CaseResult], tmp: Path) -> ScoreRepor
                              observed if b else None, actual))
 
 
-def _judge_mutant(target: Target, exam: _Exam, plan: _Plan, timeout: float) -> MutantOutcome:
-    start = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="tri-mutant-") as tmp:
-        scratch = Path(tmp)
-        mutated = target.with_baseline(plan.make(scratch), timeout, plan.env)
-        try:
-            outcome = _replay(target, mutated, exam, plan, scratch)
-        except InfrastructureFailure as exc:
-            outcome = MutantOutcome(id=plan.id, bug_class=plan.bug_class, status="CompileError", reason=exc.line())
-    return outcome.model_copy(update={"seconds": round(time.monotonic() - start, 3)})
-
-
-def _replay(original: Target, mutated: Target, exam: _Exam, plan: _Plan, scratch: Path) -> MutantOutcome:
-    def done(status: Status, reason: str, killed_by: list[str] | None = None, n: int = 0) -> MutantOutcome:
-        return MutantOutcome(id=plan.id, bug_class=plan.bug_class, status=status, reason=reason,
-                             killed_by=killed_by or [], cases_run=n)
-
-    if plan.witness is not None and not _witness_differs(original, mutated, plan, scratch):
-        return done("Ignored", EQUIVALENT + "the witness input gives identical results on original and mutant")
-    if exam.baseline is not None:
-        return _differential(mutated, exam, scratch, done)
-    gateway = Gateway(mutated, exam.visible, _fresh(scratch / "cases"))
-    results: list[CaseResult] = []
-    for n, case in enumerate(exam.cases, start=1):
-        result = gateway.run_case(case)
-        results.append(result)
-        if result.provenance.timed_out:
-            return done("Timeout", f"case {case.case} ran past the timeout", [case.case], n)
-        reason = _case_failure(exam, case, result)
-        if reason:
-            return done("Killed", reason, [case.case], n)
-    try:
-        report = _whole_exam(exam, results, scratch)
-    except MalformedInput as exc:
-        return done("Killed", f"unreadable output: {exc.message}", ["whole-exam"], len(results))
-    if report.verdict == "fail":
-        return done("Killed", "whole exam: " + "; ".join(report.blockers), ["whole-exam"], len(results))
-    unproven = "" if plan.witness is not None else " (a syntactic mutant without witness: it may be equivalent)"
-    return done("Survived", f"all {len(results)} cases, the drift audit and every relation passed{unproven}", [],
-                len(results))
-
-
-def _differential(mutated: Target, exam: _Exam, scratch: Path,
-                  done: Callable[[Status, str, list[str] | None, int], MutantOutcome]) -> MutantOutcome:
-    """Killed when the exam's findings on the mutant differ from its findings on the clean target."""
-    assert exam.baseline is not None
-    gateway = Gateway(mutated, exam.visible, _fresh(scratch / "cases"))
-    results = []
-    for n, case in enumerate(exam.cases, start=1):
-        results.append(gateway.run_case(case))
-        if results[-1].provenance.timed_out:
-            return done("Timeout", f"case {case.case} ran past the timeout", [case.case], n)
-    try:
-        now = findings(_whole_exam(exam, results, scratch))
-    except MalformedInput as exc:
-        return done("Killed", f"unreadable output: {exc.message}", ["whole-exam"], len(results))
-    new, gone = len(now - exam.baseline), len(exam.baseline - now)
-    if new or gone:
-        return done("Killed", f"the exam's findings changed: {new} new, {gone} gone", ["whole-exam"], len(results))
-    return done("Survived", f"the exam found exactly what it found on the clean target ({len(now)} findings)", [],
-                len(results))
-
-
-def _witness_differs(original: Target, mutated: Target, plan: _Plan, scratch: Path) -> bool:
-    visible = scratch / "witness"
-    case = Case(case="c-" + hashlib.sha256(plan.id.encode()).hexdigest()[:12], inputs="inputs")
-    for name, content in (plan.witness or {}).items():
-        path = (visible / "inputs" / name).resolve()
-        if not path.is_relative_to(visible.resolve()):
-            raise MalformedInput(f"mutant {plan.id}: witness file {name!r} escapes its folder")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding="utf-8")
-    a = Gateway(original, visible, _fresh(scratch / "w-original")).run_case(case).provenance
-    b = Gateway(mutated, visible, _fresh(scratch / "w-mutant")).run_case(case).provenance
-    return (a.outputs, a.behavior, a.exit_code, a.stdout_sha256) != (b.outputs, b.behavior, b.exit_code,
-                                                                      b.stdout_sha256)
-
-
-def _fresh(path: Path) -> Path:
-    path.mkdir(parents=True)
-    return path
-
-
-def _case_failure(exam: _Exam, case: Case, result: CaseResult) -> str:
+def _case_findings(exam: _Exam, case: Case, result: CaseResult) -> frozenset[str]:
+    """What the exam finds wrong in one case alone (cells and behaviour): a change here changes the whole."""
     columns = (*exam.caliber.key, *exam.caliber.fields)
     expected = exam.answers.subset("case", case.case)
     actual = table_from_rows(f"<{case.case}>", result.rows, columns)
@@ -379,24 +391,180 @@ def _case_failure(exam: _Exam, case: Case, result: CaseResult) -> str:
         channel, _ = compare_tables(exam.caliber.key, dict(exam.caliber.fields), expected, actual,
                                     exam.caliber.drift, allow_empty=True)
     except MalformedInput as exc:
-        return f"case {case.case}: unreadable output ({exc.message})"
-    if channel.verdict == "fail":
-        first = channel.failures[0]
-        return f"case {case.case}: {first.reason} on {first.field or 'a row'} ({channel.passed}/{channel.total} rows)"
-    return _behavior_failure(exam, case, result)
+        return frozenset({f"unreadable|{exc.message}"})
+    found = {f"{f.key}|{f.field}|{f.reason}|{f.actual}" for f in channel.failures}
+    if exam.behaviors is not None and exam.caliber.behaviors is not None:
+        b = exam.caliber.behaviors
+        spec = {b.field: FieldSpec.model_validate({"class": "status", "values": b.values})}
+        observed = table_from_rows(f"<{case.case} behaviour>", [{"case": case.case,
+                                                                  b.field: result.provenance.behavior}])
+        behaviour, _ = compare_tables(b.key, spec, exam.behaviors.subset("case", case.case), observed)
+        found |= {f"behavior|{f.key}|{f.actual}" for f in behaviour.failures}
+    return frozenset(found)
 
 
-def _behavior_failure(exam: _Exam, case: Case, result: CaseResult) -> str:
-    if exam.behaviors is None or exam.caliber.behaviors is None:
-        return ""
-    b = exam.caliber.behaviors
-    spec = {b.field: FieldSpec.model_validate({"class": "status", "values": b.values})}
-    observed = table_from_rows(f"<{case.case} behaviour>", [{"case": case.case, b.field: result.provenance.behavior}])
-    channel, _ = compare_tables(b.key, spec, exam.behaviors.subset("case", case.case), observed)
-    return "" if channel.verdict == "pass" else f"case {case.case}: behaviour {result.provenance.behavior!r}"
+# --- judging ------------------------------------------------------------------------------------------------------
+
+def _judge_all(target: Target, exam: _Exam, plans: list[_Plan], clean: _Clean, timeout: float, hunt: Hunt,
+               jobs: int) -> list[MutantOutcome]:
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        return list(pool.map(lambda p: _timed(p, partial(_judge, target, exam, p, clean, timeout, hunt)), plans))
 
 
-def _summary(outcomes: list[MutantOutcome], threshold: float, minimum: int) -> MutationSummary:
+def _timed(plan: _Plan, judge: Callable[[Path], MutantOutcome]) -> MutantOutcome:
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="tri-mutant-") as tmp:
+        try:
+            outcome = judge(Path(tmp))
+        except InfrastructureFailure as exc:
+            outcome = _outcome(plan, "CompileError", exc.line())
+    return outcome.model_copy(update={"seconds": round(time.monotonic() - start, 3)})
+
+
+def _outcome(plan: _Plan, status: Status, reason: str, killed_by: list[str] | None = None, n: int = 0,
+             **more: object) -> MutantOutcome:
+    return MutantOutcome(id=plan.id, bug_class=plan.bug_class, operator=plan.operator, status=status, reason=reason,
+                         killed_by=killed_by or [], cases_run=n, **more)
+
+
+def _reaching(plan: _Plan, exam: _Exam, clean: _Clean) -> list[Case]:
+    """The cases whose clean run executed the mutant's lines, fastest first (untraced cases count as reaching)."""
+    lines = set(range(plan.reach[0], plan.reach[1] + 1))
+    hit = [c for c in exam.cases if (clean.lines.get(c.case) is None)
+           or lines & set((clean.lines[c.case] or {}).get(plan.file, frozenset()))]
+    return sorted(hit, key=lambda c: clean.seconds.get(c.case, 0.0))
+
+
+def _judge(target: Target, exam: _Exam, plan: _Plan, clean: _Clean, timeout: float, hunt: Hunt,
+           scratch: Path) -> MutantOutcome:
+    """One mutant, start to end. The fork server first shows which of the exam's cases the mutant changes at
+    all (only an order: no verdict rests on it); the real runs follow, those cases first."""
+    mutated = target.with_baseline(plan.make(scratch), timeout, plan.env)
+    reaching = _reaching(plan, exam, clean)
+    gateway = Gateway(mutated, exam.visible, _fresh(scratch / "cases"))
+    probe: dict[str, CaseResult] = {}
+    if reaching:  # most mutants fall to the first case that executes them: try it before anything else
+        probe[reaching[0].case] = gateway.run_case(reaching[0])
+        verdict = _case_verdict(exam, reaching[0], probe[reaching[0].case])
+        if verdict is not None:
+            return _outcome(plan, verdict[0], verdict[1], [reaching[0].case], 1)
+    told = hunt.told_apart(mutated, exam.visible, exam.cases, scratch / "told")
+    if told is None:  # not a Python entry point: coverage orders the real runs instead
+        order = [*reaching, *(c for c in exam.cases if c not in reaching)]
+    elif told:
+        first = sorted((c for c in exam.cases if c.case in told), key=lambda c: clean.seconds.get(c.case, 0.0))
+        order = [*first, *(c for c in exam.cases if c not in first)]
+    else:
+        return _untold(mutated, exam, plan, reaching, hunt, gateway, probe, scratch)
+    decided = _every_case(gateway, exam, plan, order, probe, scratch)
+    if decided.status != "Survived" or exam.baseline is not None:
+        return _calibrating(decided) if exam.baseline is not None and decided.status == "Survived" else decided
+    if told:  # the exam's own case shows the bug; the exam lets it pass
+        evidence = HuntEvidence(seeds=[], inputs=len(exam.cases), class_inputs=0,
+                                difference=f"exam case {told[0]}: outputs differ, and the exam accepts them")
+        return decided.model_copy(update={"reason": decided.reason + f"; live: {evidence.difference}",
+                                          "hunt": evidence})
+    return _hunted(decided, hunt.prove(mutated, plan.bug_class, scratch / "hunt"), reaching)
+
+
+def _untold(mutated: Target, exam: _Exam, plan: _Plan, reaching: list[Case], hunt: Hunt, gateway: Gateway,
+            probe: dict[str, CaseResult], scratch: Path) -> MutantOutcome:
+    """No case of the exam gives other outputs on the mutant: equivalent, or a blind spot. The hunt decides
+    which; a blind spot counts only after every case ran for real, one after another."""
+    if exam.baseline is None:
+        evidence = hunt.prove(mutated, plan.bug_class, scratch / "hunt")
+        if evidence.difference is None and evidence.inputs > 0:
+            return _equivalent(plan, evidence, len(exam.cases))
+    decided = _every_case(gateway, exam, plan, exam.cases, probe, scratch)
+    if decided.status != "Survived":
+        return decided
+    if exam.baseline is not None:
+        return _calibrating(decided)
+    return _hunted(decided, evidence, reaching)
+
+
+def _equivalent(plan: _Plan, evidence: HuntEvidence, exam_cases: int) -> MutantOutcome:
+    return _outcome(plan, "Ignored", EQUIVALENT + f"no difference over the exam's {exam_cases} cases and "
+                    f"{evidence.inputs} hunted inputs ({evidence.class_inputs} of the class, the generator at "
+                    f"{len(evidence.seeds)} fresh seeds)", hunt=evidence)
+
+
+def _hunted(decided: MutantOutcome, evidence: HuntEvidence, reaching: list[Case]) -> MutantOutcome:
+    """A survivor of every real case, with what the hunt found (equivalent survivors end as Ignored)."""
+    if evidence.difference is None and evidence.inputs > 0:
+        return decided.model_copy(update={"status": "Ignored", "hunt": evidence, "reason": EQUIVALENT +
+                                          f"no difference over {evidence.inputs} hunted inputs "
+                                          f"({evidence.class_inputs} of the class, the generator at "
+                                          f"{len(evidence.seeds)} fresh seeds)"})
+    why = f"live: {evidence.difference}" if evidence.difference else "no hunt input to prove it equivalent"
+    status: Status = "Survived" if reaching else "NoCoverage"
+    return decided.model_copy(update={"status": status, "hunt": evidence, "reason": decided.reason + f"; {why}"})
+
+
+def _calibrating(decided: MutantOutcome) -> MutantOutcome:
+    return decided.model_copy(update={"reason": decided.reason + "; not hunted (a calibration round): it stays "
+                                                                 "in the denominator"})
+
+
+def _every_case(gateway: Gateway, exam: _Exam, plan: _Plan, order: list[Case], probe: dict[str, CaseResult],
+                scratch: Path) -> MutantOutcome:
+    """Every case for real, in ``order`` (``probe`` already ran), one after another in the mutant's own tree,
+    stopping at the first whose findings change; then the exam as a whole (drift and relations see only
+    across cases)."""
+    results = dict(probe)
+    for case in (c for c in order if c.case not in probe):
+        results[case.case] = gateway.run_case(case)
+        verdict = _case_verdict(exam, case, results[case.case])
+        if verdict is not None:
+            return _outcome(plan, verdict[0], verdict[1], [case.case], len(results))
+    whole = _whole_verdict(exam, [results[c.case] for c in exam.cases], scratch)
+    if whole is not None:
+        return _outcome(plan, "Killed", whole, ["whole-exam"], len(results))
+    return _outcome(plan, "Survived", f"all {len(results)} cases and the whole exam passed", n=len(results),
+                    confirmed=True)
+
+
+def _case_verdict(exam: _Exam, case: Case, result: CaseResult) -> tuple[Status, str] | None:
+    if result.provenance.timed_out:
+        return "Timeout", f"case {case.case} ran past the timeout"
+    now = _case_findings(exam, case, result)
+    before = exam.per_case.get(case.case, frozenset())
+    if now != before:
+        shown = sorted(now - before) or sorted(before - now)
+        return "Killed", f"case {case.case}: {_said(shown[0])} ({len(now ^ before)} finding(s) changed)"
+    return None
+
+
+def _said(finding: str) -> str:
+    """A finding line in words: cells are key|field|reason|actual, behaviours behavior|key|actual."""
+    parts = finding.split("|")
+    if parts[0] == "behavior":
+        return f"behaviour {parts[-1]!r}"
+    if parts[0] == "unreadable":
+        return f"unreadable output ({parts[-1]})"
+    return f"{parts[-2]} on {parts[1] or 'a row'}" if len(parts) >= 4 else finding
+
+
+def _whole_verdict(exam: _Exam, results: list[CaseResult], scratch: Path) -> str | None:
+    """Killed by the exam as a whole (drift, relations), or None."""
+    try:
+        report = _whole_exam(exam, results, scratch)
+    except MalformedInput as exc:
+        return f"unreadable output: {exc.message}"
+    if exam.baseline is not None:
+        now = findings(report)
+        new, gone = len(now - exam.baseline), len(exam.baseline - now)
+        return f"the exam's findings changed: {new} new, {gone} gone" if new or gone else None
+    return "whole exam: " + "; ".join(report.blockers) if report.verdict == "fail" else None
+
+
+def _fresh(path: Path) -> Path:
+    path.mkdir(parents=True)
+    return path
+
+
+def _summary(outcomes: list[MutantOutcome], threshold: float, minimum: int, digest: str,
+             unexpressed: list[str]) -> MutationSummary:
     statuses = sorted({o.status for o in outcomes})
     counts: dict[str, int] = {s: sum(1 for o in outcomes if o.status == s) for s in statuses}
     detected = sum(counts.get(s, 0) for s in DETECTED)
@@ -407,121 +575,9 @@ def _summary(outcomes: list[MutantOutcome], threshold: float, minimum: int) -> M
         reasons.append(f"only {judged} judged mutant(s); the gate needs at least {minimum}")
     if rate < threshold:
         survivors = [o.id for o in outcomes if o.status in UNDETECTED]
-        reasons.append(f"kill rate {rate:.0%} is below {threshold:.0%}; blind spots: {', '.join(survivors)}")
-    return MutationSummary(mutants=outcomes, counts=counts, kill_rate=round(rate, 4), threshold=threshold,
-                           minimum=minimum, verdict="fail" if reasons else "pass", reasons=reasons,
+        reasons.append(f"kill rate {detected}/{judged} ({rate:.0%}) is below {threshold:.0%}; blind spots: "
+                       f"{', '.join(survivors)}")
+    return MutationSummary(target_digest=digest, mutants=outcomes, counts=counts, killed=detected, judged=judged,
+                           kill_rate=round(rate, 4), threshold=threshold, minimum=minimum, unexpressed=unexpressed,
+                           verdict="fail" if reasons else "pass", reasons=reasons,
                            isolation=require())  # every run went through the same jail
-
-
-def stryker_report(target: Target, plans: list[_Plan], outcomes: list[MutantOutcome]) -> dict[str, object]:
-    """The run in Stryker's mutation-testing-report-schema (version 2)."""
-    files: dict[str, dict[str, object]] = {}
-    by_id = {o.id: o for o in outcomes}
-    for m in plans:
-        source = (target.baseline / m.file).read_text(encoding="utf-8")
-        entry = files.setdefault(m.file, {"language": _language(m.file), "source": source, "mutants": []})
-        o = by_id[m.id]
-        result: dict[str, object] = {
-            "id": m.id, "mutatorName": m.bug_class, "replacement": m.replacement, "location": m.location,
-            "status": o.status, "statusReason": o.reason, "testsCompleted": o.cases_run,
-            "duration": round(o.seconds * 1000),
-        }
-        if o.killed_by:
-            result["killedBy"] = o.killed_by
-        entry["mutants"].append(result)  # type: ignore[attr-defined]
-    return {"schemaVersion": "2", "thresholds": {"high": 100, "low": 80}, "projectRoot": str(target.baseline),
-            "files": files, "framework": {"name": "tri-agent", "version": __version__}}
-
-
-def _location(source: str, anchor: str) -> dict[str, dict[str, int]]:
-    start = max(source.find(anchor), 0)
-    end = start + len(anchor)
-    return {"start": _position(source, start), "end": _position(source, end)}
-
-
-def _position(source: str, offset: int) -> dict[str, int]:
-    line = source.count("\n", 0, offset) + 1
-    column = offset - (source.rfind("\n", 0, offset) + 1) + 1
-    return {"line": line, "column": column}
-
-
-def _language(path: str) -> str:
-    return {".py": "python", ".js": "javascript", ".ts": "typescript", ".sql": "sql"}.get(Path(path).suffix, "text")
-
-
-def render_html(report: dict[str, object], summary: MutationSummary) -> str:
-    """A self-contained page (no script, no external asset) listing every mutant and its status."""
-    rows = []
-    files = report["files"]
-    assert isinstance(files, dict)
-    for name, entry in files.items():
-        for m in entry["mutants"]:
-            loc = m["location"]["start"]
-            rows.append(f"<tr class='{m['status']}'><td>{html.escape(m['id'])}</td><td>{html.escape(m['mutatorName'])}"
-                        f"</td><td>{html.escape(name)}:{loc['line']}</td><td>{m['status']}</td>"
-                        f"<td>{html.escape(m.get('statusReason', ''))}</td></tr>")
-    counts = ", ".join(f"{k} {v}" for k, v in summary.counts.items())
-    verdict = html.escape(summary.verdict.upper())
-    return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>tri-agent mutation report</title>
-<style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;
-padding:4px 8px;text-align:left}}.Killed,.Timeout{{background:#e6f4ea}}.Survived,.NoCoverage{{background:#fce8e6}}
-.Ignored,.CompileError,.RuntimeError{{background:#f1f3f4}}</style></head><body>
-<h1>Mutation gate: {verdict}</h1>
-<p>Kill rate <b>{summary.kill_rate:.0%}</b> (threshold {summary.threshold:.0%}); {html.escape(counts)}.</p>
-<ul>{''.join(f'<li>{html.escape(r)}</li>' for r in summary.reasons)}</ul>
-<table><tr><th>mutant</th><th>bug class</th><th>where</th><th>status</th><th>why</th></tr>
-{chr(10).join(rows)}
-</table></body></html>
-"""
-
-
-@dataclass(frozen=True)
-class Rotation:
-    """This round's sample of the menu, and whether it holds enough mutants no earlier round judged."""
-
-    chosen: list[str]
-    new: list[str]
-    need: int
-    size: int  # as asked for: a menu too small to fill it is short too
-
-    @property
-    def short(self) -> bool:
-        return len(self.new) < self.need or len(self.chosen) < self.size
-
-
-def rotation(menu_ids: list[str], used: list[str], *, red: bool, size: int, seed: str) -> Rotation:
-    """A deterministic sample of up to ``size`` mutants, new ones first up to at least 30% (50% after red)."""
-    asked, size = size, min(size, len(menu_ids))
-    fresh = sorted(set(menu_ids) - set(used))
-    seen = sorted(set(menu_ids) & set(used))
-    need = -(-size // 2) if red else -(-3 * size // 10)  # ceil(50%) or ceil(30%), in integers
-    rng = random.Random(seed)
-    new = rng.sample(fresh, min(len(fresh), max(need, size - len(seen))))
-    return Rotation(sorted(new + rng.sample(seen, min(len(seen), size - len(new)))), sorted(new), need, asked)
-
-
-def rotate(menu_ids: list[str], used: list[str], *, red: bool, size: int, seed: str) -> list[str]:
-    """``rotation``, refusing a menu too small or too stale for the round."""
-    if size > len(menu_ids):
-        raise UsageError(f"asked for {size} mutants but the menu has {len(menu_ids)}")
-    sample = rotation(menu_ids, used, red=red, size=size, seed=seed)
-    if len(sample.new) < sample.need:
-        raise UsageError(f"the menu has {len(sample.new)} unused mutants; this round needs {sample.need} new ones",
-                         hint="add mutants to the menu")
-    return sample.chosen
-
-
-def rotation_sample(menu_path: Path, previous: list[Path], size: int, seed: str) -> list[str]:
-    """The ids to judge this round, rotated against the mutants of earlier rounds' summaries."""
-    menu = load_menu(menu_path)
-    used: list[str] = []
-    red = False
-    for path in previous:
-        try:
-            summary = MutationSummary.model_validate_json(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise UsageError(f"{path} is not a mutation summary ({type(exc).__name__})") from None
-        used += [m.id for m in summary.mutants]
-        red = summary.verdict == "fail"  # the latest round decides the share of new mutants
-    return rotate([m.id for m in menu.mutants], used, red=red, size=size, seed=seed)

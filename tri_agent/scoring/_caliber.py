@@ -33,11 +33,16 @@ class FieldSpec(_Strict):
 
     cls: ClassName = Field(alias="class", description="Tolerance class: " + ", ".join(CLASSES) + ".")
     values: list[str] | None = Field(default=None, description="For status: the declared enum.")
+    places: int | None = Field(default=None, ge=0, le=18, description="For amount and ratio: the decimal places "
+                               "the spec prescribes; an actual value written with other places fails (wrong_places) "
+                               "even when it is within tolerance.")
 
     @model_validator(mode="after")
     def _values_only_for_status(self) -> FieldSpec:
         if self.values is not None and self.cls != "status":
             raise ValueError("'values' is only meaningful for class status")
+        if self.places is not None and self.cls not in ("amount", "ratio"):
+            raise ValueError("'places' is only meaningful for classes amount and ratio")
         return self
 
 
@@ -91,6 +96,17 @@ class Monotone(_Strict):
                                          description="(subset case, superset case) pairs; a build adds generated ones.")
 
 
+class Ordered(_Strict):
+    """The selected rows of each group appear in the order of ``field`` (as written, compared as text)."""
+
+    name: str = Field(description="Relation name, unique in the caliber; reports name its outcome by it.")
+    kind: Literal["ordered"] = Field(description="Relation kind: ordered.")
+    field: str = Field(description="Column whose values must not decrease from row to row (code-point order).")
+    by: list[str] = Field(default_factory=list, description="Check separately within each group of these columns.")
+    rows: Selector = Field(default_factory=Selector, description="The rows that must be in order (default all).")
+    descending: bool = Field(default=False, description="Values must not increase instead.")
+
+
 def _shorthand(value: object) -> object:
     return {"class": value} if isinstance(value, str) else value
 
@@ -98,7 +114,7 @@ def _shorthand(value: object) -> object:
 # ``avg: amount`` is shorthand for ``avg: {class: amount}``; the exported schema admits both
 FieldEntry = Annotated[FieldSpec, BeforeValidator(_shorthand, json_schema_input_type=FieldSpec | ClassName)]
 
-Relation = Annotated[SumOfParts | EqualPair | Idempotent | Monotone, Field(discriminator="kind")]
+Relation = Annotated[SumOfParts | EqualPair | Idempotent | Monotone | Ordered, Field(discriminator="kind")]
 
 
 class Behaviors(_Strict):
@@ -142,6 +158,11 @@ class Caliber(_Strict):
         if len(set(names)) != len(names):
             raise ValueError("relation names must be unique")
         for rel in self.relations:
+            if isinstance(rel, Ordered):
+                if rel.field not in (*self.key, *self.fields):
+                    raise ValueError(f"relation {rel.name!r} orders by {rel.field!r}, which is neither a key column "
+                                     "nor a declared field")
+                continue
             _check_relation_fields(rel, self.fields)
         return self
 

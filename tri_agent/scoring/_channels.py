@@ -21,7 +21,7 @@ from .._errors import MalformedInput
 from ._caliber import Drift, FieldSpec
 from ._report import AnswersChannel, CellFailure, DeltaCount, DriftAudit, FieldTally
 from ._tables import ROW, Table
-from ._tolerance import CLASSES, EXACT, BadValue, check_expected, compare_cell, not_blank
+from ._tolerance import CLASSES, EXACT, BadValue, check_expected, compare_cell, decimal_places, not_blank
 
 _E, _A = "\x1fe:", "\x1fa:"
 _RE, _RA = "\x1f_re", "\x1f_ra"
@@ -141,6 +141,8 @@ def _certain(name: str, spec: FieldSpec, by_value: bool) -> pl.Expr:
     ok = fast.equal(e, a) if by_value else (e == a) & fast.valid(e)
     if spec.values is not None:
         ok = ok & e.is_in(spec.values)
+    if spec.places is not None:  # only a plain d.ddd text is certain here; anything else takes the slow path
+        ok = ok & (a.str.strip_chars().str.extract(r"^[+-]?\d*\.(\d+)$", 1).str.len_chars() == spec.places)
     return ok.fill_null(False)
 
 
@@ -180,6 +182,8 @@ def _judge_cell(row: dict[str, Any], name: str, spec: FieldSpec, expected: Table
         cell = compare_cell(cls, sealed, row[_A + name], enum)
     except BadValue as exc:
         raise MalformedInput(f"field {name!r}: {exc}", where=actual.where(row[_RA])) from None
+    if cell.ok and spec.places is not None and decimal_places(row[_A + name]) != spec.places:
+        return "wrong_places", None
     return cell.reason, cell.delta
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from .._errors import MalformedInput, UsageError
-from ._caliber import Caliber, EqualPair, Idempotent, Match, Monotone, Selector, SumOfParts
+from ._caliber import Caliber, EqualPair, Idempotent, Match, Monotone, Ordered, Selector, SumOfParts
 from ._report import Attribution, RelationFailure, RelationOutcome, RelationsChannel
 from ._tables import ROW, Table
 from ._tolerance import CLASSES, EXACT, BadValue, Cell, compare_cell, is_blank, parse_count, parse_decimal
@@ -77,7 +77,7 @@ def _hit(value: str | None, match: Match) -> bool:
     return value in match if isinstance(match, list) else value == match
 
 
-def _outcome(rel: SumOfParts | EqualPair | Idempotent | Monotone, checked: int,
+def _outcome(rel: SumOfParts | EqualPair | Idempotent | Monotone | Ordered, checked: int,
              failures: list[RelationFailure]) -> RelationOutcome:
     # each checked instance yields at most one failure, so they count directly
     return RelationOutcome(name=rel.name, kind=rel.kind, checked=checked, failed=len(failures), failures=failures)
@@ -221,7 +221,27 @@ def _shrinks(small: dict[KeyTuple, Row], big: dict[KeyTuple, Row], name: str) ->
     return ""
 
 
+def _ordered(rel: Ordered, ctx: _Context) -> RelationOutcome:
+    groups: dict[tuple[str | None, ...], list[Row]] = {}
+    for row in ctx.rows:  # ctx.rows keep the order the target wrote them in
+        if _selected(row, rel.rows):
+            groups.setdefault(tuple(row.get(c) for c in rel.by), []).append(row)
+    failures = []
+    for group_key, rows in sorted(groups.items(), key=lambda kv: tuple(str(v) for v in kv[0])):
+        values = [str(r.get(rel.field)) for r in rows]
+        wrong = next((i for i in range(1, len(values))
+                      if (values[i] > values[i - 1] if rel.descending else values[i] < values[i - 1])), None)
+        if wrong is not None:
+            where = ", ".join(f"{c}={v}" for c, v in zip(rel.by, group_key, strict=True)) or "all rows"
+            # the key's own rows pass this relation (the build scores the key against itself), and cells
+            # cannot show an order: a wrong order is always the target's
+            failures.append(RelationFailure(where=where, detail=f"{values[wrong]!r} comes after {values[wrong - 1]!r}",
+                                            attribution="engine"))
+    return _outcome(rel, len(groups), failures)
+
+
 _KINDS: dict[str, Callable[..., RelationOutcome]] = {
+    "ordered": _ordered,
     "sum_of_parts": _sum_of_parts,
     "equal_pair": _equal_pair,
     "idempotent": _idempotent,

@@ -34,8 +34,8 @@ class CellFailure(BaseModel):
     cls: str | None = Field(description="Tolerance class of the field.")
     expected: str | None = Field(description="Sealed value as written in the answer key.")
     actual: str | None = Field(description="Actual value as written by the target; null when absent.")
-    reason: str = Field(description="out_of_tolerance, not_equal, not_in_enum, missing_field, missing_row "
-                                    "or unexpected_row.")
+    reason: str = Field(description="out_of_tolerance, not_equal, not_in_enum, missing_field, wrong_places, "
+                                    "missing_row or unexpected_row.")
 
 
 class FieldTally(BaseModel):

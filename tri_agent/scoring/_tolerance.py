@@ -206,6 +206,12 @@ CLASSES: dict[str, ToleranceClass] = {
 }
 
 
+def decimal_places(text: str) -> int:
+    """Places after the point as written: 80.02 has 2, 80.020 has 3, 80 and 8E+1 have 0."""
+    exponent = Decimal(text.strip()).as_tuple().exponent
+    return -exponent if isinstance(exponent, int) and exponent < 0 else 0
+
+
 def check_expected(cls: ToleranceClass, expected: str | None, enum: frozenset[str] | None = None) -> str:
     """The sealed value, or BadValue: the answer key must hold a readable, non-blank value."""
     if expected is None or is_blank(expected, cls.name):

@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -31,6 +31,7 @@ from ..sandbox._jail import Jail, odd_files, written
 from ..sandbox._process import base_env
 from ..scoring._grading import ScoreInputs
 from ._target import PLACEHOLDERS, Cell, Target, extract_rows
+from ._trace import COVERAGE, LINES_NAME, SHIM, SHIM_NAME, read_coverage, read_lines, traceable, wrapped, write_coverage
 
 # case runs side by side: one per core this process may use, at most 4 (a target's ``jobs`` can lower it)
 JOBS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
@@ -60,6 +61,7 @@ class CaseResult:
     provenance: Provenance
     output: Path
     isolation: tuple[str, ...] = ()  # the OS layers the run really had
+    lines: dict[str, frozenset[int]] | None = None  # traced runs: lines executed per target file (see _trace)
 
 
 class RunRecord(BaseModel):
@@ -104,13 +106,16 @@ class Gateway:
                                             f"of {config.write_cap}", hint="raise write_cap in the target file")
         return built
 
-    def run_case(self, case: Case, keep: Path | None = None) -> CaseResult:
+    def run_case(self, case: Case, keep: Path | None = None, *, trace: bool = False,
+                 visible: Path | None = None) -> CaseResult:
+        """Run one case (inputs under ``visible``, default the gateway's); ``trace`` (Python targets only) also
+        records the lines it executed."""
         # an opaque folder name: a target that could read its case id from its path could recognise a test
         work = Path(tempfile.mkdtemp(prefix="case-", dir=self.scratch))
         target_dir, input_dir, output_dir, home = work / "target", work / "input", work / "output", work / "home"
         (work / "tmp").mkdir()  # cases run side by side: each gets its own temporary folder
         shutil.copytree(self.built, target_dir, symlinks=True)
-        shutil.copytree(self.visible / case.inputs, input_dir, symlinks=False)
+        shutil.copytree((visible or self.visible) / case.inputs, input_dir, symlinks=False)
         output_dir.mkdir()
         home.mkdir()
         values = dict(zip(PLACEHOLDERS, (str(target_dir), str(input_dir), str(output_dir), case.case), strict=True))
@@ -119,7 +124,15 @@ class Gateway:
         argv = [_expand(a, values) for a in template]
         env = {**base_env(home, self.target.config.env), "TMPDIR": values["{tmp}"]}
         config = self.target.config
-        jail = Jail(readable=(input_dir,), writable=(target_dir, output_dir, home, work / "tmp"))
+        tracing = trace and traceable(config.run)
+        if tracing:
+            (work / "shim").mkdir()
+            (work / "shim" / SHIM_NAME).write_text(SHIM, encoding="utf-8")
+            (work / "trace").mkdir()
+            argv = wrapped(argv, work / "shim" / SHIM_NAME, work / "trace" / LINES_NAME, target_dir)
+        extra = (work / "trace",) if tracing else ()
+        jail = Jail(readable=(input_dir, *((work / "shim",) if tracing else ())),
+                    writable=(target_dir, output_dir, home, work / "tmp", *extra))
         done, layers = jail.run(argv, cwd=target_dir, env=env, timeout=config.timeout, cap=config.output_cap,
                                 file_cap=config.write_cap)
         extract = case.extract or self.target.config.extract
@@ -143,8 +156,9 @@ class Gateway:
         )
         if keep is not None:
             shutil.copytree(output_dir, keep, dirs_exist_ok=True)
+        lines = read_lines(work / "trace" / LINES_NAME, target_dir) if tracing else None
         shutil.rmtree(work, ignore_errors=True)
-        return CaseResult(rows, provenance, keep or output_dir, tuple(layers))
+        return CaseResult(rows, provenance, keep or output_dir, tuple(layers), lines)
 
 
 def _expand(arg: str, values: dict[str, str]) -> str:
@@ -181,9 +195,11 @@ def run_exam(build: Path, target_file: Path, out: Path, *, twice: bool = False) 
     before = scan(target.baseline).sorted_entries()
     out.mkdir(parents=True, exist_ok=True)
     results = _run_all(target, visible, cases, out / "outputs")
-    if twice:
+    if twice:  # the second run is traced: the mutation gate's coverage comes free, and tracing must change nothing
         with tempfile.TemporaryDirectory(prefix="tri-twice-") as tmp:
-            _compare_runs(results, _run_all(target, visible, cases, Path(tmp)))
+            again = _run_all(target, visible, cases, Path(tmp), trace=True)
+            _compare_runs(results, again)
+        results = [replace(r, lines=a.lines) for r, a in zip(results, again, strict=True)]
     _check_untouched(target, before, build)
     return _write_run(out, build, target, results, twice)
 
@@ -200,11 +216,11 @@ def verified_visible(build: Path) -> Path:
     return visible
 
 
-def _run_all(target: Target, visible: Path, cases: list[Case], keep: Path) -> list[CaseResult]:
+def _run_all(target: Target, visible: Path, cases: list[Case], keep: Path, trace: bool = False) -> list[CaseResult]:
     # cases are independent (a scratch copy each), so they run side by side; results keep the case order
     with _scratch() as scratch, ThreadPoolExecutor(max_workers=min(JOBS, target.config.jobs or JOBS)) as pool:
         gateway = Gateway(target, visible, scratch)
-        return list(pool.map(lambda c: gateway.run_case(c, keep / c.case), cases))
+        return list(pool.map(lambda c: gateway.run_case(c, keep / c.case, trace=trace), cases))
 
 
 @contextmanager
@@ -241,6 +257,8 @@ def _write_run(out: Path, build: Path, target: Target, results: list[CaseResult]
     (out / "observed_behaviors.jsonl").write_text(behaviors, encoding="utf-8")
     (out / "provenance.jsonl").write_text("".join(r.provenance.model_dump_json() + "\n" for r in results),
                                           encoding="utf-8")
+    if any(r.lines is not None for r in results):
+        write_coverage(out / COVERAGE, {r.provenance.case: r.lines for r in results})
     record = RunRecord(
         build_visible_digest=verify(build / "visible").digest,
         target_sha256=hashlib.sha256(target.path.read_bytes()).hexdigest(), cases=len(results), twice=twice,
@@ -250,6 +268,19 @@ def _write_run(out: Path, build: Path, target: Target, results: list[CaseResult]
     )
     (out / "run.json").write_text(record.model_dump_json(indent=1) + "\n", encoding="utf-8")
     return record
+
+
+def recorded_results(run_dir: Path) -> list[CaseResult]:
+    """A recorded run's results as the gateway returned them (rows, provenance, and lines when traced)."""
+    provenance = _read_provenance(run_dir / "provenance.jsonl")
+    rows: dict[str, list[dict[str, Cell]]] = {}
+    for line in (run_dir / "actual.jsonl").read_text(encoding="utf-8").splitlines():
+        if line:
+            row = json.loads(line)
+            rows.setdefault(str(row.get("case")), []).append(row)
+    lines = read_coverage(run_dir / COVERAGE)
+    return [CaseResult(rows.get(p.case, []), p, run_dir / "outputs" / p.case, (), lines.get(p.case))
+            for p in provenance]
 
 
 def rerun(run_dir: Path, build: Path, target_file: Path, sample: int, seed: int = 0) -> list[str]:

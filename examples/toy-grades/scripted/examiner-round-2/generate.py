@@ -1,6 +1,6 @@
 """Deterministic case generator for toy-grades: seed -> cases.jsonl, inputs/<case>/scores.csv, pairs.jsonl.
 
-Revised by the examiner in round 2: tab-padded group keys and an empty score cell."""
+Revised by the examiner in round 2: tab-padded group keys, an empty score cell, repeated scores."""
 
 import hashlib
 import json
@@ -46,8 +46,9 @@ def write(out, seed, name, header, rows, *, bom=False, crlf=False, blank=False):
 
 def chaos(out, seed, header, cases):
     """Round 2's deeper chaos, from its own random stream so the earlier cases stay as they were: group keys
-    padded with tabs (the spec says trimmed, not space-stripped) and a score sheet whose blank score cell
-    must be rejected like any other non-number."""
+    padded with tabs (the spec says trimmed, not space-stripped), a score sheet whose blank score cell
+    must be rejected like any other non-number, and a sheet where the same score repeats (every score
+    counts, the same value twice included)."""
     rng = random.Random(f"toy-grades:chaos-2:{seed}")
     for k in range(2):
         rows = sheet(rng)
@@ -57,6 +58,10 @@ def chaos(out, seed, header, cases):
     empty = sheet(rng)
     empty[rng.randrange(len(empty))][2] = ""
     cases.append(write(out, seed, "empty-score", header, empty))
+    repeated = sheet(rng)
+    for r in rng.sample(repeated, max(2, len(repeated) // 3)):  # the same score more than once, across groups
+        r[2] = repeated[0][2]
+    cases.append(write(out, seed, "repeated-scores", header, repeated))
 
 
 def main():

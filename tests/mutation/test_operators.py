@@ -1,0 +1,88 @@
+"""Each semantic operator on a small snippet: it applies, the file stays valid Python, behaviour changes."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tri_agent.mutation._operators import OPERATORS, concrete, instances, operator_classes
+
+# operator -> (a module defining f, an argument on which some mutant of that operator changes f's result)
+SNIPPETS: dict[str, tuple[str, Any]] = {
+    "rounding-swap": ("from decimal import Decimal, ROUND_HALF_UP\n"
+                      "def f(x):\n    return str(Decimal(x).quantize(Decimal('0.1'), rounding=ROUND_HALF_UP))\n",
+                      "0.25"),
+    "normalisation-dropped": ("def f(x):\n    return x.strip().lower()\n", " A"),
+    "boundary-shift": ("def f(x):\n    return x < 3\n", 3),
+    "off-by-one": ("def f(x):\n    return len(x[1:])\n", "abc"),
+    "row-dropped": ("def f(x):\n    out = []\n    out.append(x)\n    return out\n", "a"),
+    "early-return": ("def f(x):\n    out = []\n    for c in x:\n        out.append(c)\n    return out\n", "ab"),
+    "loop-cut": ("def f(x):\n    out = []\n    for c in x:\n        out.append(c)\n    return out\n", "ab"),
+    "exception-swallowed": ("def f(x):\n    try:\n        v = int(x)\n    except ValueError:\n"
+                            "        raise SystemExit('bad')\n    return 1\n", "z"),
+    "validation-skipped": ("def f(x):\n    if x < 0:\n        raise ValueError('negative')\n    return x\n", -1),
+    "precision-lost": ("from decimal import Decimal\ndef f(x):\n    return str(Decimal(x).quantize(Decimal('0.1')))\n",
+                       "1.26"),
+    "order-lost": ("def f(x):\n    return sorted(x)\n", "ba"),
+    "duplicates-merged": ("def f(x):\n    return [c for c in x]\n", "aa"),
+    "encoding-skipped": ("def f(x):\n    return x.decode('utf-8-sig')\n", b"\xef\xbb\xbfa"),
+}
+
+
+def _call(source: str, arg: Any) -> str:
+    namespace: dict[str, Any] = {}
+    exec(compile(source, "<snippet>", "exec"), namespace)
+    try:
+        return repr(namespace["f"](arg))
+    except BaseException as exc:
+        return f"raised {type(exc).__name__}"
+
+
+def test_the_table_has_a_snippet_for_every_operator() -> None:
+    assert set(SNIPPETS) == set(OPERATORS)
+
+
+@pytest.mark.parametrize("op_id", sorted(SNIPPETS))
+def test_operator_applies_stays_valid_and_changes_behaviour(op_id: str, tmp_path: Path) -> None:
+    source, arg = SNIPPETS[op_id]
+    (tmp_path / "m.py").write_text(source)
+    made = [i for i in instances(tmp_path, sorted(operator_classes())) if i.operator == op_id]
+    assert made, f"{op_id} found no site"
+    for i in made:
+        ast.parse(i.mutated)  # every mutant is valid Python
+        assert i.mutated != source and i.original in source and 1 <= i.start[0] <= i.reach[1]
+    original = _call(source, arg)
+    assert any(_call(i.mutated, arg) != original for i in made), f"no {op_id} mutant changes f({arg!r})"
+
+
+def test_ids_are_stable_and_name_the_edit_not_the_line(tmp_path: Path) -> None:
+    source = SNIPPETS["order-lost"][0]
+    (tmp_path / "m.py").write_text(source)
+    first = {i.id for i in instances(tmp_path, ["order-lost"])}
+    (tmp_path / "m.py").write_text("\n\n# moved down\n" + source)
+    assert {i.id for i in instances(tmp_path, ["order-lost"])} == first
+
+
+def test_comments_strings_and_imports_are_never_mutated(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text('"""Reads utf-8-sig with rounding=ROUND_HALF_UP; sorted(x) strips."""\n'
+                                   "from decimal import ROUND_HALF_UP  # x.strip() < 3 sorted(y)\n"
+                                   "NOTE = 'x.strip() and sorted(y)'\n")
+    assert instances(tmp_path, sorted(operator_classes())) == []
+
+
+def test_only_the_menus_classes_are_instantiated_and_tests_are_not_code(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text(SNIPPETS["order-lost"][0] + SNIPPETS["duplicates-merged"][0].replace("f(", "g("))
+    (tmp_path / "test_m.py").write_text(SNIPPETS["order-lost"][0])
+    made = instances(tmp_path, ["order-lost"])
+    assert [i.bug_class for i in made] == ["order-lost"] and made[0].file == "m.py"
+
+
+def test_a_judges_concrete_edit_applies_once_or_says_why_not(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text("a = 1\nb = 1\n")
+    made = concrete(tmp_path, "m.py", "x", "bounds", "a = 1", "a = 2")
+    assert not isinstance(made, str) and made.mutated == "a = 2\nb = 1\n" and made.start == (1, 1)
+    assert "2 times" in str(concrete(tmp_path, "m.py", "x", "bounds", "= 1", "= 2"))
+    assert "not a file" in str(concrete(tmp_path, "../m.py", "x", "bounds", "a", "b"))

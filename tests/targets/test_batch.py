@@ -1,0 +1,62 @@
+"""The fork server gives the same fingerprints as the gateway, in one jail, and survives hostile inputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import toy_copy
+
+from tri_agent.exam._formats import read_cases
+from tri_agent.targets._batch import run_batch
+from tri_agent.targets._gateway import Gateway
+from tri_agent.targets._target import Target
+from tri_agent.targets._trace import read_lines, traceable
+
+
+def test_batch_fingerprints_equal_the_gateways(toy_build: Path, tmp_path: Path) -> None:
+    toy = toy_copy(tmp_path / "toy", fixed=True)
+    target = Target.load(toy / "target.yaml")
+    visible = toy_build / "visible"
+    gateway = Gateway(target, visible, tmp_path / "g")
+    cases = read_cases(visible / "cases.jsonl")
+    prints = run_batch(target, gateway.built, [(visible, c) for c in cases], tmp_path / "b")
+    for case, fp in zip(cases, prints, strict=True):
+        p = gateway.run_case(case).provenance
+        assert (dict(fp.outputs), fp.behavior, fp.exit_code, fp.stdout_sha256) == \
+            (p.outputs, p.behavior, p.exit_code, p.stdout_sha256)
+    assert {fp.behavior for fp in prints} == {"accepted", "rejected"}  # both kinds of run were compared
+
+
+def test_a_hanging_input_is_killed_and_the_rest_is_not_run(toy_build: Path, tmp_path: Path) -> None:
+    toy = toy_copy(tmp_path / "toy", fixed=True)
+    grades = toy / "target" / "grades.py"
+    grades.write_text(grades.read_text().replace("def main():", "def main():\n    if 'A' in open(sys.argv[1]).read():"
+                                                 "\n        while True: pass"))
+    (toy / "target.yaml").write_text((toy / "target.yaml").read_text().replace("timeout: 20", "timeout: 1"))
+    target = Target.load(toy / "target.yaml")
+    visible = tmp_path / "v"
+    for name, text in (("hang", "student,group,score\ns1,A,1\n"), ("ok", "student,group,score\ns1,B,1\n")):
+        (visible / "inputs" / name).mkdir(parents=True)
+        (visible / "inputs" / name / "scores.csv").write_text(text)
+    from tri_agent.exam._formats import Case
+
+    cases = [Case(case="c-000000000001", inputs="inputs/hang"), Case(case="c-000000000002", inputs="inputs/ok")]
+    gateway = Gateway(target, visible, tmp_path / "g")
+    ok, hang, skipped = run_batch(target, gateway.built, [(visible, c) for c in [cases[1], *cases]], tmp_path / "b")
+    assert ok.exit_code == 0 and ok.behavior == "accepted" and ok.outputs
+    assert hang.exit_code is None and hang.behavior == "timeout"
+    # a run that hangs has said enough (a mutant that hangs is decided): the server does not wait out the rest
+    assert skipped.behavior.startswith("not run") and skipped.differs(ok)
+
+
+def test_trace_records_lines_of_the_target_only_and_refuses_a_forged_record(toy_build: Path, tmp_path: Path) -> None:
+    toy = toy_copy(tmp_path / "toy", fixed=True)
+    target = Target.load(toy / "target.yaml")
+    assert traceable(target.config.run) and not traceable(["node", "{target}/x.js"])
+    [case] = read_cases(toy_build / "visible" / "cases.jsonl")[:1]
+    result = Gateway(target, toy_build / "visible", tmp_path / "g").run_case(case, trace=True)
+    assert result.lines is not None and set(result.lines) == {"grades.py"} and len(result.lines["grades.py"]) > 10
+    (tmp_path / "lines.json").write_text('["not", "a", "record"]')
+    assert read_lines(tmp_path / "lines.json", tmp_path) is None
+    (tmp_path / "big.json").symlink_to("/etc/passwd")
+    assert read_lines(tmp_path / "big.json", tmp_path) is None

@@ -1,0 +1,191 @@
+"""Equivalence proven by difference-hunting, never claimed.
+
+A mutant the exam did not kill is either a blind spot of the exam (it stays in the denominator) or an
+equivalent mutant (no input can tell it apart). It is reported equivalent only when original and mutant give
+the same outputs, behaviour, exit code and standard output over every input of the hunt: the bug class's own
+inputs from the menu, then the exam's generator at fresh seeds (20 by default). The first differing input,
+when one turns up, is the evidence that the mutant is live.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from threading import Lock
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .._errors import MalformedInput
+from ..exam._build import generate
+from ..exam._formats import Case
+from ..targets._batch import Fingerprint, batchable, run_batch
+from ..targets._gateway import Gateway
+from ..targets._target import Target
+
+SEEDS = 20
+_NAME = re.compile(r"^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$")
+_FIRST = 32  # inputs in a mutant's first batch
+
+
+class HuntEvidence(BaseModel):
+    """What the difference hunt ran for one mutant, and what it found."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    seeds: list[str] = Field(description="Generator seeds whose inputs were run (fresh: never an exam seed).")
+    inputs: int = Field(description="Input sets run on both original and mutant.")
+    class_inputs: int = Field(description="Of those, input sets from the bug class's menu entry.")
+    difference: str | None = Field(description="The first input on which original and mutant differ, and what "
+                                               "differs; null: none found, the mutant is equivalent.")
+
+
+@dataclass(frozen=True)
+class _Input:
+    label: str  # where it came from: class:<id>#n or seed:<seed>/<case>
+    visible: Path
+    case: Case
+
+
+@dataclass
+class Hunt:
+    """The hunt inputs of one gate run and the original's fingerprints on them (computed once, when needed)."""
+
+    exam_dir: Path | None
+    original: Target
+    class_inputs: dict[str, list[dict[str, str]]]
+    scratch: Path
+    seeds: list[str]
+    jobs: int = 2
+    _generated: list[_Input] | None = None
+    _runner: _Runner | None = None
+    _prints: dict[str, Fingerprint] = field(default_factory=dict)
+    _lock: Lock = field(default_factory=Lock)
+
+    def told_apart(self, mutated: Target, visible: Path, cases: list[Case], scratch: Path) -> list[str] | None:
+        """The exam's cases whose outputs differ between original and mutant under the fork server, or None when
+        the target cannot run there. Only orders the real runs: nothing is scored from it."""
+        if not batchable(self.original):
+            return None
+        items = [_Input(f"exam:{c.case}", visible, c) for c in cases]
+        with self._lock:
+            self._original(items)
+        prints = _Runner(mutated, scratch / "build", self.jobs).run(items, scratch / "runs")
+        return [i.case.case for i, p in zip(items, prints, strict=True) if self._prints[i.label].differs(p)]
+
+    def inputs(self, bug_class: str) -> list[_Input]:
+        return [*self._class_inputs(bug_class), *self._generator_inputs()]
+
+    def prove(self, mutated: Target, bug_class: str, scratch: Path) -> HuntEvidence:
+        """Hunt for an input on which ``mutated`` differs from the original."""
+        with self._lock:  # hunts share the original's fingerprints: compute them once
+            inputs = self.inputs(bug_class)
+            self._original(inputs)
+        mutant = _Runner(mutated, scratch / "mutant-build", self.jobs)
+        n_class = sum(1 for i in inputs if i.label.startswith("class:"))
+        for start, stop in _chunks(len(inputs)):
+            chunk = inputs[start:stop]
+            for item, print_ in zip(chunk, mutant.run(chunk, scratch / f"m{start}"), strict=True):
+                what = self._prints[item.label].differs(print_)
+                if what:
+                    return HuntEvidence(seeds=self._seeds_run(), inputs=start + chunk.index(item) + 1,
+                                        class_inputs=n_class, difference=f"{item.label}: {what} differ")
+        return HuntEvidence(seeds=self._seeds_run(), inputs=len(inputs), class_inputs=n_class, difference=None)
+
+    def _seeds_run(self) -> list[str]:
+        return list(self.seeds) if self.exam_dir is not None else []
+
+    def _original(self, inputs: list[_Input]) -> None:
+        todo = [i for i in inputs if i.label not in self._prints]
+        if todo:
+            if self._runner is None:
+                self._runner = _Runner(self.original, self.scratch / "original-build", self.jobs)
+            runner = self._runner
+            for item, print_ in zip(todo, runner.run(todo, self.scratch / f"o{len(self._prints)}"), strict=True):
+                self._prints[item.label] = print_
+
+    def _class_inputs(self, bug_class: str) -> list[_Input]:
+        out = []
+        for n, files in enumerate(self.class_inputs.get(bug_class, []), start=1):
+            visible = self.scratch / "class" / bug_class / str(n)
+            if not visible.exists():
+                _write_inputs(visible / "inputs", files, f"class {bug_class} input {n}")
+            case = Case(case="c-" + hashlib.sha256(f"{bug_class}:{n}".encode()).hexdigest()[:12], inputs="inputs")
+            out.append(_Input(f"class:{bug_class}#{n}", visible, case))
+        return out
+
+    def _generator_inputs(self) -> list[_Input]:
+        if self._generated is None:
+            self._generated = []
+            exam_dir = self.exam_dir
+            if exam_dir is not None:
+                with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+                    made = list(pool.map(lambda s: generate(exam_dir, s, self.scratch / "gen" / s), self.seeds))
+                seen: set[str] = set()
+                for seed, (folder, cases) in zip(self.seeds, made, strict=True):
+                    for case in cases:
+                        digest = _inputs_digest(folder / case.inputs, case)
+                        if digest not in seen:  # the same input twice proves nothing more
+                            seen.add(digest)
+                            self._generated.append(_Input(f"seed:{seed}/{case.case}", folder, case))
+        return self._generated
+
+
+def _chunks(n: int) -> list[tuple[int, int]]:
+    """A small first batch (a live mutant usually shows at once), then everything else in one go."""
+    return [(0, min(n, _FIRST))] + ([(_FIRST, n)] if n > _FIRST else [])
+
+
+def fresh_seeds(seed: str, n: int) -> list[str]:
+    """``n`` hunt seeds derived from the gate's seed; never equal to an exam seed, which is drawn apart."""
+    return [f"hunt-{hashlib.sha256(f'{seed}:{k}'.encode()).hexdigest()[:12]}" for k in range(n)]
+
+
+class _Runner:
+    """Runs inputs against one target: all in one jail (a fork server) for Python targets, else case by case."""
+
+    def __init__(self, target: Target, scratch: Path, jobs: int) -> None:
+        scratch.mkdir(parents=True, exist_ok=True)
+        self.target, self.jobs = target, jobs
+        self.gateway = Gateway(target, scratch, scratch)  # builds the tree once; its visible folder is unused
+
+    def run(self, items: list[_Input], scratch: Path) -> list[Fingerprint]:
+        scratch.mkdir(parents=True)
+        if batchable(self.target):
+            halves = [items[k::self.jobs] for k in range(self.jobs)]
+            with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+                parts = list(pool.map(lambda kv: self._batch(kv[1], scratch / f"b{kv[0]}"), enumerate(halves)))
+            merged: list[Fingerprint] = [None] * len(items)  # type: ignore[list-item]
+            for k, part in enumerate(parts):
+                merged[k::self.jobs] = part
+            return merged
+        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+            return list(pool.map(self._one, items))
+
+    def _batch(self, items: list[_Input], scratch: Path) -> list[Fingerprint]:
+        return run_batch(self.target, self.gateway.built, [(i.visible, i.case) for i in items], scratch)
+
+    def _one(self, item: _Input) -> Fingerprint:
+        p = self.gateway.run_case(item.case, visible=item.visible).provenance
+        return Fingerprint(tuple(sorted(p.outputs.items())), p.behavior, p.exit_code, p.stdout_sha256)
+
+
+def _write_inputs(folder: Path, files: dict[str, str], what: str) -> None:
+    folder.mkdir(parents=True)
+    for name, content in files.items():
+        path = (folder / name).resolve()
+        if not _NAME.match(name) or ".." in name.split("/") or not path.is_relative_to(folder.resolve()):
+            raise MalformedInput(f"{what}: file name {name!r} must be a plain relative path inside the input folder",
+                                 where="mutations.yaml", hint="use names like scores.csv or data/part-1.csv")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+
+
+def _inputs_digest(folder: Path, case: Case) -> str:
+    h = hashlib.sha256(repr(case.argv).encode())
+    for p in sorted(folder.rglob("*")):
+        if p.is_file() and not p.is_symlink():
+            h.update(p.relative_to(folder).as_posix().encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()

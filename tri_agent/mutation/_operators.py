@@ -1,0 +1,436 @@
+"""Semantic mutation operators for Python targets: one table, each operator tagged with the bug classes it realises.
+
+The examiner names bug classes (it never sees the code); these operators turn a class into concrete mutants of
+the code *as it is in the round*, so an honest fix written any way still gets a full sample. Every operator
+works on the syntax tree (libcst), never on text: a comment or a string that merely looks like code is never
+mutated, and every mutant is valid Python by construction.
+
+An operator looks at one node and returns its sites: the node to replace, the node that replaces it, the bug
+classes this site realises and the node whose lines a case must execute for the mutant to make a difference.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+_Replacement = cst.CSTNode | cst.FlattenSentinel[cst.BaseStatement]
+
+
+@dataclass(frozen=True)
+class Site:
+    node: cst.CSTNode
+    replacement: _Replacement
+    classes: tuple[str, ...]
+    reach: cst.CSTNode  # a case that never executes these lines cannot tell the mutant from the original
+
+
+@dataclass(frozen=True)
+class Operator:
+    """One row of the table: what it does, the bug classes it realises, how it finds its sites."""
+
+    id: str
+    classes: tuple[str, ...]
+    description: str
+    sites: Callable[[cst.CSTNode], list[Site]]
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One concrete mutant of one file, made by an operator for a bug class of the menu."""
+
+    id: str
+    operator: str
+    bug_class: str
+    file: str
+    start: tuple[int, int]  # line, column (1-based) of the replaced code
+    end: tuple[int, int]
+    original: str
+    replacement: str
+    mutated: str  # the whole mutated file
+    reach: tuple[int, int]  # first and last line a case must execute to tell the mutant apart
+
+
+# --- helpers over nodes --------------------------------------------------------------------------------------------
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def _expr(text: str) -> cst.BaseExpression:
+    return cst.parse_expression(text)
+
+
+def _call_name(node: cst.Call) -> str:
+    """``f`` for f(...), ``a.b`` for a.b(...), '' otherwise."""
+    func = node.func
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+        return f"{func.value.value}.{func.attr.value}"
+    return ""
+
+
+def _method(node: cst.Call) -> str:
+    return node.func.attr.value if isinstance(node.func, cst.Attribute) else ""
+
+
+def _string_value(node: cst.CSTNode) -> str | None:
+    if isinstance(node, cst.SimpleString) and not node.prefix.lower().startswith(("b", "f")):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _stops(stmt: cst.BaseStatement) -> bool:
+    """A statement that ends the path: raise, return, continue, break, or a call to exit."""
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return False
+    for small in stmt.body:
+        if isinstance(small, cst.Raise | cst.Return | cst.Continue | cst.Break):
+            return True
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and _call_name(small.value) in _EXITS:
+            return True
+    return False
+
+
+_EXITS = ("sys.exit", "exit", "os._exit", "abort", "quit")
+
+
+def _body(node: cst.BaseSuite) -> list[cst.BaseStatement]:
+    return list(node.body) if isinstance(node, cst.IndentedBlock) else []
+
+
+def _with_body(suite: cst.IndentedBlock, body: list[cst.BaseStatement]) -> cst.IndentedBlock:
+    return suite.with_changes(body=body)
+
+
+# --- the operators ----------------------------------------------------------------------------------------------
+
+_MODES = ("HALF_UP", "HALF_EVEN", "HALF_DOWN", "UP", "DOWN", "CEILING", "FLOOR", "05UP")
+_SWAPS = {"HALF_UP": ("HALF_EVEN", "HALF_DOWN"), "HALF_EVEN": ("HALF_UP",), "HALF_DOWN": ("HALF_UP",),
+          "UP": ("DOWN",), "DOWN": ("UP",), "CEILING": ("FLOOR",), "FLOOR": ("CEILING",), "05UP": ("DOWN",)}
+
+
+def _mode_of(node: cst.CSTNode) -> str | None:
+    name = node.attr.value if isinstance(node, cst.Attribute) else node.value if isinstance(node, cst.Name) else \
+        _string_value(node)
+    if not isinstance(name, str):
+        return None
+    mode = name.removeprefix("ROUND_")
+    return mode if mode in _MODES and (name.startswith("ROUND_") or mode.startswith("HALF_")) else None
+
+
+def _rounding(node: cst.CSTNode) -> list[Site]:
+    """A rounding mode swapped for its usual confusion (HALF_UP -> HALF_EVEN, HALF_DOWN; ...)."""
+    if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "rounding":
+        mode = _mode_of(node.value)
+        swaps = _SWAPS[mode] if mode else ("HALF_EVEN", "HALF_UP")  # an alias or expression: both usual ones
+        return [Site(node.value, cst.SimpleString(f'"ROUND_{m}"'), ("rounding-mode",), node)
+                for m in swaps]
+    return []
+
+
+_NORMALISERS = {"strip": "strip-dropped", "lstrip": "strip-dropped", "rstrip": "strip-dropped",
+                "lower": "case-fold", "upper": "case-fold", "casefold": "case-fold"}
+_BOM = "\ufeff"
+
+
+def _normalisation(node: cst.CSTNode) -> list[Site]:
+    """A normalisation step removed: strip, case folding, Unicode normalisation (the value passes through)."""
+    if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
+        return []
+    method, receiver = node.func.attr.value, node.func.value
+    args = [a.value for a in node.args]
+    if any(_string_value(a) == _BOM for a in args):
+        return []  # a byte-order-mark step: the encoding operator's
+    if method in _NORMALISERS and isinstance(receiver, cst.Name) and receiver.value == "str" and len(args) == 1:
+        return [Site(node, args[0], (_NORMALISERS[method],), node)]
+    if method in _NORMALISERS and not (isinstance(receiver, cst.Name) and receiver.value == "str"):
+        return [Site(node, receiver, (_NORMALISERS[method],), node)]
+    if method == "normalize" and len(args) == 2:
+        return [Site(node, args[1], ("unicode-normalisation",), node)]
+    return []
+
+
+_BOUNDARY: dict[type, Any] = {cst.LessThan: cst.LessThanEqual, cst.LessThanEqual: cst.LessThan,
+                              cst.GreaterThan: cst.GreaterThanEqual, cst.GreaterThanEqual: cst.GreaterThan}
+
+
+def _boundary(node: cst.CSTNode) -> list[Site]:
+    """A boundary moved: < and <=, > and >= swapped."""
+    if not isinstance(node, cst.ComparisonTarget) or type(node.operator) not in _BOUNDARY:
+        return []
+    op: Any = node.operator
+    new = _BOUNDARY[type(op)](whitespace_before=op.whitespace_before, whitespace_after=op.whitespace_after)
+    return [Site(node, node.with_changes(operator=new), ("boundary-shift", "off-by-one"), node)]
+
+
+def _off_by_one(node: cst.CSTNode) -> list[Site]:
+    """A count, a slice end or a range end off by one."""
+    sites = []
+    if isinstance(node, cst.Call) and _call_name(node) == "len" and len(node.args) == 1:
+        sites.append(Site(node, _expr(f"({_code(node)} + 1)"), ("off-by-one",), node))
+    elif isinstance(node, cst.Call) and _call_name(node) == "range" and node.args:
+        last = node.args[min(len(node.args), 2) - 1]
+        sites.append(Site(last.value, _expr(f"({_code(last.value)} + 1)"), ("off-by-one",), node))
+    elif isinstance(node, cst.Slice):
+        if node.lower is not None:
+            sites.append(Site(node.lower, _expr(f"({_code(node.lower)} + 1)"), ("off-by-one",), node))
+        if node.upper is not None:
+            sites.append(Site(node.upper, _expr(f"({_code(node.upper)} - 1)"), ("off-by-one",), node))
+    return sites
+
+
+_EMITTERS = ("append", "appendleft", "extend", "insert", "writerow", "writerows", "write", "add")
+
+
+def _row_dropped(node: cst.CSTNode) -> list[Site]:
+    """A row of output (a total, a subtotal, a line) never emitted: the statement that adds it is gone."""
+    if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call) and _method(node.value) in _EMITTERS:
+        return [Site(node, cst.Pass(), ("missing-total", "field-dropped"), node)]
+    return []
+
+
+def _early_return(node: cst.CSTNode) -> list[Site]:
+    """A function returns before its last loop or block has run (what it built so far)."""
+    if not isinstance(node, cst.FunctionDef) or not isinstance(node.body, cst.IndentedBlock):
+        return []
+    body = _body(node.body)
+    last = body[-1] if body else None
+    if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[0], cst.Return)
+            and last.body[0].value is not None):
+        return []
+    blocks = [s for s in body[:-1] if isinstance(s, cst.For | cst.While | cst.If | cst.With | cst.Try)]
+    if not blocks:
+        return []
+    block = blocks[-1]
+    return [Site(block, cst.FlattenSentinel([last, block]), ("early-return",), block)]
+
+
+def _loop_cut(node: cst.CSTNode) -> list[Site]:
+    """A loop stops after its first pass."""
+    if isinstance(node, cst.For | cst.While) and isinstance(node.body, cst.IndentedBlock) and node.body.body:
+        cut = _with_body(node.body, [*node.body.body, cst.SimpleStatementLine([cst.Break()])])
+        return [Site(node.body, cut, ("early-return",), node.body.body[0])]
+    return []
+
+
+def _swallowed(node: cst.CSTNode) -> list[Site]:
+    """An error handler that stops (raises, exits) now swallows the error and carries on."""
+    if isinstance(node, cst.ExceptHandler) and isinstance(node.body, cst.IndentedBlock) and \
+            any(_stops(s) for s in node.body.body):
+        quiet = _with_body(node.body, [cst.SimpleStatementLine([cst.Pass()])])
+        return [Site(node.body, quiet, ("swallowed-exception", "validation-skipped"), node.body.body[0])]
+    return []
+
+
+def _validation(node: cst.CSTNode) -> list[Site]:
+    """A check skipped: an ``if`` that stops (raise, exit, return, continue) never fires; a filter dropped."""
+    if isinstance(node, cst.If) and isinstance(node.body, cst.IndentedBlock) and node.body.body and \
+            _stops(node.body.body[0]):
+        skips = any(isinstance(s, cst.Continue) for line in node.body.body[:1]
+                    for s in getattr(line, "body", ()))
+        classes = ("blank-lines", "validation-skipped") if skips else ("validation-skipped", "format-check-skipped")
+        never = _expr(f"({_code(node.test)}) and False")  # the condition still runs: only the check is gone
+        return [Site(node.test, never, classes, node.body.body[0])]
+    if isinstance(node, cst.CompFor) and node.ifs:
+        return [Site(node, node.with_changes(ifs=[]), ("blank-lines", "validation-skipped"), node)]
+    return []
+
+
+def _precision(node: cst.CSTNode) -> list[Site]:
+    """Precision lost: a quantize step dropped, or a decimal built from a float."""
+    if isinstance(node, cst.Call) and _method(node) == "quantize" and isinstance(node.func, cst.Attribute):
+        return [Site(node, node.func.value, ("precision",), node)]
+    if isinstance(node, cst.Call) and _call_name(node) in ("Decimal", "decimal.Decimal") and len(node.args) == 1 \
+            and not isinstance(node.args[0].value, cst.SimpleString | cst.Integer | cst.Float):
+        lossy = node.with_changes(args=[node.args[0].with_changes(value=_expr(f"float({_code(node.args[0].value)})"))])
+        return [Site(node, lossy, ("precision",), node)]
+    return []
+
+
+def _order(node: cst.CSTNode) -> list[Site]:
+    """Order lost where it is specified: a sort removed."""
+    if isinstance(node, cst.Call) and _call_name(node) == "sorted" and node.args:
+        return [Site(node, _expr(f"list({_code(node.args[0].value)})"), ("order-lost",), node)]
+    if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call) and _method(node.value) == "sort":
+        return [Site(node, cst.Pass(), ("order-lost",), node)]
+    return []
+
+
+def _duplicates(node: cst.CSTNode) -> list[Site]:
+    """Repeated items merged into one."""
+    if isinstance(node, cst.ListComp):
+        return [Site(node, _expr(f"list(dict.fromkeys({_code(node)}))"), ("duplicates-merged",), node)]
+    return []
+
+
+_ENCODINGS = {"utf-8-sig": "utf-8", "utf-16": "utf-16-le", "utf_8_sig": "utf-8"}
+
+
+def _encoding(node: cst.CSTNode) -> list[Site]:
+    """An encoding step skipped: the byte-order mark kept, a declared encoding ignored."""
+    value = _string_value(node)
+    if value is not None and value.lower() in _ENCODINGS:
+        return [Site(node, cst.SimpleString(f'"{_ENCODINGS[value.lower()]}"'), ("encoding",), node)]
+    if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "encoding" and \
+            (_string_value(node.value) or "").lower() in ("utf-8", "utf8"):
+        return [Site(node.value, cst.SimpleString('"latin-1"'), ("encoding",), node)]
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
+            any(_string_value(a.value) == _BOM for a in node.args):
+        return [Site(node, node.func.value, ("encoding",), node)]
+    return []
+
+
+OPERATORS: dict[str, Operator] = {op.id: op for op in (
+    Operator("rounding-swap", ("rounding-mode",), "a rounding mode swapped (HALF_UP -> HALF_EVEN, HALF_DOWN, ...)",
+             _rounding),
+    Operator("normalisation-dropped", ("strip-dropped", "case-fold", "unicode-normalisation"),
+             "strip, case folding or Unicode normalisation removed", _normalisation),
+    Operator("boundary-shift", ("boundary-shift", "off-by-one"), "< and <=, > and >= swapped", _boundary),
+    Operator("off-by-one", ("off-by-one",), "len() + 1, a slice or range end moved by one", _off_by_one),
+    Operator("row-dropped", ("missing-total", "field-dropped"), "the statement that emits a row or adds an item "
+             "removed (a total, a subtotal, a field)", _row_dropped),
+    Operator("early-return", ("early-return",), "a function returns before its last block", _early_return),
+    Operator("loop-cut", ("early-return",), "a loop stops after its first pass", _loop_cut),
+    Operator("exception-swallowed", ("swallowed-exception", "validation-skipped"),
+             "an error handler that raised or exited now carries on", _swallowed),
+    Operator("validation-skipped", ("validation-skipped", "format-check-skipped", "blank-lines"),
+             "a check that raises, exits, returns or skips never fires; a comprehension filter dropped", _validation),
+    Operator("precision-lost", ("precision",), "a quantize step dropped; a decimal built from a float", _precision),
+    Operator("order-lost", ("order-lost",), "sorted() or .sort() removed", _order),
+    Operator("duplicates-merged", ("duplicates-merged",), "a list made unique (repeats merged)", _duplicates),
+    Operator("encoding-skipped", ("encoding",), "utf-8-sig read as utf-8, a byte-order-mark step removed, "
+             "a declared utf-8 read as latin-1", _encoding),
+)}
+
+
+def operator_classes() -> set[str]:
+    """Every bug class some operator realises."""
+    return {c for op in OPERATORS.values() for c in op.classes}
+
+
+# --- instantiation ----------------------------------------------------------------------------------------------
+
+class _Collector(cst.CSTVisitor):
+    def __init__(self, operators: list[Operator]) -> None:
+        self.operators = operators
+        self.found: list[tuple[Operator, Site]] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.Import | cst.ImportFrom):
+            return False  # names in imports are declarations, not behaviour
+        for op in self.operators:
+            self.found += [(op, s) for s in op.sites(node)]
+        return True
+
+
+def instances(baseline: Path, classes: list[str], files: list[str] | None = None) -> list[Instance]:
+    """Every mutant the operators make of the Python files of ``baseline`` for the bug classes ``classes``
+    (first class of the menu wins when a site realises several), in file and position order."""
+    wanted = [op for op in OPERATORS.values() if set(op.classes) & set(classes)]
+    out: list[Instance] = []
+    for rel in files if files is not None else python_files(baseline):
+        out += _of_file(baseline, rel, wanted, classes)
+    return out
+
+
+def python_files(baseline: Path) -> list[str]:
+    """The target's Python sources: tests, caches and environments are not the code under acceptance."""
+    out = []
+    for path in sorted(baseline.rglob("*.py")):
+        rel = path.relative_to(baseline).as_posix()
+        parts = rel.split("/")
+        if path.is_symlink() or not path.is_file() or set(parts) & _NOT_CODE or _is_test(parts[-1]):
+            continue
+        out.append(rel)
+    return out
+
+
+_NOT_CODE = {"tests", "test", "__pycache__", ".venv", "venv", "node_modules", ".git", "site-packages"}
+
+
+def _is_test(name: str) -> bool:
+    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+
+
+def _of_file(baseline: Path, rel: str, operators: list[Operator], classes: list[str]) -> list[Instance]:
+    try:
+        module = cst.parse_module((baseline / rel).read_text(encoding="utf-8"))
+    except (cst.ParserSyntaxError, UnicodeDecodeError, OSError):
+        return []  # not Python we can read: the judge writes mutants for it
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    positions = wrapper.resolve(PositionProvider)
+    collector = _Collector(operators)
+    wrapper.module.visit(collector)
+    seen: dict[str, int] = {}
+    out = []
+    for op, site in collector.found:
+        cls = next((c for c in classes if c in site.classes), None)
+        if cls is None:
+            continue
+        out.append(_instance(module, positions, rel, op, site, cls, seen))
+    return out
+
+
+def _instance(module: cst.Module, positions: object, rel: str, op: Operator, site: Site, cls: str,
+              seen: dict[str, int]) -> Instance:
+    where, reach = positions[site.node], positions[site.reach]  # type: ignore[index]
+    original = _slice(module.code, (where.start.line, where.start.column), (where.end.line, where.end.column))
+    replacement = _replacement_code(module, site.replacement)
+    key = f"{op.id}\0{rel}\0{original}\0{replacement}"
+    seen[key] = seen.get(key, 0) + 1  # the same edit at two places: two mutants, told apart by their order
+    digest = hashlib.sha256(f"{key}\0{seen[key]}".encode()).hexdigest()[:10]
+    mutated = module.deep_replace(site.node, cast(Any, site.replacement))
+    assert isinstance(mutated, cst.Module)
+    return Instance(id=f"{op.id}:{rel}:{digest}", operator=op.id, bug_class=cls, file=rel,
+                    start=(where.start.line, where.start.column + 1), end=(where.end.line, where.end.column + 1),
+                    original=original, replacement=replacement, mutated=mutated.code,
+                    reach=(reach.start.line, reach.end.line))
+
+
+def _slice(text: str, start: tuple[int, int], end: tuple[int, int]) -> str:
+    """The source between two (line, 0-based column) positions, as written."""
+    lines = text.splitlines(keepends=True)
+    if start[0] == end[0]:
+        return lines[start[0] - 1][start[1]:end[1]]
+    return lines[start[0] - 1][start[1]:] + "".join(lines[start[0]:end[0] - 1]) + lines[end[0] - 1][:end[1]]
+
+
+def _replacement_code(module: cst.Module, node: _Replacement) -> str:
+    if isinstance(node, cst.FlattenSentinel):
+        return "".join(module.code_for_node(n) for n in node.nodes)
+    return module.code_for_node(node)
+
+
+def walk(instances_: list[Instance]) -> Iterator[tuple[str, list[Instance]]]:
+    """Instances grouped by bug class, in first-seen order."""
+    groups: dict[str, list[Instance]] = {}
+    for i in instances_:
+        groups.setdefault(i.bug_class, []).append(i)
+    yield from groups.items()
+
+
+def concrete(baseline: Path, rel: str, mutant_id: str, bug_class: str, find: str, replace: str) -> Instance | str:
+    """A judge's exact edit as an instance, or why it does not apply to this code (any text file)."""
+    path = (baseline / rel).resolve()
+    if not path.is_relative_to(baseline.resolve()) or not path.is_file() or (baseline / rel).is_symlink():
+        return f"file {rel!r} is not a file of the target"
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if text.count(find) != 1:
+        return f"its text occurs {text.count(find)} times in {rel} (must be once): written for other code"
+    offset = text.index(find)
+    line = text.count("\n", 0, offset) + 1
+    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    end = line + find.count("\n")
+    end_column = len(find.rsplit("\n", 1)[-1]) + (column if end == line else 1)
+    return Instance(id=f"judge:{mutant_id}", operator="judge", bug_class=bug_class, file=rel, start=(line, column),
+                    end=(end, end_column), original=find, replacement=replace,
+                    mutated=text.replace(find, replace), reach=(line, end))

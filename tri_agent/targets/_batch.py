@@ -1,0 +1,182 @@
+"""Many inputs through one Python target in one jail: a fork server for the mutation gate's difference hunts.
+
+Proving a mutant equivalent means running it and the original over hundreds of inputs, and starting an
+interpreter per input costs more than the target's work. For a Python target (``python {target}/x.py ...``)
+one interpreter starts in the jail with nothing of the target imported, then forks once per input: each child
+gets its own copy of the built target, its input, an empty output folder, the run's environment, and runs
+the entry point as ``__main__``. Original and mutant run under the same harness, so what they are compared on
+is the same; no case is ever *scored* this way (kills and scores always come from the gateway).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..exam._formats import Case
+from ..sandbox._jail import Jail, odd_files
+from ..sandbox._process import Completed, base_env
+from ._target import PLACEHOLDERS, Target
+from ._trace import traceable
+
+SERVER = r'''
+import json, os, runpy, signal, sys, time, traceback
+jobs_path, results_path, timeout = sys.argv[1], sys.argv[2], float(sys.argv[3])
+jobs = json.load(open(jobs_path))
+results = []
+
+
+def child(job):
+    os.chdir(job["cwd"])
+    fd_in = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(fd_in, 0)
+    os.dup2(os.open(job["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 1)
+    os.dup2(os.open(job["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 2)
+    os.environ.clear()
+    os.environ.update(job["env"])
+    script = job["argv"][1]
+    sys.argv = job["argv"][1:]
+    sys.path[0] = os.path.dirname(os.path.abspath(script))
+    code = 0
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except SystemExit as exc:
+        if exc.code is None:
+            code = 0
+        elif isinstance(exc.code, int):
+            code = exc.code
+        else:
+            print(exc.code, file=sys.stderr)
+            code = 1
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(code & 0xFF)
+
+
+for n, job in enumerate(jobs):
+    if results and results[-1]["timed_out"]:  # a run that hangs has said enough: the rest are not run
+        results += [{"exit": None, "timed_out": False, "skipped": True}] * (len(jobs) - n)
+        break
+    pid = os.fork()
+    if pid == 0:
+        try:
+            child(job)
+        finally:
+            os._exit(70)
+    deadline, status, timed_out = time.monotonic() + timeout, None, False
+    while status is None:
+        done, raw = os.waitpid(pid, os.WNOHANG)
+        if done:
+            status = raw
+        elif time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            timed_out, status = True, -1
+        else:
+            time.sleep(0.001)
+    code = None if timed_out else (os.waitstatus_to_exitcode(status) if status >= 0 else None)
+    results.append({"exit": code, "timed_out": timed_out})
+json.dump(results, open(results_path, "w"))
+'''
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """What a hunt compares between original and mutant for one input."""
+
+    outputs: tuple[tuple[str, str], ...]
+    behavior: str
+    exit_code: int | None
+    stdout_sha256: str
+
+    def differs(self, other: Fingerprint) -> str:
+        """'' when equal, else what differs, in words."""
+        names = ("outputs", "behavior", "exit_code", "stdout_sha256")
+        return ", ".join(n for n in names if getattr(self, n) != getattr(other, n))
+
+
+def batchable(target: Target) -> bool:
+    return traceable(target.config.run)
+
+
+def run_batch(target: Target, built: Path, items: list[tuple[Path, Case]], scratch: Path) -> list[Fingerprint]:
+    """Run each (visible folder, case) against the already built tree ``built``, all in one jail."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    jobs = [_job(target, built, visible, case, scratch / f"j{n}") for n, (visible, case) in enumerate(items)]
+    cases = [case for _, case in items]
+    (scratch / "server.py").write_text(SERVER, encoding="utf-8")
+    (scratch / "jobs.json").write_text(json.dumps(jobs), encoding="utf-8")
+    home, tmp = scratch / "home", scratch / "tmp"
+    home.mkdir()
+    tmp.mkdir()
+    env = {**base_env(home, target.config.env), "TMPDIR": str(tmp), "PYTHONHASHSEED": "0"}
+    argv = [target.config.run[0], str(scratch / "server.py"), str(scratch / "jobs.json"), str(scratch / "results.json"),
+            str(target.config.timeout)]
+    Jail(writable=(scratch,)).run(  # each job's input is a copy inside scratch: no other folder is needed
+        argv, cwd=scratch, env=env, timeout=target.config.timeout * max(1, len(cases)) + 10,
+        file_cap=target.config.write_cap)
+    results = _results(scratch / "results.json", len(cases))
+    return [_fingerprint(target, job, r) for job, r in zip(jobs, results, strict=True)]
+
+
+def _job(target: Target, built: Path, visible: Path, case: Case, work: Path) -> dict[str, object]:
+    shutil.copytree(built, work / "target", symlinks=True)
+    shutil.copytree(visible / case.inputs, work / "input", symlinks=False)
+    for name in ("output", "home", "tmp"):
+        (work / name).mkdir()
+    values = dict(zip(PLACEHOLDERS, (str(work / "target"), str(work / "input"), str(work / "output"), case.case),
+                      strict=True))
+    values["{tmp}"] = str(work / "tmp")
+    argv = [_expand(a, values) for a in [*target.config.run, *case.argv]]
+    env = {**base_env(work / "home", target.config.env), "TMPDIR": str(work / "tmp"), "PYTHONHASHSEED": "0"}
+    return {"argv": argv, "cwd": str(work / "target"), "env": env, "stdout": str(work / "stdout"),
+            "stderr": str(work / "stderr"), "work": str(work)}
+
+
+def _expand(arg: str, values: dict[str, str]) -> str:
+    for name, value in values.items():
+        arg = arg.replace(name, value)
+    return arg
+
+
+def _results(path: Path, n: int) -> list[dict[str, object]]:
+    """The server's results; a server that died part way leaves the rest as crashed runs."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8")) if path.is_file() and not path.is_symlink() else []
+    except (OSError, ValueError):
+        raw = []
+    raw = raw if isinstance(raw, list) else []
+    return [r if isinstance(r, dict) else {} for r in raw[:n]] + [{"exit": None, "timed_out": True}] * (n - len(raw))
+
+
+def _fingerprint(target: Target, job: dict[str, object], result: dict[str, object]) -> Fingerprint:
+    work = Path(str(job["work"]))
+    stdout, stderr = (_read(work / name, target.config.output_cap) for name in ("stdout", "stderr"))
+    if result.get("skipped"):
+        return Fingerprint((), "not run (an earlier input hung)", None, "")
+    raw = result.get("exit")
+    exit_code = raw if isinstance(raw, int) else None
+    timed_out = bool(result.get("timed_out")) or exit_code is None
+    done = Completed(argv=(), exit_code=None if timed_out else exit_code, stdout=stdout, stderr=stderr, seconds=0.0,
+                     timed_out=timed_out, truncated=False)
+    output = work / "output"
+    odd = odd_files(output)
+    outputs = (("odd", ",".join(odd)),) if odd else tuple(
+        (p.relative_to(output).as_posix(), hashlib.sha256(p.read_bytes()).hexdigest())
+        for p in sorted(output.rglob("*")) if p.is_file())
+    return Fingerprint(outputs, target.classify(done), done.exit_code, hashlib.sha256(stdout).hexdigest())
+
+
+def _read(path: Path, cap: int) -> bytes:
+    if path.is_symlink() or not path.is_file():
+        return b""
+    with path.open("rb") as f:
+        return f.read(cap)
