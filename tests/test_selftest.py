@@ -51,4 +51,8 @@ def test_toy_grades_walkthrough_runs_as_documented(tmp_path: Path) -> None:
                           capture_output=True, text=True, env=_env(TRI_AGENT_EXAMPLE_OUT=str(tmp_path)), timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "8 steps as expected, 0 surprises" in done.stdout
-    assert "PASS kill rate 100% (Ignored 1, Killed 8)" in done.stdout
+    # one mutant of every class of the menu, all killed; the usage check no exam input reaches is proven equivalent
+    import re
+
+    figure = re.search(r"PASS (\d+)/(\d+) killed \(100%\); (\d+) ignored, 0 no coverage", done.stdout)
+    assert figure and int(figure[2]) >= 7 and figure[1] == figure[2], done.stdout[-2000:]

@@ -135,7 +135,7 @@ def test_a_gate_that_does_not_follow_from_its_facts_is_tamper(stopped: Path, tmp
     ("acceptance.yaml", "exam: exam", "exam: my-exam"),
     ("target.yaml", "baseline: target", "baseline: other-target"),
     ("exam/oracle/oracle.py", "", "\n# the builder was here\n"),
-    ("exam/caliber.yaml", "average: amount", "average: text"),
+    ("exam/caliber.yaml", "average: {class: amount, places: 2}", "average: text"),
     ("spec/README.md", "", "\nAverages may be rounded any way.\n"),
 ])
 def test_an_in_session_builder_that_edits_the_configuration_stops_the_run(stopped: Path, tmp_path: Path, path: str,

@@ -428,11 +428,11 @@ def _outcome(plan: _Plan, status: Status, reason: str, killed_by: list[str] | No
 
 
 def _reaching(plan: _Plan, exam: _Exam, clean: _Clean) -> list[Case]:
-    """The cases whose clean run executed the mutant's lines, fastest first (untraced cases count as reaching)."""
+    """The cases whose clean run executed the mutant's lines, in the exam's order (untraced cases count as
+    reaching). Never by speed: timings differ between runs, and a replayed round must seal the same record."""
     lines = set(range(plan.reach[0], plan.reach[1] + 1))
-    hit = [c for c in exam.cases if (clean.lines.get(c.case) is None)
-           or lines & set((clean.lines[c.case] or {}).get(plan.file, frozenset()))]
-    return sorted(hit, key=lambda c: clean.seconds.get(c.case, 0.0))
+    return [c for c in exam.cases if (clean.lines.get(c.case) is None)
+            or lines & set((clean.lines[c.case] or {}).get(plan.file, frozenset()))]
 
 
 def _judge(target: Target, exam: _Exam, plan: _Plan, clean: _Clean, timeout: float, hunt: Hunt,
@@ -452,7 +452,7 @@ def _judge(target: Target, exam: _Exam, plan: _Plan, clean: _Clean, timeout: flo
     if told is None:  # not a Python entry point: coverage orders the real runs instead
         order = [*reaching, *(c for c in exam.cases if c not in reaching)]
     elif told:
-        first = sorted((c for c in exam.cases if c.case in told), key=lambda c: clean.seconds.get(c.case, 0.0))
+        first = [c for c in exam.cases if c.case in told]
         order = [*first, *(c for c in exam.cases if c not in first)]
     else:
         return _untold(mutated, exam, plan, reaching, hunt, gateway, probe, scratch)

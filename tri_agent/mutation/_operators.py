@@ -334,7 +334,7 @@ class _Collector(cst.CSTVisitor):
 
 def instances(baseline: Path, classes: list[str], files: list[str] | None = None) -> list[Instance]:
     """Every mutant the operators make of the Python files of ``baseline`` for the bug classes ``classes``
-    (first class of the menu wins when a site realises several), in file and position order."""
+    (when a site realises several, its own first one the menu names), in file and position order."""
     wanted = [op for op in OPERATORS.values() if set(op.classes) & set(classes)]
     out: list[Instance] = []
     for rel in files if files is not None else python_files(baseline):
@@ -373,7 +373,7 @@ def _of_file(baseline: Path, rel: str, operators: list[Operator], classes: list[
     seen: dict[str, int] = {}
     out = []
     for op, site in collector.found:
-        cls = next((c for c in classes if c in site.classes), None)
+        cls = next((c for c in site.classes if c in classes), None)  # the site's own first class the menu names
         if cls is None:
             continue
         out.append(_instance(module, positions, rel, op, site, cls, seen))

@@ -124,7 +124,11 @@ def _csv_header(data: bytes, path: Path) -> list[str]:
         text = first.decode("utf-8")
     except UnicodeDecodeError:
         raise MalformedInput("header is not UTF-8", where=f"{path}:1", hint="save the file as UTF-8") from None
-    header = next(csv.reader([text.rstrip("\r")]), [])
+    try:
+        header = next(csv.reader([text.rstrip("\r")]), [])
+    except csv.Error as exc:  # a lone carriage return or a NUL byte inside the header
+        raise MalformedInput(f"unreadable header ({exc})", where=f"{path}:1",
+                             hint="end lines with \\n or \\r\\n; the header names the columns") from None
     if not header or all(not h.strip() for h in header):
         raise MalformedInput("no header row", where=f"{path}:1", hint="the first line must name the columns")
     dupes = sorted({h for h in header if header.count(h) > 1})
@@ -150,11 +154,14 @@ def _csv_record_lines(path: Path) -> list[int]:
     text = path.read_bytes().decode("utf-8", errors="replace").removeprefix("\ufeff")
     reader = csv.reader(io.StringIO(text, newline=""))
     starts, previous_end = [], 1
-    next(reader, None)
-    previous_end = reader.line_num
-    for _ in reader:
-        starts.append(previous_end + 1)
+    try:
+        next(reader, None)
         previous_end = reader.line_num
+        for _ in reader:
+            starts.append(previous_end + 1)
+            previous_end = reader.line_num
+    except csv.Error:
+        pass  # the records before the unreadable one keep their lines
     return starts
 
 
@@ -167,11 +174,15 @@ def locate_csv_problem(raw: bytes, path: Path, ncols: int) -> MalformedInput:
         return MalformedInput(f"byte {exc.start} is not UTF-8", where=f"{path}:{line}", hint="save the file as UTF-8")
     reader = csv.reader(io.StringIO(raw.decode("utf-8").removeprefix("\ufeff"), newline=""))
     start = 1
-    for record in reader:
-        if len(record) > ncols:
-            return MalformedInput(f"{len(record)} fields where the header has {ncols}", where=f"{path}:{start}",
-                                  hint="quote cells that contain commas")
-        start = reader.line_num + 1
+    try:
+        for record in reader:
+            if len(record) > ncols:
+                return MalformedInput(f"{len(record)} fields where the header has {ncols}", where=f"{path}:{start}",
+                                      hint="quote cells that contain commas")
+            start = reader.line_num + 1
+    except csv.Error as exc:  # a lone carriage return, a NUL byte: the csv module names it
+        return MalformedInput(f"unreadable CSV ({exc})", where=f"{path}:{start}",
+                              hint="end lines with \\n or \\r\\n and quote fields that hold line breaks")
     return MalformedInput("polars could not read this CSV", where=str(path), hint="check quoting and delimiters")
 
 

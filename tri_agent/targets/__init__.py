@@ -2,6 +2,8 @@
 
 - ``_target``: target files (how a case is run, how rows and behaviour are read back);
 - ``_gateway``: the case runner behind the tester, the judge's re-runs and every mutant replay;
+- ``_trace``: which lines of a Python target each case executes (a traced run), and a run's coverage file;
+- ``_batch``: a fork server running many inputs through a Python target in one jail (difference hunts);
 - ``_presets``: target presets (warehouse, document...): what changes between kinds of target.
 
 New target kinds join this package.
