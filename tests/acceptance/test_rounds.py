@@ -4,8 +4,8 @@ interrupted and resumed it leaves the same trail; any tampering with a round is 
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import shutil
 import signal
 import subprocess
