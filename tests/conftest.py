@@ -161,3 +161,14 @@ DIFFERENT_FIX = (TOY / "scripted" / "fixed-grades.py").read_text().replace(
     "from decimal import ROUND_HALF_UP as HALF_UP, Decimal, InvalidOperation").replace(
     "rounding=ROUND_HALF_UP)", "rounding=HALF_UP)").replace(
     'group = row[col["group"]].strip()', 'group = str.strip(row[col["group"]])')
+
+
+def alive(marker: str) -> bool:
+    """Is any process on the host running with ``marker`` in its command line?"""
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and marker.encode() in (proc / "cmdline").read_bytes():
+                return True
+        except OSError:
+            continue
+    return False

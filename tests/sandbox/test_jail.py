@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import alive
 
 import tri_agent.sandbox._jail as jail
 from tri_agent import InfrastructureFailure
@@ -116,14 +117,6 @@ def test_each_attack_gets_nothing_in_the_jail(world: dict[str, object], name: st
     assert not (work / "linked").exists() or (work / "linked").read_text() != "SEALED-VALUE-42\n"
 
 
-def _alive(marker: str) -> bool:
-    for proc in Path("/proc").iterdir():
-        try:
-            if proc.name.isdigit() and marker.encode() in (proc / "cmdline").read_bytes():
-                return True
-        except OSError:
-            continue
-    return False
 
 
 @pytest.mark.parametrize("layer", LAYERS)
@@ -138,7 +131,7 @@ def test_the_whole_tree_dies_on_time_daemons_included(tmp_path: Path, layer: str
                                                    timeout=1.5)
     assert done.timed_out and time.monotonic() - start < 15
     time.sleep(0.3)
-    assert not _alive(f"3{marker}") and not _alive(f"4{marker}")
+    assert not alive(f"3{marker}") and not alive(f"4{marker}")
 
 
 @pytest.mark.parametrize("layer", LAYERS)
@@ -151,7 +144,7 @@ def test_a_daemon_left_by_a_run_that_ended_dies_with_it(tmp_path: Path, layer: s
                                                    timeout=20)
     assert not done.timed_out and done.seconds < 10
     time.sleep(0.3)
-    assert not _alive(marker)
+    assert not alive(marker)
 
 
 def test_a_child_that_ends_is_not_kept_waiting_by_a_grandchild_holding_its_pipes(tmp_path: Path) -> None:

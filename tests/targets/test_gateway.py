@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import toy_copy
+from conftest import alive, toy_copy
 
 from tri_agent import InfrastructureFailure, PolicyViolation, ScoreInputs, TamperDetected, UsageError, score
 from tri_agent.scoring._report import ScoreReport
@@ -67,15 +67,6 @@ def test_non_deterministic_target_is_caught_by_twice(toy_build: Path, tmp_path: 
         run_exam(toy_build, target, tmp_path / "run", twice=True)
 
 
-def _alive(marker: str) -> bool:
-    """Is any process on the host running with ``marker`` in its command line?"""
-    for proc in Path("/proc").iterdir():
-        try:
-            if proc.name.isdigit() and marker.encode() in (proc / "cmdline").read_bytes():
-                return True
-        except OSError:
-            continue
-    return False
 
 
 def test_hanging_target_is_killed_with_every_descendant(toy_build: Path, tmp_path: Path) -> None:
@@ -93,7 +84,7 @@ time.sleep(300)
     behaviors = (tmp_path / "run" / "observed_behaviors.jsonl").read_text()
     assert behaviors.count('"timeout"') == 13
     time.sleep(0.3)
-    assert not _alive("300.25") and not _alive("300.75")
+    assert not alive("300.25") and not alive("300.75")
 
 
 def test_a_target_cannot_reach_its_baseline_and_a_change_to_it_would_be_a_policy_violation(
