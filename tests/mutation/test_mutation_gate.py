@@ -122,6 +122,47 @@ def test_coverage_that_lies_cannot_save_a_mutant(toy_build: Path, tmp_path: Path
     assert m.status == "Killed" and m.killed_by and m.cases_run >= 1  # the real runs decided, not the trace
 
 
+ORDER_LOST = "order-lost:grades.py:2104d460a8"  # groups in set order: only the exam as a whole sees it
+
+
+def test_a_kill_only_the_whole_exam_sees_costs_one_fork_server_pass_not_every_real_case(toy_build: Path,
+                                                                                        tmp_path: Path) -> None:
+    toy = toy_copy(tmp_path / "toy", fixed=True)
+    summary = mutate(toy / "target.yaml", toy_build, toy / "exam" / "mutations.yaml", tmp_path / "m",
+                     only=[ORDER_LOST], minimum=1)
+    [m] = summary.mutants
+    assert m.status == "Killed" and m.killed_by == ["whole-exam"] and "fork server" in m.reason
+    assert m.cases_run <= 1 and summary.fork_server == "agrees"
+
+
+def _fork_aware(toy: Path) -> None:
+    """The fixed toy, but its rows come out backwards when run through the fork server (runpy is loaded)."""
+    grades = toy / "target" / "grades.py"
+    text = grades.read_text()
+    rows = '        rows = summarize(scores)\n        if "runpy" in sys.modules:\n            rows.reverse()\n'
+    grades.write_text(text.replace("        writer.writerows(summarize(scores))\n", rows + "        writer.writerows(rows)\n"))
+    assert "rows.reverse()" in grades.read_text()
+
+
+@pytest.mark.parametrize("forced", [False, True])
+def test_a_target_that_behaves_otherwise_on_the_fork_server_gets_no_kill_from_it(
+        toy_build: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forced: bool) -> None:
+    toy = toy_copy(tmp_path / "toy", fixed=True)
+    _fork_aware(toy)
+    if forced:  # without the check, the fork server's reversed rows would "kill" a live survivor
+        monkeypatch.setattr(_gate._ForkCheck, "agrees", lambda *_args: True)
+    concrete = tmp_path / "mutants.yaml"  # other bytes, the same rows: a change the exam rightly accepts
+    concrete.write_text('schema_version: 1\nmutants:\n  - id: crlf\n    bug_class: encoding\n    file: grades.py\n'
+                        '    find: "lineterminator=\\"\\\\n\\""\n    replace: "lineterminator=\\"\\\\r\\\\n\\""\n')
+    summary = mutate(toy / "target.yaml", toy_build, toy / "exam" / "mutations.yaml", tmp_path / "m", only=[],
+                     concrete=concrete, minimum=1)
+    [m] = summary.mutants
+    if forced:
+        assert m.status == "Killed" and m.killed_by == ["whole-exam"]
+    else:
+        assert summary.fork_server == "disagrees" and m.status == "Survived" and m.confirmed and m.cases_run == 13
+
+
 def test_the_judges_concrete_mutants_are_judged_and_stale_ones_are_named(toy_build: Path, tmp_path: Path) -> None:
     toy = toy_copy(tmp_path / "toy", fixed=True)
     concrete = tmp_path / "mutants.yaml"

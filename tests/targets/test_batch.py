@@ -7,7 +7,7 @@ from pathlib import Path
 from conftest import toy_copy
 
 from tri_agent.exam._formats import read_cases
-from tri_agent.targets._batch import run_batch
+from tri_agent.targets._batch import preloadable, run_batch
 from tri_agent.targets._gateway import Gateway
 from tri_agent.targets._target import Target
 from tri_agent.targets._trace import read_lines, traceable
@@ -60,3 +60,11 @@ def test_trace_records_lines_of_the_target_only_and_refuses_a_forged_record(toy_
     assert read_lines(tmp_path / "lines.json", tmp_path) is None
     (tmp_path / "big.json").symlink_to("/etc/passwd")
     assert read_lines(tmp_path / "big.json", tmp_path) is None
+
+
+def test_the_server_preloads_only_the_entrys_stateless_standard_library_imports(tmp_path: Path) -> None:
+    (tmp_path / "main.py").write_text("import csv, random\nimport json.decoder\nfrom decimal import Decimal\n"
+                                      "from . import sibling\nimport numpy\nimport tempfile\n")
+    assert preloadable(tmp_path, "{target}/main.py") == ["csv", "decimal", "json"]
+    (tmp_path / "bad.py").write_text("def (:\n")
+    assert preloadable(tmp_path, "{target}/bad.py") == [] and preloadable(tmp_path, "{target}/gone.py") == []

@@ -28,6 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
+from threading import Lock
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -42,10 +43,11 @@ from ..scoring._channels import compare_tables
 from ..scoring._grading import ScoreInputs, score
 from ..scoring._report import ScoreReport
 from ..scoring._tables import Table, read_table, table_from_rows
+from ..targets._batch import Fingerprint
 from ..targets._gateway import CaseResult, Gateway, RunRecord, recorded_results, verified_visible
-from ..targets._target import Target
+from ..targets._target import Cell, Target
 from . import _mutmut
-from ._hunt import SEEDS, Hunt, HuntEvidence, fresh_seeds
+from ._hunt import SEEDS, Hunt, HuntEvidence, Told, fresh_seeds
 from ._menu import Menu, load_concrete, load_menu
 from ._operators import Instance, concrete, instances
 from ._report import render_html, stryker_report
@@ -104,6 +106,10 @@ class MutationSummary(_Strict):
                                            "threshold), one line each.")
     isolation: list[str] = Field(default_factory=list, description="OS isolation layers around every clean, "
                                  "mutant and hunt run; empty: none.")
+    fork_server: Literal["agrees", "disagrees", "unused"] = Field(
+        default="unused", description="Whether the unmutated target's exam cases, run on the fork server, scored "
+        "exactly as its real runs did. Only when they agree is a whole-exam kill (drift, relations) taken from "
+        "the fork server's outputs; every other kill and every survivor rests on real runs.")
 
     def figure(self) -> str:
         """The kill rate as everyone shows it: killed / judged, with ignored and no-coverage beside it."""
@@ -143,6 +149,54 @@ class _Plan:
 class _Clean:
     seconds: dict[str, float]
     lines: dict[str, dict[str, frozenset[int]] | None]  # case -> file -> lines it executed (None: not traced)
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """One case's run as the exam scores it, whether the gateway or the fork server ran it."""
+
+    case: str
+    rows: list[dict[str, Cell]]
+    behavior: str
+    timed_out: bool
+
+
+def _seen(result: CaseResult) -> _Seen:
+    p = result.provenance
+    return _Seen(p.case, result.rows, p.behavior, p.timed_out)
+
+
+def _forked(case: Case, print_: Fingerprint) -> _Seen:
+    return _Seen(case.case, list(print_.rows or ()), print_.behavior, print_.timed_out)
+
+
+class _ForkCheck:
+    """Whether the fork server's runs of the unmutated target score exactly as its real runs (decided once)."""
+
+    def __init__(self) -> None:
+        self._lock = Lock()
+        self.state: Literal["agrees", "disagrees", "unused"] = "unused"
+
+    def agrees(self, exam: _Exam, original: list[Fingerprint], scratch: Path) -> bool:
+        with self._lock:
+            if self.state == "unused":
+                seen = [_forked(c, p) for c, p in zip(exam.cases, original, strict=True)]
+                same = all(_case_findings(exam, c, s) == exam.per_case.get(c.case, frozenset())
+                           for c, s in zip(exam.cases, seen, strict=True))
+                self.state = "agrees" if same and _whole_verdict(exam, seen, _fresh(scratch)) is None else "disagrees"
+            return self.state == "agrees"
+
+
+@dataclass(frozen=True)
+class _Context:
+    """What every mutant of one gate run is judged with."""
+
+    target: Target
+    exam: _Exam
+    clean: _Clean
+    timeout: float
+    hunt: Hunt
+    fork: _ForkCheck = field(default_factory=_ForkCheck)
 
 
 @dataclass(frozen=True)
@@ -190,13 +244,15 @@ def run_gate(target_file: Path, build: Path, menu_path: Path, out: Path, *, exam
             _clean_run(target, exam, differential)
         timeout = _mutant_timeout(target.config.timeout, timeout_factor, clean.seconds)
         hunt = Hunt(exam_dir, target, _class_inputs(menu), Path(tmp) / "hunt", fresh_seeds(seed, hunt_seeds), jobs)
-        outcomes = _judge_all(target, exam, plans, clean, timeout, hunt, jobs)
+        ctx = _Context(target, exam, clean, timeout, hunt)
+        outcomes = _judge_all(ctx, plans, jobs)
         spare = [_instance_plan(target, i) for i in _spare(found, rotation, selection)]
         while _judged(outcomes) < minimum and spare:  # equivalents fell out: judge more, new ones first
             more, spare = spare[:minimum - _judged(outcomes)], spare[minimum - _judged(outcomes):]
             plans += more
-            outcomes += _judge_all(target, exam, more, clean, timeout, hunt, jobs)
+            outcomes += _judge_all(ctx, more, jobs)
     summary = _summary(outcomes + stale, threshold, minimum, digest, rotation.empty_classes)
+    summary = summary.model_copy(update={"fork_server": ctx.fork.state})
     _write(out, target, plans, outcomes, summary)
     return GateRun(summary, rotation)
 
@@ -321,10 +377,10 @@ def _clean_run(target: Target, exam: _Exam, differential: bool) -> tuple[_Clean,
     with tempfile.TemporaryDirectory(prefix="tri-clean-") as tmp, ThreadPoolExecutor(max_workers=2) as pool:
         gateway = Gateway(target, exam.visible, Path(tmp))
         traced = list(pool.map(lambda c: gateway.run_case(c, trace=True), exam.cases))
-        report = _whole_exam(exam, traced, Path(tmp))
+        report = _whole_exam(exam, [_seen(r) for r in traced], Path(tmp))
         results = traced if report.verdict == "pass" else list(pool.map(gateway.run_case, exam.cases))
         if results is not traced:
-            report = _whole_exam(exam, results, Path(tmp))
+            report = _whole_exam(exam, [_seen(r) for r in results], Path(tmp))
     return _cleaned(exam, results, traced, report, differential)
 
 
@@ -341,14 +397,14 @@ def _recorded_clean(run_dir: Path, target: Target, exam: _Exam, differential: bo
         raise UsageError(f"{run_dir} does not hold every case of the build", hint="run the whole build, twice")
     results = [by_case[c.case] for c in exam.cases]
     with tempfile.TemporaryDirectory(prefix="tri-clean-") as tmp:
-        report = _whole_exam(exam, results, Path(tmp))
+        report = _whole_exam(exam, [_seen(r) for r in results], Path(tmp))
     return _cleaned(exam, results, results, report, differential)
 
 
 def _cleaned(exam: _Exam, results: list[CaseResult], traced: list[CaseResult], report: ScoreReport,
              differential: bool) -> tuple[_Clean, _Exam]:
     lines = {r.provenance.case: r.lines for r in traced}
-    per_case = {r.provenance.case: _case_findings(exam, c, r) for c, r in zip(exam.cases, results, strict=True)}
+    per_case = {r.provenance.case: _case_findings(exam, c, _seen(r)) for c, r in zip(exam.cases, results, strict=True)}
     clean = _Clean({r.provenance.case: r.provenance.seconds for r in results}, lines)
     if report.verdict == "pass":
         return clean, replace(exam, per_case=per_case)
@@ -370,19 +426,19 @@ def findings(report: ScoreReport) -> frozenset[str]:
     return frozenset(cells)
 
 
-def _whole_exam(exam: _Exam, results: list[CaseResult], tmp: Path) -> ScoreReport:
+def _whole_exam(exam: _Exam, results: list[_Seen], tmp: Path) -> ScoreReport:
     """Score every case together: the drift audit and the relations only see across cases."""
     actual = tmp / "actual.jsonl"
     actual.write_text("".join(json.dumps(r) + "\n" for res in results for r in res.rows), "utf-8")
     observed = tmp / "observed.jsonl"
-    observed.write_text("".join(json.dumps({"case": r.provenance.case, "behavior": r.provenance.behavior}) + "\n"
-                                for r in results), "utf-8")
+    observed.write_text("".join(json.dumps({"case": r.case, "behavior": r.behavior}) + "\n" for r in results),
+                        "utf-8")
     b = exam.build / "sealed" / "behaviors.jsonl" if exam.behaviors is not None else None
     return score(ScoreInputs(exam.caliber_path, exam.build / "sealed" / "answers.jsonl", actual, b,
                              observed if b else None, actual))
 
 
-def _case_findings(exam: _Exam, case: Case, result: CaseResult) -> frozenset[str]:
+def _case_findings(exam: _Exam, case: Case, result: _Seen) -> frozenset[str]:
     """What the exam finds wrong in one case alone (cells and behaviour): a change here changes the whole."""
     columns = (*exam.caliber.key, *exam.caliber.fields)
     expected = exam.answers.subset("case", case.case)
@@ -396,8 +452,7 @@ def _case_findings(exam: _Exam, case: Case, result: CaseResult) -> frozenset[str
     if exam.behaviors is not None and exam.caliber.behaviors is not None:
         b = exam.caliber.behaviors
         spec = {b.field: FieldSpec.model_validate({"class": "status", "values": b.values})}
-        observed = table_from_rows(f"<{case.case} behaviour>", [{"case": case.case,
-                                                                  b.field: result.provenance.behavior}])
+        observed = table_from_rows(f"<{case.case} behaviour>", [{"case": case.case, b.field: result.behavior}])
         behaviour, _ = compare_tables(b.key, spec, exam.behaviors.subset("case", case.case), observed)
         found |= {f"behavior|{f.key}|{f.actual}" for f in behaviour.failures}
     return frozenset(found)
@@ -405,10 +460,9 @@ def _case_findings(exam: _Exam, case: Case, result: CaseResult) -> frozenset[str
 
 # --- judging ------------------------------------------------------------------------------------------------------
 
-def _judge_all(target: Target, exam: _Exam, plans: list[_Plan], clean: _Clean, timeout: float, hunt: Hunt,
-               jobs: int) -> list[MutantOutcome]:
+def _judge_all(ctx: _Context, plans: list[_Plan], jobs: int) -> list[MutantOutcome]:
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        return list(pool.map(lambda p: _timed(p, partial(_judge, target, exam, p, clean, timeout, hunt)), plans))
+        return list(pool.map(lambda p: _timed(p, partial(_judge, ctx, p)), plans))
 
 
 def _timed(plan: _Plan, judge: Callable[[Path], MutantOutcome]) -> MutantOutcome:
@@ -435,44 +489,61 @@ def _reaching(plan: _Plan, exam: _Exam, clean: _Clean) -> list[Case]:
             or lines & set((clean.lines[c.case] or {}).get(plan.file, frozenset()))]
 
 
-def _judge(target: Target, exam: _Exam, plan: _Plan, clean: _Clean, timeout: float, hunt: Hunt,
-           scratch: Path) -> MutantOutcome:
-    """One mutant, start to end. The fork server first shows which of the exam's cases the mutant changes at
-    all (only an order: no verdict rests on it); the real runs follow, those cases first."""
-    mutated = target.with_baseline(plan.make(scratch), timeout, plan.env)
-    reaching = _reaching(plan, exam, clean)
+def _judge(ctx: _Context, plan: _Plan, scratch: Path) -> MutantOutcome:
+    """One mutant, start to end. The first case that executes its lines runs for real; then the fork server
+    runs the whole exam on it, which orders the real runs (and, once shown to score the original as its real
+    runs do, decides a kill only the whole exam sees)."""
+    exam = ctx.exam
+    mutated = ctx.target.with_baseline(plan.make(scratch), ctx.timeout, plan.env)
+    reaching = _reaching(plan, exam, ctx.clean)
     gateway = Gateway(mutated, exam.visible, _fresh(scratch / "cases"))
     probe: dict[str, CaseResult] = {}
     if reaching:  # most mutants fall to the first case that executes them: try it before anything else
         probe[reaching[0].case] = gateway.run_case(reaching[0])
-        verdict = _case_verdict(exam, reaching[0], probe[reaching[0].case])
+        verdict = _case_verdict(exam, reaching[0], _seen(probe[reaching[0].case]))
         if verdict is not None:
             return _outcome(plan, verdict[0], verdict[1], [reaching[0].case], 1)
-    told = hunt.told_apart(mutated, exam.visible, exam.cases, scratch / "told")
-    if told is None:  # not a Python entry point: coverage orders the real runs instead
-        order = [*reaching, *(c for c in exam.cases if c not in reaching)]
-    elif told:
-        first = [c for c in exam.cases if c.case in told]
-        order = [*first, *(c for c in exam.cases if c not in first)]
-    else:
-        return _untold(mutated, exam, plan, reaching, hunt, gateway, probe, scratch)
+    told = ctx.hunt.told_apart(mutated, exam.visible, exam.cases, scratch / "told")
+    if told is not None and not told.differs:
+        return _untold(ctx, mutated, plan, reaching, gateway, probe, scratch)
+    first = reaching if told is None else _shown(ctx, told, scratch)
+    if isinstance(first, str):
+        return _outcome(plan, "Killed", first, ["whole-exam"], len(probe))
+    order = [*first, *(c for c in exam.cases if c not in first)]
     decided = _every_case(gateway, exam, plan, order, probe, scratch)
     if decided.status != "Survived" or exam.baseline is not None:
         return _calibrating(decided) if exam.baseline is not None and decided.status == "Survived" else decided
     if told:  # the exam's own case shows the bug; the exam lets it pass
         evidence = HuntEvidence(seeds=[], inputs=len(exam.cases), class_inputs=0,
-                                difference=f"exam case {told[0]}: outputs differ, and the exam accepts them")
+                                difference=f"exam case {told.differs[0]}: outputs differ, and the exam accepts them")
         return decided.model_copy(update={"reason": decided.reason + f"; live: {evidence.difference}",
                                           "hunt": evidence})
-    return _hunted(decided, hunt.prove(mutated, plan.bug_class, scratch / "hunt"), reaching)
+    return _hunted(decided, ctx.hunt.prove(mutated, plan.bug_class, scratch / "hunt"), reaching)
 
 
-def _untold(mutated: Target, exam: _Exam, plan: _Plan, reaching: list[Case], hunt: Hunt, gateway: Gateway,
+def _shown(ctx: _Context, told: Told, scratch: Path) -> list[Case] | str:
+    """The cases to run for real first: those whose fork-server findings change (else those whose outputs
+    differ); or, when only the whole exam sees the change and the fork server scores the original as its real
+    runs do, the whole-exam kill itself, in words."""
+    exam = ctx.exam
+    differing = [c for c in exam.cases if c.case in told.differs]
+    if not ctx.fork.agrees(exam, told.original, scratch / "agree"):
+        return differing
+    forked = [_forked(c, p) for c, p in zip(exam.cases, told.mutant, strict=True)]
+    changed = [c for c, seen in zip(exam.cases, forked, strict=True) if _case_verdict(exam, c, seen) is not None]
+    if changed:
+        return changed
+    whole = _whole_verdict(exam, forked, _fresh(scratch / "forked"))
+    return differing if whole is None else f"{whole} (every case of the exam, run on the fork server)"
+
+
+def _untold(ctx: _Context, mutated: Target, plan: _Plan, reaching: list[Case], gateway: Gateway,
             probe: dict[str, CaseResult], scratch: Path) -> MutantOutcome:
     """No case of the exam gives other outputs on the mutant: equivalent, or a blind spot. The hunt decides
     which; a blind spot counts only after every case ran for real, one after another."""
+    exam = ctx.exam
     if exam.baseline is None:
-        evidence = hunt.prove(mutated, plan.bug_class, scratch / "hunt")
+        evidence = ctx.hunt.prove(mutated, plan.bug_class, scratch / "hunt")
         if evidence.difference is None and evidence.inputs > 0:
             return _equivalent(plan, evidence, len(exam.cases))
     decided = _every_case(gateway, exam, plan, exam.cases, probe, scratch)
@@ -514,18 +585,18 @@ def _every_case(gateway: Gateway, exam: _Exam, plan: _Plan, order: list[Case], p
     results = dict(probe)
     for case in (c for c in order if c.case not in probe):
         results[case.case] = gateway.run_case(case)
-        verdict = _case_verdict(exam, case, results[case.case])
+        verdict = _case_verdict(exam, case, _seen(results[case.case]))
         if verdict is not None:
             return _outcome(plan, verdict[0], verdict[1], [case.case], len(results))
-    whole = _whole_verdict(exam, [results[c.case] for c in exam.cases], scratch)
+    whole = _whole_verdict(exam, [_seen(results[c.case]) for c in exam.cases], scratch)
     if whole is not None:
         return _outcome(plan, "Killed", whole, ["whole-exam"], len(results))
     return _outcome(plan, "Survived", f"all {len(results)} cases and the whole exam passed", n=len(results),
                     confirmed=True)
 
 
-def _case_verdict(exam: _Exam, case: Case, result: CaseResult) -> tuple[Status, str] | None:
-    if result.provenance.timed_out:
+def _case_verdict(exam: _Exam, case: Case, result: _Seen) -> tuple[Status, str] | None:
+    if result.timed_out:
         return "Timeout", f"case {case.case} ran past the timeout"
     now = _case_findings(exam, case, result)
     before = exam.per_case.get(case.case, frozenset())
@@ -545,7 +616,7 @@ def _said(finding: str) -> str:
     return f"{parts[-2]} on {parts[1] or 'a row'}" if len(parts) >= 4 else finding
 
 
-def _whole_verdict(exam: _Exam, results: list[CaseResult], scratch: Path) -> str | None:
+def _whole_verdict(exam: _Exam, results: list[_Seen], scratch: Path) -> str | None:
     """Killed by the exam as a whole (drift, relations), or None."""
     try:
         report = _whole_exam(exam, results, scratch)

@@ -49,6 +49,15 @@ class _Input:
     case: Case
 
 
+@dataclass(frozen=True)
+class Told:
+    """The exam's cases under the fork server: which differ between original and mutant, and both sides' runs."""
+
+    differs: list[str]
+    original: list[Fingerprint]
+    mutant: list[Fingerprint]
+
+
 @dataclass
 class Hunt:
     """The hunt inputs of one gate run and the original's fingerprints on them (computed once, when needed)."""
@@ -62,18 +71,24 @@ class Hunt:
     _generated: list[_Input] | None = None
     _runner: _Runner | None = None
     _prints: dict[str, Fingerprint] = field(default_factory=dict)
-    _lock: Lock = field(default_factory=Lock)
+    _lock: Lock = field(default_factory=Lock)  # the hunt's inputs and the original's runs on them
+    _exam_lock: Lock = field(default_factory=Lock)  # the original's runs of the exam's cases (a quick, apart job)
+    _runner_lock: Lock = field(default_factory=Lock)
+    _batches: int = 0
 
-    def told_apart(self, mutated: Target, visible: Path, cases: list[Case], scratch: Path) -> list[str] | None:
-        """The exam's cases whose outputs differ between original and mutant under the fork server, or None when
-        the target cannot run there. Only orders the real runs: nothing is scored from it."""
+    def told_apart(self, mutated: Target, visible: Path, cases: list[Case], scratch: Path) -> Told | None:
+        """The exam's cases run under the fork server on original and mutant (their rows read too), or None
+        when the target cannot run there. Orders the real runs; the gate scores it only once the original's
+        fork-server findings are shown to equal its real ones."""
         if not batchable(self.original):
             return None
         items = [_Input(f"exam:{c.case}", visible, c) for c in cases]
-        with self._lock:
-            self._original(items)
-        prints = _Runner(mutated, scratch / "build", self.jobs).run(items, scratch / "runs")
-        return [i.case.case for i, p in zip(items, prints, strict=True) if self._prints[i.label].differs(p)]
+        with self._exam_lock:  # never behind a hunt's generator runs: they take far longer
+            self._original(items, rows=True)
+        prints = _Runner(mutated, scratch / "build", 1).run(items, scratch / "runs", rows=True)
+        original = [self._prints[i.label] for i in items]
+        return Told([i.case.case for i, o, p in zip(items, original, prints, strict=True) if o.differs(p)],
+                    original, prints)
 
     def inputs(self, bug_class: str) -> list[_Input]:
         return [*self._class_inputs(bug_class), *self._generator_inputs()]
@@ -97,13 +112,15 @@ class Hunt:
     def _seeds_run(self) -> list[str]:
         return list(self.seeds) if self.exam_dir is not None else []
 
-    def _original(self, inputs: list[_Input]) -> None:
+    def _original(self, inputs: list[_Input], rows: bool = False) -> None:
         todo = [i for i in inputs if i.label not in self._prints]
         if todo:
-            if self._runner is None:
-                self._runner = _Runner(self.original, self.scratch / "original-build", self.jobs)
-            runner = self._runner
-            for item, print_ in zip(todo, runner.run(todo, self.scratch / f"o{len(self._prints)}"), strict=True):
+            with self._runner_lock:
+                if self._runner is None:
+                    self._runner = _Runner(self.original, self.scratch / "original-build", self.jobs)
+                runner, self._batches = self._runner, self._batches + 1
+            made = runner.run(todo, self.scratch / f"o{self._batches}", rows=rows)
+            for item, print_ in zip(todo, made, strict=True):
                 self._prints[item.label] = print_
 
     def _class_inputs(self, bug_class: str) -> list[_Input]:
@@ -151,12 +168,12 @@ class _Runner:
         self.target, self.jobs = target, jobs
         self.gateway = Gateway(target, scratch, scratch)  # builds the tree once; its visible folder is unused
 
-    def run(self, items: list[_Input], scratch: Path) -> list[Fingerprint]:
+    def run(self, items: list[_Input], scratch: Path, rows: bool = False) -> list[Fingerprint]:
         scratch.mkdir(parents=True)
         if batchable(self.target):
             halves = [items[k::self.jobs] for k in range(self.jobs)]
             with ThreadPoolExecutor(max_workers=self.jobs) as pool:
-                parts = list(pool.map(lambda kv: self._batch(kv[1], scratch / f"b{kv[0]}"), enumerate(halves)))
+                parts = list(pool.map(lambda kv: self._batch(kv[1], scratch / f"b{kv[0]}", rows), enumerate(halves)))
             merged: list[Fingerprint] = [None] * len(items)  # type: ignore[list-item]
             for k, part in enumerate(parts):
                 merged[k::self.jobs] = part
@@ -164,12 +181,13 @@ class _Runner:
         with ThreadPoolExecutor(max_workers=self.jobs) as pool:
             return list(pool.map(self._one, items))
 
-    def _batch(self, items: list[_Input], scratch: Path) -> list[Fingerprint]:
-        return run_batch(self.target, self.gateway.built, [(i.visible, i.case) for i in items], scratch)
+    def _batch(self, items: list[_Input], scratch: Path, rows: bool) -> list[Fingerprint]:
+        return run_batch(self.target, self.gateway.built, [(i.visible, i.case) for i in items], scratch, rows=rows)
 
     def _one(self, item: _Input) -> Fingerprint:
         p = self.gateway.run_case(item.case, visible=item.visible).provenance
-        return Fingerprint(tuple(sorted(p.outputs.items())), p.behavior, p.exit_code, p.stdout_sha256)
+        return Fingerprint(tuple(sorted(p.outputs.items())), p.behavior, p.exit_code, p.stdout_sha256,
+                           timed_out=p.timed_out)
 
 
 def _write_inputs(folder: Path, files: dict[str, str], what: str) -> None:

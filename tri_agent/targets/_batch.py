@@ -10,21 +10,28 @@ is the same; no case is ever *scored* this way (kills and scores always come fro
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import shutil
-from dataclasses import dataclass
+import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..exam._formats import Case
 from ..sandbox._jail import Jail, odd_files
 from ..sandbox._process import Completed, base_env
-from ._target import PLACEHOLDERS, Target
+from ._target import PLACEHOLDERS, Cell, Target, extract_rows
 from ._trace import traceable
 
 SERVER = r'''
 import json, os, runpy, signal, sys, time, traceback
 jobs_path, results_path, timeout = sys.argv[1], sys.argv[2], float(sys.argv[3])
+for name in filter(None, sys.argv[4].split(",")):  # the entry's standard-library imports, once for every child
+    try:
+        __import__(name)
+    except Exception:
+        pass
 jobs = json.load(open(jobs_path))
 results = []
 
@@ -88,6 +95,10 @@ json.dump(results, open(results_path, "w"))
 '''
 
 
+_PER_PROCESS = frozenset({"random", "secrets", "uuid", "tempfile", "multiprocessing", "threading", "asyncio",
+                          "logging", "atexit", "signal", "faulthandler", "os", "sys"})
+
+
 @dataclass(frozen=True)
 class Fingerprint:
     """What a hunt compares between original and mutant for one input."""
@@ -96,6 +107,9 @@ class Fingerprint:
     behavior: str
     exit_code: int | None
     stdout_sha256: str
+    # read only on request (the exam's own cases, to score them); never part of what is compared
+    rows: tuple[dict[str, Cell], ...] | None = field(default=None, compare=False)
+    timed_out: bool = field(default=False, compare=False)
 
     def differs(self, other: Fingerprint) -> str:
         """'' when equal, else what differs, in words."""
@@ -107,8 +121,10 @@ def batchable(target: Target) -> bool:
     return traceable(target.config.run)
 
 
-def run_batch(target: Target, built: Path, items: list[tuple[Path, Case]], scratch: Path) -> list[Fingerprint]:
-    """Run each (visible folder, case) against the already built tree ``built``, all in one jail."""
+def run_batch(target: Target, built: Path, items: list[tuple[Path, Case]], scratch: Path, *,
+              rows: bool = False) -> list[Fingerprint]:
+    """Run each (visible folder, case) against the already built tree ``built``, all in one jail; ``rows`` also
+    reads each case's rows the way the gateway does, so the exam can score them."""
     scratch.mkdir(parents=True, exist_ok=True)
     jobs = [_job(target, built, visible, case, scratch / f"j{n}") for n, (visible, case) in enumerate(items)]
     cases = [case for _, case in items]
@@ -119,12 +135,27 @@ def run_batch(target: Target, built: Path, items: list[tuple[Path, Case]], scrat
     tmp.mkdir()
     env = {**base_env(home, target.config.env), "TMPDIR": str(tmp), "PYTHONHASHSEED": "0"}
     argv = [target.config.run[0], str(scratch / "server.py"), str(scratch / "jobs.json"), str(scratch / "results.json"),
-            str(target.config.timeout)]
+            str(target.config.timeout), ",".join(preloadable(built, target.config.run[1]))]
     Jail(writable=(scratch,)).run(  # each job's input is a copy inside scratch: no other folder is needed
         argv, cwd=scratch, env=env, timeout=target.config.timeout * max(1, len(cases)) + 10,
         file_cap=target.config.write_cap)
     results = _results(scratch / "results.json", len(cases))
-    return [_fingerprint(target, job, r) for job, r in zip(jobs, results, strict=True)]
+    return [_fingerprint(target, job, r, case if rows else None)
+            for job, r, case in zip(jobs, results, cases, strict=True)]
+
+
+def preloadable(built: Path, entry: str) -> list[str]:
+    """The standard-library modules the entry script imports at its top level, for the server to import before
+    it forks (each child then skips that work). Modules that keep per-process state (random seeds, temporary
+    names) are left for each child, so a child sees what a fresh interpreter would."""
+    path = built / entry.removeprefix("{target}/")
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return []
+    names = {a.name.split(".")[0] for n in tree.body if isinstance(n, ast.Import) for a in n.names}
+    names |= {n.module.split(".")[0] for n in tree.body if isinstance(n, ast.ImportFrom) and n.module and not n.level}
+    return sorted(n for n in names if n in sys.stdlib_module_names and n not in _PER_PROCESS)
 
 
 def _job(target: Target, built: Path, visible: Path, case: Case, work: Path) -> dict[str, object]:
@@ -157,11 +188,12 @@ def _results(path: Path, n: int) -> list[dict[str, object]]:
     return [r if isinstance(r, dict) else {} for r in raw[:n]] + [{"exit": None, "timed_out": True}] * (n - len(raw))
 
 
-def _fingerprint(target: Target, job: dict[str, object], result: dict[str, object]) -> Fingerprint:
+def _fingerprint(target: Target, job: dict[str, object], result: dict[str, object],
+                 case: Case | None) -> Fingerprint:
     work = Path(str(job["work"]))
     stdout, stderr = (_read(work / name, target.config.output_cap) for name in ("stdout", "stderr"))
     if result.get("skipped"):
-        return Fingerprint((), "not run (an earlier input hung)", None, "")
+        return Fingerprint((), "not run (an earlier input hung)", None, "", () if case else None)
     raw = result.get("exit")
     exit_code = raw if isinstance(raw, int) else None
     timed_out = bool(result.get("timed_out")) or exit_code is None
@@ -172,7 +204,15 @@ def _fingerprint(target: Target, job: dict[str, object], result: dict[str, objec
     outputs = (("odd", ",".join(odd)),) if odd else tuple(
         (p.relative_to(output).as_posix(), hashlib.sha256(p.read_bytes()).hexdigest())
         for p in sorted(output.rglob("*")) if p.is_file())
-    return Fingerprint(outputs, target.classify(done), done.exit_code, hashlib.sha256(stdout).hexdigest())
+    return Fingerprint(outputs, target.classify(done), done.exit_code, hashlib.sha256(stdout).hexdigest(),
+                       _rows(target, output, case, odd), timed_out)
+
+
+def _rows(target: Target, output: Path, case: Case | None, odd: list[str]) -> tuple[dict[str, Cell], ...] | None:
+    extract = case and (case.extract or target.config.extract)
+    if case is None or not extract or odd:  # a link in the output is never followed: no rows, as the gateway
+        return None if case is None else ()
+    return tuple(extract_rows(output, extract, case.case)[0])
 
 
 def _read(path: Path, cap: int) -> bytes:
