@@ -56,6 +56,16 @@ def test_consistent_rewrite_of_file_and_manifest_is_caught_by_expect(tmp_path: P
     assert {f.kind for f in report.findings} >= {"digest"}
 
 
+@pytest.mark.parametrize("rewrite", [lambda b: b.replace(b"\n", b"\r\n"), lambda b: b[:-1],
+                                     lambda b: b.replace(b'": ', b'":  ', 1)])
+def test_a_seal_log_that_is_not_byte_exact_is_tamper(tmp_path: Path, rewrite: object) -> None:
+    d = _tree(tmp_path / "d")
+    seal(d)
+    log = d / "SEAL-LOG.jsonl"
+    log.write_bytes(rewrite(log.read_bytes()))  # type: ignore[operator]
+    assert [f.kind for f in verify(d).findings] == ["log"]
+
+
 def test_rewritten_seal_log_is_detected(tmp_path: Path) -> None:
     d = _tree(tmp_path / "d")
     seal(d)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 from pathlib import Path
 
 import pytest
 
-from tri_agent import UsageError
+from tri_agent import TamperDetected, UsageError
 from tri_agent.evidence._trail import EvidenceStore
 
 
@@ -47,12 +48,21 @@ def test_evidence_is_never_overwritten(tmp_path: Path) -> None:
     (lambda s: s.trail.write_text("\n".join(reversed(s.trail.read_text().splitlines())) + "\n"), "TRAIL.jsonl:1"),
     (lambda s: __import__("shutil").rmtree(s.root / "records/round-0002"), "round-0002"),
     (lambda s: (s.root / "records/round-0009").mkdir(), "round-0009"),
+    # the bytes change, every line still parses and the chain (over LF-split lines) would still hold
+    (lambda s: s.trail.write_bytes(s.trail.read_bytes().replace(b"\n", b"\r\n")), "TRAIL.jsonl:1"),
+    (lambda s: s.trail.write_bytes(s.trail.read_bytes()[:-1]), "TRAIL.jsonl"),
+    (lambda s: s.trail.write_bytes(s.trail.read_bytes().replace(b'"kind": "step"', b'"kind":  "step"', 1)),
+     "TRAIL.jsonl:1"),
+    (lambda s: s.trail.write_bytes(s.trail.read_bytes() + b"\n"), "TRAIL.jsonl:3"),
 ])
 def test_any_tampering_is_caught(tmp_path: Path, tamper: object, where: str) -> None:
     store = _store(tmp_path)
     tamper(store)  # type: ignore[operator]
     findings = store.verify_trail()
     assert findings and any(where in f.where for f in findings)
+    if "write_bytes" in inspect.getsource(tamper):  # type: ignore[arg-type]  # a trail not byte-exact: no append
+        with pytest.raises(TamperDetected):
+            store.append("round-0003", "step", _fill("more"))
 
 
 def test_a_consistent_rewrite_of_the_whole_trail_needs_the_pinned_digest(tmp_path: Path) -> None:

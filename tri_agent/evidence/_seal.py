@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
@@ -181,14 +182,42 @@ def read_log(root: Path) -> list[SealLogEntry]:
     path = root / SEAL_LOG_NAME
     if not path.exists():
         return []
-    return [SealLogEntry.model_validate_json(line) for line in path.read_bytes().splitlines()]
+    return [SealLogEntry.model_validate_json(line) for line in exact_lines(path.read_bytes(), _log_line)[0]]
+
+
+def exact_lines(raw: bytes, canonical: Callable[[bytes], bytes]) -> tuple[list[bytes], list[tuple[int, str]]]:
+    """The lines of a chained JSON-lines file, split on LF alone, and each way its bytes differ from what its
+    writer writes, as (line number, problem); line 0 is the file as a whole. ``canonical`` rewrites one line
+    as the writer would (ValueError: not an entry). A chain hashes lines, so without this a CRLF rewrite,
+    a cut final newline or respaced JSON would pass unnoticed."""
+    problems = []
+    if raw and not raw.endswith(b"\n"):
+        problems.append((0, "the last line has no final newline (bytes cut or added)"))
+    lines = raw.split(b"\n")[:-1] if raw.endswith(b"\n") else raw.split(b"\n") if raw else []
+    for i, line in enumerate(lines, 1):
+        try:
+            exact = canonical(line) == line
+        except ValueError:
+            problems.append((i, "not an entry"))
+            continue
+        if not exact:
+            problems.append((i, "not byte-exact (line end, spacing or key order changed)"))
+    return lines, problems
+
+
+def _log_line(line: bytes) -> bytes:
+    entry = SealLogEntry.model_validate_json(line)
+    return json.dumps(entry.model_dump(mode="json"), sort_keys=True, ensure_ascii=False).encode("utf-8")
 
 
 def _log_findings(root: Path, digest: str) -> list[Finding]:
     path = root / SEAL_LOG_NAME
     if not path.is_file():
         return [Finding(kind="log", path=SEAL_LOG_NAME, detail="seal log is missing")]
-    lines = path.read_bytes().splitlines()
+    lines, problems = exact_lines(path.read_bytes(), _log_line)
+    if problems:
+        n, problem = problems[0]
+        return [Finding(kind="log", path=SEAL_LOG_NAME, detail=f"line {n}: {problem}" if n else problem)]
     previous: bytes | None = None
     for i, line in enumerate(lines):
         problem = _log_line_problem(line, i, previous)

@@ -24,7 +24,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from .._errors import TamperDetected, UsageError
-from ._seal import seal, verify
+from ._seal import exact_lines, seal, verify
 
 TRAIL = "TRAIL.jsonl"
 RECORDS = "records"
@@ -63,16 +63,11 @@ class EvidenceStore:
 
     def entries(self) -> list[TrailEntry]:
         """Every line of the trail; a line that is not a trail entry is tamper (exit 4), never a crash."""
-        if not self.trail.exists():
-            return []
-        out = []
-        for n, line in enumerate(self.trail.read_bytes().splitlines(), 1):
-            try:
-                out.append(TrailEntry.model_validate_json(line))
-            except ValueError:
-                raise TamperDetected(f"{self.trail}:{n} is not a trail entry",
-                                     hint="the trail was edited; run tri-agent verify-trail on it") from None
-        return out
+        lines, findings = _lines(self.trail.read_bytes() if self.trail.exists() else b"")
+        if findings:
+            raise TamperDetected(f"{self.trail}: {findings[0].where}: {findings[0].detail}",
+                                 hint="the trail was edited; run tri-agent verify-trail on it")
+        return [TrailEntry.model_validate_json(line) for line in lines]
 
     def digest(self) -> str:
         """The trail's digest: it names every record, so it names the whole history."""
@@ -94,13 +89,13 @@ class EvidenceStore:
         digest = seal(staging, crlf_kept=crlf_kept)
         (self.root / RECORDS).mkdir(exist_ok=True)
         os.rename(staging, self.root / RECORDS / name)
-        lines = self.trail.read_bytes().splitlines() if self.trail.exists() else []
+        lines = [_line(e) for e in self.entries()]
         entry = TrailEntry(seq=len(lines), name=name, kind=kind, digest=digest,
                            previous_line_sha256=hashlib.sha256(lines[-1]).hexdigest() if lines else None)
-        line = json.dumps(entry.model_dump(mode="json"), sort_keys=True)
+        line = _line(entry)
         if self.before_append is not None:
-            self.before_append(entry.seq, line.encode("utf-8"), lines[-1] if lines else None)
-        _append_line(self.trail, line + "\n")
+            self.before_append(entry.seq, line, lines[-1] if lines else None)
+        _append_line(self.trail, line + b"\n")
         return entry
 
     def resume(self) -> list[str]:
@@ -118,8 +113,7 @@ class EvidenceStore:
 
     def verify_trail(self, expect: str | None = None) -> list[TrailFinding]:
         """Every break in the chain, every record that no longer matches its digest, every stray record."""
-        findings: list[TrailFinding] = []
-        lines = self.trail.read_bytes().splitlines() if self.trail.exists() else []
+        lines, findings = _lines(self.trail.read_bytes() if self.trail.exists() else b"")
         previous: bytes | None = None
         for i, line in enumerate(lines):
             findings += _line_findings(i, line, previous)
@@ -150,6 +144,18 @@ class EvidenceStore:
         return findings
 
 
+def _line(entry: TrailEntry) -> bytes:
+    """The one byte sequence a trail entry is written as."""
+    return json.dumps(entry.model_dump(mode="json"), sort_keys=True).encode("utf-8")
+
+
+def _lines(raw: bytes) -> tuple[list[bytes], list[TrailFinding]]:
+    """The trail's lines and every way its bytes differ from what ``append`` writes."""
+    lines, problems = exact_lines(raw, lambda line: _line(TrailEntry.model_validate_json(line)))
+    return lines, [TrailFinding(where=f"{TRAIL}:{n}" if n else TRAIL, detail=p.replace("an entry", "a trail entry"))
+                   for n, p in problems]
+
+
 def _line_findings(i: int, line: bytes, previous: bytes | None) -> list[TrailFinding]:
     try:
         entry = TrailEntry.model_validate_json(line)
@@ -163,7 +169,7 @@ def _line_findings(i: int, line: bytes, previous: bytes | None) -> list[TrailFin
 
 def _safe_entries(store: EvidenceStore) -> list[TrailEntry]:
     out = []
-    for line in store.trail.read_bytes().splitlines() if store.trail.exists() else []:
+    for line in _lines(store.trail.read_bytes() if store.trail.exists() else b"")[0]:
         try:
             out.append(TrailEntry.model_validate_json(line))
         except ValueError:
@@ -176,10 +182,10 @@ def _check_name(name: str) -> None:
         raise UsageError(f"evidence record name {name!r} is not a plain folder name")
 
 
-def _append_line(path: Path, line: str) -> None:
+def _append_line(path: Path, line: bytes) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
     try:
-        os.write(fd, line.encode("utf-8"))
+        os.write(fd, line)
         os.fsync(fd)
     finally:
         os.close(fd)
