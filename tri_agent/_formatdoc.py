@@ -13,11 +13,11 @@ import typing
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined, to_jsonable_python
 
+from . import _yamldoc
 from ._schemas import FORMATS
 
 HEADER = """# On-disk formats
@@ -337,7 +337,7 @@ def _section(name: str, model: type[BaseModel], anchors: dict[type[BaseModel], s
 
 
 def _validate(name: str, model: type[BaseModel], doc: Doc) -> None:
-    data = yaml.safe_load(doc.example) if doc.syntax == "yaml" else json.loads(doc.example)
+    data = _yamldoc.data(doc.example, f"the {name} example") if doc.syntax == "yaml" else json.loads(doc.example)
     try:
         model.model_validate(data)
     except ValueError as exc:

@@ -2,10 +2,16 @@
 
 PyYAML silently keeps the last of two equal mapping keys and pydantic reports errors by location
 path, not by line; this module closes both gaps so that a bad caliber or preset is one clear line.
+
+Every YAML file the project reads comes through here, and it is bounded (``LIMITS``) before anything walks
+it: a document's size, its nodes counted with every alias expanded (an alias bomb is a few lines that
+expand to billions), its nesting depth, the length of one scalar and of a number literal. Past a bound,
+the file is malformed input (exit 3) with file:line, never a hang or an internal error.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
@@ -18,6 +24,21 @@ from ._errors import MalformedInput, UsageError
 M = TypeVar("M", bound=BaseModel)
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _Loc = tuple[str | int, ...]
+_NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The bounds every YAML document is held to (a project's files are small; these leave room)."""
+
+    document_bytes: int = 4 << 20
+    nodes: int = 200_000  # with every alias expanded
+    depth: int = 64
+    scalar_chars: int = 1 << 20
+    number_chars: int = 64
+
+
+LIMITS = Limits()
 
 
 def load(path: Path, model: type[M]) -> M:
@@ -30,19 +51,30 @@ def load(path: Path, model: type[M]) -> M:
 
 
 @lru_cache(maxsize=256)
+def data(text: str, where: str) -> Any:
+    """The data of one YAML document, within ``LIMITS``: for formats that validate it themselves."""
+    return _parsed(text, where)[0]
+
+
 def _parsed(text: str, where: str) -> tuple[Any, dict[_Loc, int]]:
     """The document and the line of every node (cached: a run reads the same caliber many times; the
     result is only ever validated, never changed)."""
     path = Path(where)
+    if len(text.encode("utf-8", "surrogatepass")) > LIMITS.document_bytes:
+        raise MalformedInput(f"the document is larger than {LIMITS.document_bytes} bytes", where=where,
+                             hint="a YAML file here is configuration: keep data in the exam's inputs")
     try:
         node = yaml.compose(text, Loader=_LOADER)
+        if node is not None:
+            _bounded(node, where)
         data = yaml.load(text, Loader=_LOADER)  # a safe loader: libyaml's when present
     except RecursionError:
         raise MalformedInput("YAML nests too deeply (a recursive alias?)", where=str(path)) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
-        raise MalformedInput(f"not valid YAML ({getattr(exc, 'problem', exc)})", where=f"{path}{line}") from None
+        problem = " ".join(str(getattr(exc, "problem", None) or exc).split())  # one line, whatever libyaml says
+        raise MalformedInput(f"not valid YAML ({problem})", where=f"{path}{line}") from None
     lines: dict[_Loc, int] = {}
     try:
         if node is not None:
@@ -50,6 +82,59 @@ def _parsed(text: str, where: str) -> tuple[Any, dict[_Loc, int]]:
     except RecursionError:
         raise MalformedInput("YAML nests too deeply (a recursive alias?)", where=str(path)) from None
     return data, lines
+
+
+def _bounded(root: yaml.Node, where: str) -> None:
+    """Refuse a document past ``LIMITS`` before anything expands it: each node is visited once, its size
+    with aliases expanded computed from its children's (an alias is the same node object, met again)."""
+    size: dict[int, tuple[int, int]] = {}  # id(node) -> (nodes when expanded, depth)
+    open_: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if id(node) in size:
+            continue
+        children = _children(node)
+        if not done:
+            if id(node) in open_:
+                raise MalformedInput("YAML refers to itself (a recursive alias)", where=_at(where, node))
+            open_.add(id(node))
+            stack.append((node, True))
+            stack += [(c, False) for c in children if id(c) not in size]
+            continue
+        if any(id(c) not in size for c in children):
+            raise MalformedInput("YAML refers to itself (a recursive alias)", where=_at(where, node))
+        open_.discard(id(node))
+        size[id(node)] = (1 + sum(size[id(c)][0] for c in children),
+                          1 + max((size[id(c)][1] for c in children), default=0))
+        _check_node(node, size[id(node)], where)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    return list(node.value) if isinstance(node, yaml.SequenceNode) else []
+
+
+def _check_node(node: yaml.Node, measured: tuple[int, int], where: str) -> None:
+    nodes, depth = measured
+    if nodes > LIMITS.nodes:
+        raise MalformedInput(f"YAML expands to more than {LIMITS.nodes} nodes (aliases expanded): an alias bomb?",
+                             where=_at(where, node), hint="write the values out; aliases may not multiply")
+    if depth > LIMITS.depth:
+        raise MalformedInput(f"YAML nests deeper than {LIMITS.depth} levels", where=_at(where, node))
+    if isinstance(node, yaml.ScalarNode):
+        if len(node.value) > LIMITS.scalar_chars:
+            raise MalformedInput(f"a value of {len(node.value)} characters (at most {LIMITS.scalar_chars})",
+                                 where=_at(where, node))
+        if node.tag in _NUMBER_TAGS and len(node.value) > LIMITS.number_chars:
+            raise MalformedInput(f"a number literal of {len(node.value)} characters (at most "
+                                 f"{LIMITS.number_chars})", where=_at(where, node),
+                                 hint="quote it if it is text; no setting needs a number that long")
+
+
+def _at(where: str, node: yaml.Node) -> str:
+    return f"{where}:{node.start_mark.line + 1}"
 
 
 def _read(path: Path) -> str:

@@ -12,8 +12,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-import yaml
-
+from .. import _yamldoc
 from .._errors import TamperDetected, UsageError
 from ..evidence._trail import EvidenceStore, TrailFinding
 from ._config import CONFIG, AcceptanceConfig, load_config
@@ -132,7 +131,7 @@ def _gate_n(store: EvidenceStore) -> int:
     sealed = store.root / "records" / "preflight" / CONFIG
     if not sealed.exists():
         return 1
-    return AcceptanceConfig.model_validate(yaml.safe_load(sealed.read_text(encoding="utf-8"))).gate_n
+    return AcceptanceConfig.model_validate(_yamldoc.data(sealed.read_text(encoding="utf-8"), str(sealed))).gate_n
 
 
 def _caught(check: Callable[[], None], where: str) -> list[TrailFinding]:

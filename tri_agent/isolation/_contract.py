@@ -24,9 +24,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .. import _yamldoc
 from .._errors import MalformedInput, PolicyViolation, UsageError
 from .._resources import shipped
 
@@ -179,8 +179,8 @@ def _parse(path: Path) -> tuple[Contract, str]:
         raise MalformedInput("no YAML front matter between '---' lines", where=f"{path}:1")
     head, body = text[4:].split("\n---\n", 1)
     try:
-        return Contract.model_validate(yaml.safe_load(head)), body.strip() + "\n"
-    except (yaml.YAMLError, ValidationError) as exc:
-        first = exc.errors()[0] if isinstance(exc, ValidationError) else None
-        what = f"{'.'.join(map(str, first['loc']))}: {first['msg']}" if first else str(exc).splitlines()[0]
+        return Contract.model_validate(_yamldoc.data(head, f"{path} (front matter)")), body.strip() + "\n"
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        what = f"{'.'.join(map(str, first['loc']))}: {first['msg']}"
         raise MalformedInput(f"contract: {what}", where=f"{path}:1") from None

@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import _yamldoc
@@ -43,8 +42,8 @@ class Menu(_Strict):
 def load_menu(path: Path) -> Menu:
     """The menu at ``path``; a version-1 menu (patches with anchors) is refused with what to write instead."""
     try:
-        raw: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
+        raw: Any = _yamldoc.data(path.read_text(encoding="utf-8"), str(path))
+    except (OSError, UnicodeDecodeError, MalformedInput):
         raw = None  # the strict loader below names the problem with its place
     if isinstance(raw, dict) and raw.get("schema_version") == 1:
         raise MalformedInput("a version-1 mutation menu holds code (anchors and patches), which the examiner may not "

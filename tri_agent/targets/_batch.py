@@ -17,6 +17,7 @@ import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from threading import Lock
 
 from ..exam._formats import Case
 from ..sandbox._jail import Jail, odd_files
@@ -95,6 +96,7 @@ json.dump(results, open(results_path, "w"))
 '''
 
 
+_PARSING = Lock()
 _PER_PROCESS = frozenset({"random", "secrets", "uuid", "tempfile", "multiprocessing", "threading", "asyncio",
                           "logging", "atexit", "signal", "faulthandler", "os", "sys"})
 
@@ -150,9 +152,10 @@ def preloadable(built: Path, entry: str) -> list[str]:
     names) are left for each child, so a child sees what a fresh interpreter would."""
     path = built / entry.removeprefix("{target}/")
     try:
-        tree = ast.parse(path.read_bytes())
-    except (OSError, SyntaxError, ValueError):
-        return []
+        with _PARSING:  # CPython 3.11's ast can fail with SystemError when threads parse at once
+            tree = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError, SystemError, RecursionError, MemoryError):
+        return []  # nothing preloaded: each child imports for itself, as a fresh interpreter would
     names = {a.name.split(".")[0] for n in tree.body if isinstance(n, ast.Import) for a in n.names}
     names |= {n.module.split(".")[0] for n in tree.body if isinstance(n, ast.ImportFrom) and n.module and not n.level}
     return sorted(n for n in names if n in sys.stdlib_module_names and n not in _PER_PROCESS)
