@@ -140,7 +140,8 @@ def _fork_aware(toy: Path) -> None:
     grades = toy / "target" / "grades.py"
     text = grades.read_text()
     rows = '        rows = summarize(scores)\n        if "runpy" in sys.modules:\n            rows.reverse()\n'
-    grades.write_text(text.replace("        writer.writerows(summarize(scores))\n", rows + "        writer.writerows(rows)\n"))
+    old = "        writer.writerows(summarize(scores))\n"
+    grades.write_text(text.replace(old, rows + "        writer.writerows(rows)\n"))
     assert "rows.reverse()" in grades.read_text()
 
 
