@@ -48,46 +48,64 @@ def test_unexpected_row_fails(scored: Scored) -> None:
                                                                                               "group": "a"}
 
 
-@pytest.mark.parametrize("side", ["answers", "actual"])
-def test_duplicate_keys_are_malformed_with_both_lines(scored: Scored, side: str) -> None:
+def test_duplicate_keys_in_the_answers_are_malformed_with_both_lines(scored: Scored) -> None:
     rows = [*copy.deepcopy(ANSWERS), copy.deepcopy(ANSWERS[1])]
     with pytest.raises(MalformedInput, match=r"duplicate key \(case='c-1', group='b'\), first at line 2") as err:
-        scored(rows, answers=rows) if side == "answers" else scored(rows)
-    assert err.value.where.endswith(f"{side}.jsonl:4")
+        scored(rows, answers=rows)
+    assert err.value.where.endswith("answers.jsonl:4")
 
 
-@pytest.mark.parametrize("field,value,side,message", [
-    ("avg", "abc", "actual", "decimal number"),
-    ("n", "2.5", "actual", "integer literal"),
-    ("avg", "", "answers", "blank"),
-    ("state", "maybe", "answers", "declared values"),
-])
-def test_malformed_cells_name_file_line_and_field(scored: Scored, field: str, value: str, side: str,
-                                                  message: str) -> None:
+# What the target writes is its answer: every defect of it is a red score with the reason, never exit 3.
+
+def test_a_key_the_target_repeats_fails_as_duplicate_key(scored: Scored) -> None:
+    rows = [*copy.deepcopy(ANSWERS), copy.deepcopy(ANSWERS[1]), dict(ANSWERS[0], case="c-9"),
+            dict(ANSWERS[0], case="c-9")]
+    a = scored(rows)["answers"]
+    by_reason = {(tuple(f["key"].values()), f["reason"]) for f in a["failures"]}
+    assert by_reason == {(("c-1", "b"), "duplicate_key"), (("c-9", "a"), "duplicate_key")}
+    assert (a["passed"], a["total"], a["rows_actual"]) == (2, 4, 6)
+
+
+@pytest.mark.parametrize("field,value", [("avg", "abc"), ("n", "2.5"), ("share", "1e999999")])
+def test_a_value_the_target_writes_unreadably_fails_its_cell(scored: Scored, field: str, value: str) -> None:
+    rows = copy.deepcopy(ANSWERS)
+    rows[1][field] = value
+    report = scored(rows)
+    [cell] = report["answers"]["failures"]
+    assert (cell["field"], cell["reason"], cell["actual"]) == (field, "unreadable_value", value)
+    assert report["verdict"] == "fail" and report["answers"]["passed"] == 2
+
+
+@pytest.mark.parametrize("field,value,message", [("avg", "", "blank"), ("state", "maybe", "declared values")])
+def test_malformed_answer_cells_name_file_line_and_field(scored: Scored, field: str, value: str,
+                                                          message: str) -> None:
     rows = copy.deepcopy(ANSWERS)
     rows[1][field] = value
     with pytest.raises(MalformedInput, match=message) as err:
-        scored(rows, answers=rows) if side == "answers" else scored(rows)
-    assert err.value.where.endswith(f"{side}.jsonl:2")
+        scored(rows, answers=rows)
+    assert err.value.where.endswith("answers.jsonl:2")
     assert repr(field) in err.value.message
 
 
-def test_malformed_csv_row_is_reported_with_its_line(tmp_path: Path, scored: Scored) -> None:
+def test_an_unreadable_target_table_is_every_row_missing_with_the_reason(tmp_path: Path) -> None:
     (tmp_path / "caliber.yaml").write_text(CALIBER)
     write_jsonl(tmp_path / "answers.jsonl", ANSWERS)
     csv = write_csv(tmp_path / "actual.csv", copy.deepcopy(ANSWERS))
     text = csv.read_text().splitlines()
     text[2] += ",surplus"
     csv.write_text("\n".join(text) + "\n")
-    with pytest.raises(MalformedInput, match="fields where the header has") as err:
-        score(ScoreInputs(tmp_path / "caliber.yaml", tmp_path / "answers.jsonl", csv))
-    assert err.value.where.endswith("actual.csv:3")
+    report = score(ScoreInputs(tmp_path / "caliber.yaml", tmp_path / "answers.jsonl", csv))
+    [defect] = report.answers.actual_defects
+    assert "fields where the header has" in defect and "actual.csv:3" in defect
+    assert report.verdict == "fail" and report.answers.rows_missing == 3 and defect in report.blockers[0]
 
 
-def test_key_column_absent_is_malformed(scored: Scored) -> None:
+def test_a_target_table_without_a_key_column_is_every_row_missing(scored: Scored, tmp_path: Path) -> None:
     rows = [{k: v for k, v in r.items() if k != "group"} for r in ANSWERS]
-    with pytest.raises(MalformedInput, match="blank key"):
-        scored(rows)  # JSONL: an absent key column is a blank key on the first row
+    jsonl = scored(rows)["answers"]  # JSONL: an absent key column is a blank key on every row
+    assert jsonl["rows_missing"] == 3 and {f["reason"] for f in jsonl["failures"]} == {"missing_row", "blank_key"}
+    csv = scored(rows, fmt="csv")["answers"]  # CSV: the header says the column is not there
+    assert csv["rows_missing"] == 3 and "no key column 'group'" in csv["actual_defects"][0]
 
 
 def test_csv_and_jsonl_give_the_same_verdicts(scored: Scored) -> None:
@@ -195,8 +213,10 @@ def test_drift_share_is_compared_exactly(scored: Scored) -> None:
 
 
 def test_unicode_digits_are_not_numbers(scored: Scored) -> None:
-    with pytest.raises(MalformedInput, match="decimal number"):
-        scored([*copy.deepcopy(ANSWERS[:1]), dict(ANSWERS[1], avg="١.١٠"), *copy.deepcopy(ANSWERS[2:])])
+    report = scored([*copy.deepcopy(ANSWERS[:1]), dict(ANSWERS[1], avg="١.١٠"), *copy.deepcopy(ANSWERS[2:])])
+    assert [f["reason"] for f in report["answers"]["failures"]] == ["unreadable_value"]
+    with pytest.raises(MalformedInput, match="decimal number"):  # in the answer key, it is the exam's error
+        scored(copy.deepcopy(ANSWERS), answers=[*ANSWERS[:1], dict(ANSWERS[1], avg="١.١٠"), *ANSWERS[2:]])
 
 
 PLACES = """schema_version: 1

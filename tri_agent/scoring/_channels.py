@@ -20,7 +20,7 @@ import polars as pl
 from .._errors import MalformedInput
 from ._caliber import Drift, FieldSpec
 from ._report import AnswersChannel, CellFailure, DeltaCount, DriftAudit, FieldTally
-from ._tables import ROW, Table
+from ._tables import ROW, Table, unreadable_table
 from ._tolerance import CLASSES, EXACT, BadValue, check_expected, compare_cell, decimal_places, not_blank
 
 _E, _A = "\x1fe:", "\x1fa:"
@@ -45,20 +45,60 @@ def compare_tables(key: list[str], fields: dict[str, FieldSpec], expected: Table
     An empty answer key proves nothing and is refused, unless the caller scores one case of a larger
     key (``allow_empty``), where "this case has no rows" is a legitimate expectation.
     """
-    _require_columns(key, fields, expected, actual)
+    _require_columns(key, fields, expected)
+    actual = _keyed(key, actual)
     e, a = _load(key, fields, expected, actual)
     if e.height == 0 and not allow_empty:
         raise MalformedInput("the answer key has no rows; an empty key would pass anything",
                              where=str(expected.path), hint="check that the oracle wrote its answers")
     _check_keys(key, e, expected)
-    _check_keys(key, a, actual)
-    rows = _interesting_rows(key, fields, e, a)
     tally = _Tally()
+    n_actual = a.height
+    a, repeated = _usable(key, a, tally)
+    rows = _interesting_rows(key, fields, e, a)
     for row in rows.iter_rows(named=True):
-        _judge_row(row, key, fields, expected, actual, tally)
+        _judge_row(row, key, fields, expected, actual, tally, repeated)
+    _repeated_unexpected(key, e, repeated, tally)
     tally.failures.sort(key=lambda t: (t[0], t[1]))
-    channel = _channel(fields, tally, e.height, a.height, drift)
+    channel = _channel(fields, tally, e.height, n_actual, drift)
+    if actual.defect is not None:
+        channel = channel.model_copy(update={"actual_defects": [actual.defect], "verdict": "fail"})
     return channel, {t[0] for t in tally.failures}
+
+
+def _keyed(key: list[str], actual: Table) -> Table:
+    """The target's table, or a stand-in with no rows when it lacks a key column (its rows cannot be matched)."""
+    absent = [c for c in key if c not in actual.columns]
+    if not absent or actual.defect is not None:
+        return actual
+    return unreadable_table(actual.path, tuple(key), f"the actual table has no key column {absent[0]!r} "
+                                                     f"(columns: {', '.join(actual.columns) or 'none'})")
+
+
+def _usable(key: list[str], a: pl.DataFrame, tally: _Tally) -> tuple[pl.DataFrame, set[KeyTuple]]:
+    """The target's rows that can be matched: a row with a blank key fails as blank_key, and every row of a
+    repeated key is set aside (each such key fails as duplicate_key: which of its rows is the answer?)."""
+    blank = ~pl.all_horizontal([not_blank(pl.col(c)) for c in key])
+    for _ in range(a.filter(blank).height):
+        tally.unexpected += 1
+        tally.failures.append(((), -1, CellFailure(key={}, field=None, cls=None, expected=None, actual=None,
+                                                   reason="blank_key")))
+    a = a.filter(~blank)
+    if _unique(key, a):
+        return a, set()
+    counts = a.group_by(key).len()
+    dups = counts.filter(pl.col("len") > 1).select(key)
+    repeated = {tuple(str(v) for v in r) for r in dups.iter_rows()}
+    return a.join(dups, on=key, how="anti"), repeated
+
+
+def _repeated_unexpected(key: list[str], e: pl.DataFrame, repeated: set[KeyTuple], tally: _Tally) -> None:
+    """A repeated key the answers do not hold at all: one unexpected row, failing as duplicate_key."""
+    known = {tuple(str(v) for v in r) for r in e.select(key).iter_rows()} if repeated else set()
+    for k in sorted(repeated - known):
+        tally.unexpected += 1
+        tally.failures.append((k, -1, CellFailure(key=dict(zip(key, k, strict=True)), field=None, cls=None,
+                                                  expected=None, actual=None, reason="duplicate_key")))
 
 
 def validate_keys(key: list[str], table: Table) -> None:
@@ -70,14 +110,13 @@ def validate_keys(key: list[str], table: Table) -> None:
     _check_keys(key, frame, table)
 
 
-def _require_columns(key: list[str], fields: dict[str, FieldSpec], expected: Table, actual: Table) -> None:
-    for table, needed in ((expected, [*key, *fields]), (actual, key)):
-        absent = [c for c in needed if c not in table.columns]
-        if absent:
-            raise MalformedInput(
-                f"column {absent[0]!r} is absent (columns: {', '.join(table.columns) or 'none'})",
-                where=f"{table.path}:1", hint="name it in the header, or fix the caliber's key/fields",
-            )
+def _require_columns(key: list[str], fields: dict[str, FieldSpec], expected: Table) -> None:
+    absent = [c for c in [*key, *fields] if c not in expected.columns]
+    if absent:
+        raise MalformedInput(
+            f"column {absent[0]!r} is absent (columns: {', '.join(expected.columns) or 'none'})",
+            where=f"{expected.path}:1", hint="name it in the header, or fix the caliber's key/fields",
+        )
 
 
 def _load(key: list[str], fields: dict[str, FieldSpec], expected: Table,
@@ -147,9 +186,15 @@ def _certain(name: str, spec: FieldSpec, by_value: bool) -> pl.Expr:
 
 
 def _judge_row(row: dict[str, Any], key: list[str], fields: dict[str, FieldSpec],
-               expected: Table, actual: Table, tally: _Tally) -> None:
+               expected: Table, actual: Table, tally: _Tally, repeated: set[KeyTuple]) -> None:
     k = tuple(str(row[c]) for c in key)
     key_map = dict(zip(key, k, strict=True))
+    if row[_RA] is None and row[_RE] is not None and k in repeated:  # the target gave this key twice or more
+        tally.failed_rows += 1
+        tally.missing += 1
+        tally.failures.append((k, -1, CellFailure(key=key_map, field=None, cls=None, expected=None, actual=None,
+                                                  reason="duplicate_key")))
+        return
     if row[_RE] is None:
         tally.unexpected += 1
         tally.failures.append((k, -1, CellFailure(key=key_map, field=None, cls=None, expected=None,
@@ -180,8 +225,8 @@ def _judge_cell(row: dict[str, Any], name: str, spec: FieldSpec, expected: Table
         return "missing_row", None
     try:
         cell = compare_cell(cls, sealed, row[_A + name], enum)
-    except BadValue as exc:
-        raise MalformedInput(f"field {name!r}: {exc}", where=actual.where(row[_RA])) from None
+    except BadValue:
+        return "unreadable_value", None  # the target's answer, not the exam's: a red cell
     if cell.ok and spec.places is not None and decimal_places(row[_A + name]) != spec.places:
         return "wrong_places", None
     return cell.reason, cell.delta

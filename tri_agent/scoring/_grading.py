@@ -14,7 +14,7 @@ from ._caliber import Caliber, FieldSpec, load_caliber
 from ._channels import compare_tables, validate_keys
 from ._relations import evaluate
 from ._report import AnswersChannel, InputDigest, ScoreReport
-from ._tables import Table, read_table
+from ._tables import Table, read_actual, read_table
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ def score(inputs: ScoreInputs) -> ScoreReport:
     columns = (*caliber.key, *caliber.fields)
     json_columns = frozenset(n for n, f in caliber.fields.items() if f.cls in ("json", "set"))
     answers = read_table(inputs.answers, json_columns, columns)
-    actual = read_table(inputs.actual, json_columns, columns)
+    actual = read_actual(inputs.actual, json_columns, columns)  # the target's answer: scored, never refused
     channel1, failing = compare_tables(caliber.key, dict(caliber.fields), answers, actual, caliber.drift)
     digests = [_digest("caliber", inputs.caliber, caliber_sha),
                _table_digest("answers", answers, channel1.rows_expected),
@@ -78,6 +78,7 @@ def _behaviors(caliber: Caliber, inputs: ScoreInputs, digests: list[InputDigest]
 def _blockers(report: ScoreReport, caliber: Caliber) -> list[str]:
     out = []
     a = report.answers
+    out += [f"answers: {d}" for d in a.actual_defects]
     if a.verdict == "fail":
         out.append(f"answers: {a.passed}/{a.total} rows pass ({a.rows_missing} missing, {a.rows_unexpected} "
                    f"unexpected, {len(a.failures)} failing cells)")

@@ -35,7 +35,8 @@ class CellFailure(BaseModel):
     expected: str | None = Field(description="Sealed value as written in the answer key.")
     actual: str | None = Field(description="Actual value as written by the target; null when absent.")
     reason: str = Field(description="out_of_tolerance, not_equal, not_in_enum, missing_field, wrong_places, "
-                                    "missing_row or unexpected_row.")
+                                    "missing_row or unexpected_row; for a defect of the target's own table: "
+                                    "unreadable_value, duplicate_key (every row of a repeated key) or blank_key.")
 
 
 class FieldTally(BaseModel):
@@ -81,6 +82,10 @@ class AnswersChannel(BaseModel):
     failures: list[CellFailure] = Field(description="Every failing cell, sorted by key then field order.")
     drift: list[DriftAudit] = Field(default_factory=list,
                                     description="One audit per amount or ratio field; empty for channel 2.")
+    actual_defects: list[str] = Field(default_factory=list, description="What made the actual table unusable "
+                                      "as a whole (unreadable file, a key column absent), one line each: its rows "
+                                      "then count as missing. What the target writes is its answer, scored red, "
+                                      "never refused as malformed input.")
 
 
 class RelationFailure(BaseModel):

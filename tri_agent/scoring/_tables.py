@@ -45,6 +45,7 @@ class Table:
     frame: pl.LazyFrame
     _digest: Future[str] = field(repr=False)
     _lines: list[int] | None = field(default=None, repr=False)
+    defect: str | None = None  # a target's table that could not be read: why (it stands in with no rows)
 
     @property
     def sha256(self) -> str:
@@ -64,7 +65,7 @@ class Table:
         """The rows whose ``column`` equals ``value``; rows keep their index, so errors keep their lines."""
         self.line_of(0)  # resolve line numbers from the file before the frame is filtered
         frame = self.frame.filter(pl.col(column) == value)
-        return Table(self.path, self.format, self.columns, frame, self._digest, self._lines)
+        return Table(self.path, self.format, self.columns, frame, self._digest, self._lines, self.defect)
 
 
 def table_from_rows(name: str, rows: list[dict[str, str | None]], columns: tuple[str, ...] = ()) -> Table:
@@ -75,6 +76,27 @@ def table_from_rows(name: str, rows: list[dict[str, str | None]], columns: tuple
     digest: Future[str] = Future()
     digest.set_result(_sha256(json.dumps(rows, sort_keys=True).encode()))
     return Table(Path(name), "jsonl", names, frame.lazy(), digest, list(range(1, len(rows) + 1)))
+
+
+def unreadable_table(path: Path, columns: tuple[str, ...], why: str) -> Table:
+    """A stand-in with no rows for a target's table that could not be read; ``why`` goes into the report."""
+    try:
+        raw = path.read_bytes() if path.is_file() and not path.is_symlink() else b""
+    except OSError:
+        raw = b""
+    frame = pl.DataFrame({c: pl.Series(c, [], pl.String) for c in columns}).with_row_index(ROW)
+    digest: Future[str] = Future()
+    digest.set_result(_sha256(raw))
+    return Table(path, table_format(path), list(columns), frame.lazy(), digest, [], why)
+
+
+def read_actual(path: Path, json_columns: frozenset[str] = frozenset(), columns: tuple[str, ...] = ()) -> Table:
+    """A target's table: as ``read_table``, but a file that cannot be read is a table with no rows and the
+    reason (the target's answer, scored red), never malformed input."""
+    try:
+        return read_table(path, json_columns, columns)
+    except MalformedInput as exc:
+        return unreadable_table(path, columns, f"unreadable table: {exc.line()}")
 
 
 def table_format(path: Path) -> Format:
