@@ -2,8 +2,11 @@
 
 Every path a role names is taken relative to its workspace; absolute paths, ``..`` that leaves the
 workspace, and any symlink on the way are refused, and the refusal is recorded as an attempted breach.
-Writes are further limited to the contract's writable globs, reads and writes to size caps. The
-tester's ``run_case`` goes through the gateway: it returns the case's outputs, never the target's files.
+A name no file system of a user could hold (control characters, unpaired surrogates, a component over 255
+bytes, a device name) is refused at the call. Writes are further limited to the contract's writable globs,
+reads and writes to size caps. The tester's ``run_case`` goes through the gateway: it returns the case's
+outputs, never the target's files. Whatever goes wrong in a call is a ``ToolError`` returned to the role,
+never an exception that ends the run; only a breach of the run itself (tamper, a policy) goes further.
 """
 
 from __future__ import annotations
@@ -17,12 +20,16 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from .._errors import MalformedInput, UsageError
 from ._contract import Contract
 
 READ_CAP = 256 << 10
 WRITE_CAP = 1 << 20
 LIST_CAP = 2000
 SEARCH_CAP = 200
+NAME_BYTES = 255  # one component, as ext4 and most file systems allow
+PATH_BYTES = 4096
+RESERVED = frozenset({"con", "prn", "aux", "nul", *(f"{d}{n}" for d in ("com", "lpt") for n in range(1, 10))})
 
 # name -> (what it does, JSON Schema of its input); drivers turn these into each API's tool format
 TOOL_SPECS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -82,16 +89,26 @@ class ToolBox:
         return {n: TOOL_SPECS[n] for n in self.contract.tools if n in TOOL_SPECS}
 
     def call(self, name: str, args: dict[str, Any]) -> str:
-        """Run one tool call; refusals raise ToolError with a message for the role."""
+        """Run one tool call; any failure raises ToolError with a message for the role."""
         if name not in self.contract.tools or name not in _HANDLERS:
             raise ToolError(f"tool {name!r} is not available to the {self.contract.role}")
-        return _HANDLERS[name](self, args)
+        if not isinstance(args, dict):
+            raise ToolError(f"{name}: arguments must be an object, not {type(args).__name__}")
+        try:
+            return _HANDLERS[name](self, args)
+        except KeyError as exc:
+            raise ToolError(f"{name}: argument {exc.args[0]!r} is missing") from None
+        except (MalformedInput, UsageError) as exc:  # the role's input to an engine tool: its to fix
+            raise ToolError(f"{name}: {exc.line()}") from None
+        except (OSError, ValueError, TypeError) as exc:  # UnicodeError is a ValueError
+            raise ToolError(f"{name} failed: {type(exc).__name__}: {_said(exc)}") from None
 
     def resolve(self, path: str) -> tuple[str, Path]:
         """(relative POSIX path, absolute path) inside the workspace, or ToolError."""
         rel = PurePosixPath(path or ".")
         if rel.is_absolute() or "\\" in path or "\0" in path:
             return self._refuse(f"path {path!r} is not relative to your workspace")
+        _check_name(path)
         parts = [p for p in rel.parts if p != "."]
         if ".." in parts:
             return self._refuse(f"path {path!r} leaves your workspace")
@@ -105,6 +122,29 @@ class ToolBox:
     def _refuse(self, why: str) -> tuple[str, Path]:
         self.attempts.append(why)
         raise ToolError(why)
+
+
+def _check_name(path: str) -> None:
+    """Refuse a name no user's file system could hold, with the reason (not a breach: a mistake)."""
+    bad = next((c for c in path if ord(c) < 32 or ord(c) == 127), None)
+    if bad is not None:
+        raise ToolError(f"path {path!r} holds a control character ({ord(bad):#04x}); use printable names")
+    try:
+        raw = path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ToolError(f"path {path!r} holds an unpaired surrogate: it is not text") from None
+    if len(raw) > PATH_BYTES:
+        raise ToolError(f"path of {len(raw)} bytes is over the {PATH_BYTES}-byte limit")
+    for part in PurePosixPath(path).parts:
+        if len(part.encode("utf-8")) > NAME_BYTES:
+            raise ToolError(f"name {part[:40]!r}... is over {NAME_BYTES} bytes")
+        if part.split(".")[0].lower() in RESERVED:
+            raise ToolError(f"name {part!r} is a reserved device name on some systems; choose another")
+
+
+def _said(exc: BaseException) -> str:
+    text = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    return " ".join(str(text).split())[:300]
 
 
 def _list(box: ToolBox, args: dict[str, Any]) -> str:
@@ -123,6 +163,8 @@ def _list(box: ToolBox, args: dict[str, Any]) -> str:
 
 def _read(box: ToolBox, args: dict[str, Any]) -> str:
     rel, path = box.resolve(str(args["path"]))
+    if path.is_dir():
+        raise ToolError(f"{rel} is a folder: use list to see what it holds")
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError as exc:
@@ -153,9 +195,17 @@ def _write(box: ToolBox, args: dict[str, Any]) -> str:
     if not box.contract.can_write(rel):
         box.attempts.append(f"write to {rel} outside the writable globs")
         raise ToolError(f"the {box.contract.role} may not write {rel}")
-    data = str(args["content"]).encode("utf-8")
+    try:
+        data = str(args["content"]).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ToolError("content holds an unpaired surrogate: it is not text; write UTF-8 text") from None
     if len(data) > WRITE_CAP:
         raise ToolError(f"content of {len(data)} bytes is over the {WRITE_CAP}-byte cap")
+    if path.is_dir():
+        raise ToolError(f"{rel} is a folder; name a file")
+    blocking = next((p for p in path.parents if p.is_relative_to(box.root) and p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        raise ToolError(f"{blocking.relative_to(box.root).as_posix()} is a file, so nothing can be written below it")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o644)
     with os.fdopen(fd, "wb") as f:
