@@ -38,10 +38,30 @@ def test_score_pass_and_fail_codes(tmp_path: Path, cli: Cli) -> None:
 
 def test_malformed_is_exit_3_on_one_line(tmp_path: Path, cli: Cli) -> None:
     cal, ans, act = _files(tmp_path)
-    act.write_text(act.read_text().replace("2.35", "two"))
+    ans.write_text(ans.read_text().replace("2.35", "two"))  # the answer key is the exam's: its defect is exit 3
     code, out, err = cli("score", "--caliber", cal, "--answers", ans, "--actual", act)
     assert code == ExitCode.MALFORMED and out == ""
-    assert err.count("\n") == 1 and f"{act}:2: field 'avg'" in err and "Traceback" not in err
+    assert err.count("\n") == 1 and f"{ans}:1: field 'avg'" in err and "Traceback" not in err
+
+
+def test_the_targets_unreadable_value_is_a_red_score_not_malformed_input(tmp_path: Path, cli: Cli) -> None:
+    cal, ans, act = _files(tmp_path)
+    act.write_text(act.read_text().replace("2.35", "two"))
+    code, out, err = cli("score", "--caliber", cal, "--answers", ans, "--actual", act, "--md", tmp_path / "r.md")
+    assert code == ExitCode.FAIL and "blocker: answers: 2/3" in out and err == ""
+    assert "unreadable_value" in (tmp_path / "r.md").read_text()
+
+
+def test_an_existing_output_file_is_never_replaced_without_force(tmp_path: Path, cli: Cli) -> None:
+    cal, ans, act = _files(tmp_path)
+    report = tmp_path / "r.json"
+    report.write_text("earlier evidence\n")
+    code, _, err = cli("score", "--caliber", cal, "--answers", ans, "--actual", act, "--json", report)
+    assert code == ExitCode.USAGE and "already exists" in err and "--force" in err
+    assert report.read_text() == "earlier evidence\n"
+    code, _, _ = cli("score", "--caliber", cal, "--answers", ans, "--actual", act, "--json", report, "--force")
+    assert code == ExitCode.PASS and json.loads(report.read_text())["verdict"] == "pass"
+    assert cli("schema", "--out", tmp_path / "s")[0] == 0 and cli("schema", "--out", tmp_path / "s")[0] == 2
 
 
 def test_usage_errors_are_exit_2(tmp_path: Path, cli: Cli) -> None:
@@ -106,7 +126,9 @@ def test_json_to_stdout_is_pure_json(tmp_path: Path, cli: Cli) -> None:
 
 
 @pytest.mark.parametrize("make_args,code,message", [
-    (lambda t, c, a, x: ["score", "--caliber", c, "--answers", a, "--actual", x, "--json", t], 2, "is a folder"),
+    (lambda t, c, a, x: ["score", "--caliber", c, "--answers", a, "--actual", x, "--json", t], 2, "already exists"),
+    (lambda t, c, a, x: ["score", "--caliber", c, "--answers", a, "--actual", x, "--json", t, "--force"], 2,
+     "is a folder"),
     (lambda t, c, a, x: ["leaks", "--answers", a, "--actual", t / "nope.jsonl"], 2, "not a regular file"),
 ])
 def test_bad_output_and_table_paths_are_usage_errors(tmp_path: Path, cli: Cli, make_args: object, code: int,
@@ -120,7 +142,7 @@ def test_bad_output_and_table_paths_are_usage_errors(tmp_path: Path, cli: Cli, m
     ("schema_version: 1\nkey: [case, case]\nfields: {avg: amount}\n", "names a column twice"),
     ("schema_version: 1\nkey: [case]\nfields: {avg: amount}\nbehaviors: {key: [behavior], values: [a]}\n",
      "both the key and the behaviour field"),
-    ("schema_version: 1\nkey: &a [*a]\nfields: {avg: amount}\n", "nests too deeply"),
+    ("schema_version: 1\nkey: &a [*a]\nfields: {avg: amount}\n", "refers to itself"),
 ])
 def test_bad_calibers_are_exit_3(tmp_path: Path, cli: Cli, caliber: str, message: str) -> None:
     cal, ans, act = _files(tmp_path)

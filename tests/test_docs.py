@@ -22,7 +22,8 @@ def _markdown_files() -> list[Path]:
 
 def test_formats_md_is_current() -> None:
     committed = (ROOT / "docs" / "formats.md").read_text(encoding="utf-8")
-    assert committed == formats_markdown(), "docs/formats.md is stale: run tri-agent schema --docs docs/formats.md"
+    assert committed == formats_markdown(), \
+        "docs/formats.md is stale: run tri-agent schema --docs docs/formats.md --force"
 
 
 def test_every_format_is_documented_with_a_section() -> None:

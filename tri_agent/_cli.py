@@ -280,6 +280,27 @@ def _say(args: argparse.Namespace, line: str) -> None:
     print(line, file=sys.stderr if str(getattr(args, "json", None)) == "-" else sys.stdout)
 
 
+_OUTPUT_FILES = ("json", "md", "docs")  # options naming one file a command writes
+
+
+def _refuse_existing(args: argparse.Namespace) -> None:
+    """Before any work: a file a command would write must not exist yet, unless --force (evidence is never
+    replaced by accident)."""
+    if getattr(args, "force", False):
+        return
+    for option in _OUTPUT_FILES:
+        path = getattr(args, option, None)
+        if path is not None and str(path) != "-" and (path.exists() or path.is_symlink()):
+            raise UsageError(f"--{option} {path} already exists",
+                             hint="choose a new file name, or pass --force to replace it")
+    if getattr(args, "handler", None) is _schema and getattr(args, "docs", None) is None:
+        from ._schemas import schema_files
+
+        existing = [p for p in schema_files(args.out) if p.exists()]
+        if existing:
+            raise UsageError(f"{existing[0]} already exists", hint="choose a new --out folder, or pass --force")
+
+
 def _write(path: Path | None, text: str) -> None:
     if path is None:
         return
@@ -315,6 +336,7 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("dir", type=Path)
     v.add_argument("--expect", metavar="DIGEST", help="the seal digest recorded when DIR was sealed")
     v.add_argument("--json", type=Path, metavar="OUT", help="write the verify report as JSON")
+    v.add_argument("--force", action="store_true", help="replace output files that exist")
     v.set_defaults(handler=_verify)
 
     c = sub.add_parser("score", help="three-channel mechanical score of an actual table against sealed answers")
@@ -326,6 +348,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--replay", type=Path, metavar="TABLE", help="a second run's actual table, for idempotence")
     c.add_argument("--json", type=Path, metavar="OUT", help="write the canonical JSON report ('-' for stdout)")
     c.add_argument("--md", type=Path, metavar="OUT", help="write the Markdown report")
+    c.add_argument("--force", action="store_true", help="replace output files that exist")
     c.set_defaults(handler=_score)
 
     lk = sub.add_parser("leaks", help="find sealed answer values where they must not be; exit 6 on hits")
@@ -339,6 +362,7 @@ def _parser() -> argparse.ArgumentParser:
                     help="a key column of the answer table: it names rows and is not searched")
     lk.add_argument("--json", type=Path, metavar="OUT")
     lk.add_argument("paths", type=Path, nargs="*", metavar="PATH")
+    lk.add_argument("--force", action="store_true", help="replace output files that exist")
     lk.set_defaults(handler=_leaks)
 
     ex = sub.add_parser("exam", help="build an exam and run it against a target")
@@ -361,6 +385,7 @@ def _parser() -> argparse.ArgumentParser:
     es.add_argument("run", type=Path)
     es.add_argument("--json", type=Path, metavar="OUT")
     es.add_argument("--md", type=Path, metavar="OUT")
+    es.add_argument("--force", action="store_true", help="replace output files that exist")
     es.set_defaults(handler=_exam_score)
 
     rr = sub.add_parser("rerun", help="re-run a sample of a run's cases and compare fingerprints")
@@ -458,6 +483,7 @@ def _parser() -> argparse.ArgumentParser:
     sc = sub.add_parser("schema", help="export the JSON Schemas of every on-disk format, or their Markdown reference")
     sc.add_argument("--out", type=Path, default=Path("schemas"))
     sc.add_argument("--docs", type=Path, help="write the Markdown reference of every format to this file instead")
+    sc.add_argument("--force", action="store_true", help="replace output files that exist")
     sc.set_defaults(handler=_schema)
     return p
 
@@ -473,6 +499,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .sandbox._jail import configure
 
         configure(allow_unsandboxed=getattr(args, "allow_unsandboxed", False))
+        _refuse_existing(args)
         return handler(args)
     except TriAgentError as exc:
         print(f"tri-agent: error: {exc.line()}", file=sys.stderr)

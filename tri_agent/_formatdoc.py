@@ -24,7 +24,7 @@ HEADER = """# On-disk formats
 
 Every file tri-agent reads or writes is one of the formats below, each a pydantic model with a
 `schema_version` (or, for the executor protocol, a `protocol` string). This page is generated from those
-models by `tri-agent schema --docs docs/formats.md`; do not edit it by hand. The JSON Schemas of the same
+models by `tri-agent schema --docs docs/formats.md --force`; do not edit it by hand. The JSON Schemas of the same
 models come from `tri-agent schema --out DIR`. [protocol.md](protocol.md) explains where each format fits.
 
 Types read as Python: `list[str]` is a list of strings, `dict[str, int]` a mapping, `"a" | "b"` one of the

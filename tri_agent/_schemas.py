@@ -80,6 +80,11 @@ def schema_text(model: type[BaseModel]) -> str:
     return json.dumps(model.model_json_schema(by_alias=True), indent=1, sort_keys=True) + "\n"
 
 
+def schema_files(out: Path) -> list[Path]:
+    """Every file ``export_schemas`` writes into ``out``."""
+    return [*(out / f"{name}.schema.json" for name in FORMATS), out / "tools.json"]
+
+
 def export_schemas(out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written = []
