@@ -111,6 +111,10 @@ def _exam_run(args: argparse.Namespace) -> int:
     record = run_exam(args.build, args.target, args.out, twice=args.twice)
     print(f"RAN {record.cases} cases{' twice, byte-identical' if record.twice else ''}; actual table "
           f"{args.out / 'actual.jsonl'} (sha256 {record.actual_sha256[:12]})")
+    for case, why in list(record.unread.items())[:10]:  # the score will count their rows missing: say why now
+        print(f"  case {case}: {why}; its rows count as missing")
+    if len(record.unread) > 10:
+        print(f"  ... and {len(record.unread) - 10} more cases whose output could not be read (see run.json)")
     return ExitCode.PASS
 
 

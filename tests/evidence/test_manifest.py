@@ -79,3 +79,18 @@ def test_large_file_hash_matches_hashlib_and_sees_crlf_across_chunks(tmp_path: P
 def test_manifest_model_mirrors_entries() -> None:
     model = Manifest.of([Entry("a", "0" * 64, 3)])
     assert model.schema_version == 1 and model.entries[0].size == 3
+
+
+@pytest.mark.parametrize("size", ["9" * 5000, "\u00b2", "1" * 21, "-1"])
+def test_a_size_no_file_could_have_is_tamper_on_one_short_line(tmp_path: Path, size: str) -> None:
+    from tri_agent.evidence._seal import seal, verify
+
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "a.txt").write_text("x\n")
+    seal(tmp_path / "d")
+    manifest = tmp_path / "d" / "MANIFEST.sha256"
+    lines = manifest.read_text().splitlines()
+    manifest.write_text("\n".join("# size " + size if line.startswith("# size ") else line for line in lines) + "\n")
+    with pytest.raises(TamperDetected, match="expected '# size N'") as err:
+        verify(tmp_path / "d")
+    assert len(err.value.line()) < 300

@@ -140,3 +140,26 @@ def test_a_build_step_that_grows_past_the_write_cap_stops(toy_build: Path, tmp_p
                       "for i in range(3): open(f'part{i}', 'wb').write(b'x' * 600000)\"]\n")
     with pytest.raises(InfrastructureFailure, match=r"build step wrote \d+ bytes, past the write cap"):
         run_exam(toy_build, target, tmp_path / "run")
+
+
+def test_a_target_without_an_extract_rule_is_refused_before_any_case_runs(toy_build: Path, tmp_path: Path) -> None:
+    from tri_agent import MalformedInput
+
+    toy = toy_copy(tmp_path / "toy", fixed=True)
+    target = toy / "target.yaml"
+    target.write_text("\n".join(x for x in target.read_text().splitlines() if not x.startswith("extract:")) + "\n")
+    with pytest.raises(MalformedInput, match="no 'extract' rule") as err:
+        run_exam(toy_build, target, tmp_path / "run")
+    assert "extract" in err.value.where and not (tmp_path / "run" / "outputs").exists()
+
+
+def test_a_wrong_output_name_is_reported_per_case_and_scored_missing(toy_build: Path, tmp_path: Path,
+                                                                     cli) -> None:  # type: ignore[no-untyped-def]
+    toy = toy_copy(tmp_path / "toy", fixed=True)
+    target = toy / "target.yaml"
+    target.write_text(target.read_text().replace("extract: {file: summary.csv", "extract: {file: summry.csv"))
+    code, out, _ = cli("exam", "run", toy_build, "--target", target, "--out", tmp_path / "run")
+    assert code == 0 and out.count("no output file summry.csv; its rows count as missing") == 10
+    assert "and 3 more cases" in out
+    code, out, _ = cli("exam", "score", toy_build, tmp_path / "run")
+    assert code == 1 and "0/" in out

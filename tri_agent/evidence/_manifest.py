@@ -39,6 +39,7 @@ _CRLF_KEPT = " crlf=kept"
 _SMALL = 1 << 20
 _CHUNK = 4 << 20
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_SIZE = re.compile(r"[0-9]{1,20}")  # ASCII digits only, and no size needs more than 20 of them
 
 
 class Entry(NamedTuple):
@@ -121,8 +122,8 @@ def _parse_entries(lines: list[str], where: str) -> list[Entry]:
     for i in range(0, len(lines), 2):
         lineno = i + 2
         size_line, hash_line = lines[i], lines[i + 1]
-        if not size_line.startswith("# size ") or not size_line[7:].isdigit():
-            raise TamperDetected(f"{where}:{lineno}: expected '# size N', found {size_line!r}")
+        if not size_line.startswith("# size ") or not _SIZE.fullmatch(size_line[7:]):
+            raise TamperDetected(f"{where}:{lineno}: expected '# size N', found {size_line[:60]!r}")
         sha, path = _split_hash_line(hash_line, f"{where}:{lineno + 1}")
         check_relative(path, f"{where}:{lineno + 1}")
         entries.append(Entry(path, sha, int(size_line[7:])))

@@ -21,6 +21,11 @@ import polars as pl
 
 from .._errors import MalformedInput, UsageError
 
+# One CSV cell may hold up to 16 MiB (the csv module's default, 128 KiB, is below what real tables hold);
+# a longer one is malformed input naming its line. Set for the process: every CSV reader here shares it.
+FIELD_LIMIT = 16 << 20
+csv.field_size_limit(FIELD_LIMIT)
+
 Format = Literal["csv", "jsonl"]
 ROW = "\x1frow"  # a name no header or JSON key of a real table holds
 _FORMATS: dict[str, Format] = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}

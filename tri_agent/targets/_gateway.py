@@ -23,7 +23,14 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from .._errors import InfrastructureFailure, NotDeterministic, PolicyViolation, TamperDetected, UsageError
+from .._errors import (
+    InfrastructureFailure,
+    MalformedInput,
+    NotDeterministic,
+    PolicyViolation,
+    TamperDetected,
+    UsageError,
+)
 from ..evidence._manifest import Entry, scan
 from ..evidence._seal import diff, verify
 from ..exam._formats import BuildRecord, Case, read_cases
@@ -76,6 +83,8 @@ class RunRecord(BaseModel):
     behaviors_sha256: str = Field(description="SHA-256 of observed_behaviors.jsonl as written.")
     isolation: list[str] = Field(default_factory=list, description="OS isolation layers around every run of the "
                                  "target; empty: none, the target ran with the orchestrator's own access.")
+    unread: dict[str, str] = Field(default_factory=dict, description="Case -> why the output its extract rule "
+                                   "names could not be read (never written, unreadable); its rows count as missing.")
 
 
 class Gateway:
@@ -192,6 +201,7 @@ def run_exam(build: Path, target_file: Path, out: Path, *, twice: bool = False) 
     visible = verified_visible(build)
     target = Target.load(target_file)
     cases = read_cases(visible / "cases.jsonl")
+    _require_extract(target, cases)
     before = scan(target.baseline).sorted_entries()
     out.mkdir(parents=True, exist_ok=True)
     results = _run_all(target, visible, cases, out / "outputs")
@@ -202,6 +212,15 @@ def run_exam(build: Path, target_file: Path, out: Path, *, twice: bool = False) 
         results = [replace(r, lines=a.lines) for r, a in zip(results, again, strict=True)]
     _check_untouched(target, before, build)
     return _write_run(out, build, target, results, twice)
+
+
+def _require_extract(target: Target, cases: list[Case]) -> None:
+    """Before any case runs: every case must know which output to read."""
+    blind = [c.case for c in cases if (c.extract or target.config.extract) is None]
+    if blind:
+        raise MalformedInput(f"the target has no 'extract' rule and {len(blind)} case(s) name none "
+                             f"({', '.join(blind[:3])})", where=f"{target.path}: extract",
+                             hint="add extract: {file: NAME, format: csv|jsonl|json} to the target file")
 
 
 def verified_visible(build: Path) -> Path:
@@ -265,6 +284,7 @@ def _write_run(out: Path, build: Path, target: Target, results: list[CaseResult]
         actual_sha256=hashlib.sha256(actual.encode()).hexdigest(),
         behaviors_sha256=hashlib.sha256(behaviors.encode()).hexdigest(),
         isolation=sorted(set.intersection(*(set(r.isolation) for r in results))) if results else [],
+        unread={r.provenance.case: r.provenance.extract_error for r in results if r.provenance.extract_error},
     )
     (out / "run.json").write_text(record.model_dump_json(indent=1) + "\n", encoding="utf-8")
     return record
