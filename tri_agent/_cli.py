@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from ._errors import ExitCode, TriAgentError, UsageError
+from ._errors import ExitCode, NotReady, TriAgentError, UsageError
 from ._version import __version__
 
 if TYPE_CHECKING:
@@ -243,6 +243,16 @@ def _init(args: argparse.Namespace) -> int:
     return ExitCode.PASS
 
 
+def _check(args: argparse.Namespace) -> int:
+    from .acceptance._check import ready
+    from .sandbox._jail import configure
+
+    configure(allow_unsandboxed=args.allow_unsandboxed)
+    ready(args.project)
+    print(f"READY {args.project}: configuration, spec, git, target, exam, script, drivers and sandbox check out")
+    return ExitCode.PASS
+
+
 def _accept(args: argparse.Namespace) -> int:
     from .acceptance._rounds import accept, watch
     from .acceptance._scoreboard import verdict_line, write_reports
@@ -470,6 +480,12 @@ def _parser() -> argparse.ArgumentParser:
                     "wait for its next commit and go on, instead of stopping (run this outside the session)")
     ac.set_defaults(handler=_accept)
 
+    ck = sub.add_parser("check", help="check everything a run of the project needs, before it writes evidence; "
+                        "every problem at once")
+    ck.add_argument("project", type=Path, nargs="?", default=Path("."))
+    ck.add_argument("--allow-unsandboxed", action="store_true", help=UNSANDBOXED)
+    ck.set_defaults(handler=_check)
+
     sk = sub.add_parser("install-skill", help="install SKILL.md and a /hard-acceptance command for Claude Code")
     sk.add_argument("--home", type=Path, help="home folder to install into (default: yours)")
     sk.add_argument("--force", action="store_true", help="replace an installed skill")
@@ -506,7 +522,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _refuse_existing(args)
         return handler(args)
     except TriAgentError as exc:
-        print(f"tri-agent: error: {exc.line()}", file=sys.stderr)
+        for line in exc.lines() if isinstance(exc, NotReady) else [exc.line()]:
+            print(f"tri-agent: error: {line}", file=sys.stderr)
         return int(exc.exit_code)
     except BrokenPipeError:  # the reader (e.g. `| head`) left: not an error of ours
         sys.stderr.close()

@@ -5,6 +5,7 @@ Every command exits with one of these codes, and every error the library raises 
     TriAgentError                 (base; never raised directly)
     ├── BuilderTurn               1  an acceptance waits for the in-session builder to fix its tickets
     ├── UsageError                2  a flag, argument or option is wrong or missing
+    │   └── NotReady            2|3|7 a project is not ready to run: every problem, found before any evidence
     ├── MalformedInput            3  an input file cannot be read as what it claims to be
     ├── TamperDetected            4  sealed evidence changed, or a seal rule was broken
     ├── PolicyViolation           5  a role or contract broke the rules of the protocol
@@ -63,6 +64,20 @@ class BuilderTurn(TriAgentError):
 
 class UsageError(TriAgentError):
     exit_code = ExitCode.USAGE
+
+
+class NotReady(UsageError):
+    """Every problem that keeps a project from running, found at once; exits with the first one's code."""
+
+    def __init__(self, problems: list[TriAgentError]) -> None:
+        self.problems = problems
+        self.exit_code = problems[0].exit_code
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        super().__init__(f"not ready to run: {problems[0].line()}{more}",
+                         hint="run tri-agent check PROJECT to see every problem")
+
+    def lines(self) -> list[str]:
+        return [p.line() for p in self.problems]
 
 
 class MalformedInput(TriAgentError):

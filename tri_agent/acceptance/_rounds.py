@@ -55,6 +55,7 @@ from . import _judging as judging
 from . import _session as session
 from ._audit import Exposure, before_launch
 from ._cast import Stage, git_head, in_session_builder, play, ruling_asker
+from ._check import ready
 from ._config import (
     CONFIG,
     DEPTHS,
@@ -142,7 +143,10 @@ def accept(project: Path, *, resume: bool = False) -> Verdict:
     if store.entries() and not resume:
         raise UsageError(f"{state.root} already holds a trail", hint="continue it with --resume")
     # the baseline must be clean and committed when a run starts; a resumed run has changed it on purpose
-    require([check_spec(project, config)] + ([] if store.entries() else [check_git(project)]))
+    if store.entries():
+        require([check_spec(project, config)])
+    else:
+        ready(project)  # every problem at once, before the first record is written
     store.resume()
     check_pin(state)
     _verified(store)
