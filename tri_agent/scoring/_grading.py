@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._errors import UsageError
+from .._errors import MalformedInput, UsageError
 from ._caliber import Caliber, FieldSpec, load_caliber
 from ._channels import compare_tables, validate_keys
 from ._relations import evaluate
@@ -41,16 +41,29 @@ def score(inputs: ScoreInputs) -> ScoreReport:
                _table_digest("answers", answers, channel1.rows_expected),
                _table_digest("actual", actual, channel1.rows_actual)]
     behaviors = _behaviors(caliber, inputs, digests)
-    replay = read_table(inputs.replay, json_columns, columns) if inputs.replay else None
+    replay = read_actual(inputs.replay, json_columns, columns) if inputs.replay else None
+    replay_defects = _replay_defects(caliber.key, replay)
     if replay is not None:
-        validate_keys(caliber.key, replay)
         digests.append(_table_digest("replay", replay, None))
     relations = evaluate(caliber, actual, replay, failing) if caliber.relations else None
     report = ScoreReport(verdict="pass", blockers=[], caliber_sha256=caliber_sha, answers_sha256=answers.sha256,
                          actual_sha256=actual.sha256, inputs=digests, answers=channel1, behaviors=behaviors,
                          relations=relations)
-    blockers = _blockers(report, caliber)
+    blockers = _blockers(report, caliber) + [f"replay: {d}" for d in replay_defects]
     return report.model_copy(update={"blockers": blockers, "verdict": "fail" if blockers else "pass"})
+
+
+def _replay_defects(key: list[str], replay: Table | None) -> list[str]:
+    """What makes the target's second run unusable as a table (it is the target's answer: a red score)."""
+    if replay is None:
+        return []
+    if replay.defect is not None:
+        return [replay.defect]
+    try:
+        validate_keys(key, replay)
+    except MalformedInput as exc:
+        return [exc.line()]
+    return []
 
 
 def _behaviors(caliber: Caliber, inputs: ScoreInputs, digests: list[InputDigest]) -> AnswersChannel | None:
