@@ -104,7 +104,7 @@ def score(d: Path, actual: list[dict[str, object]], expect: int, *extra: object,
     if not (d / "ob.jsonl").exists():
         jsonl(d / "ob.jsonl", [{"case": "c-1", "behavior": "accepted"}])
     tri("score", "--caliber", d / "cal.yaml", "--answers", d / "answers.jsonl", "--actual", act, *behaviors,
-        "--json", d / "report.json", *extra, expect=expect)
+        "--json", d / "report.json", "--force", *extra, expect=expect)
     report: dict[str, object] = json.loads((d / "report.json").read_text())
     return report
 
@@ -242,22 +242,29 @@ def _(d: Path) -> None:
     ensure(report["answers"]["rows_unexpected"] == 1, "unexpected row not counted")  # type: ignore[index]
 
 
-@check("duplicate keys are malformed input (exit 3)")
+@check("duplicate keys in the answer key are malformed input (exit 3)")
 def _(d: Path) -> None:
     (d / "cal.yaml").write_text(CALIBER)
-    jsonl(d / "answers.jsonl", ROWS)
-    act = jsonl(d / "act.jsonl", [*ROWS, ROWS[1]])
-    out = tri("score", "--caliber", d / "cal.yaml", "--answers", d / "answers.jsonl", "--actual", act, expect=3)
-    ensure("duplicate key" in out and "act.jsonl:10" in out, out)
+    answers = jsonl(d / "answers.jsonl", [*ROWS, ROWS[1]])
+    act = jsonl(d / "act.jsonl", ROWS)
+    out = tri("score", "--caliber", d / "cal.yaml", "--answers", answers, "--actual", act, expect=3)
+    ensure("duplicate key" in out and "answers.jsonl:10" in out, out)
 
 
-@check("a malformed row is reported with file:line and field")
+@check("a key the target repeats is a red score with the reason, not malformed input")
+def _(d: Path) -> None:
+    report = score(d, [*ROWS, ROWS[1]], 1)
+    reasons = [f["reason"] for f in report["answers"]["failures"]]  # type: ignore[index]
+    ensure(reasons == ["duplicate_key"], f"reasons {reasons}")
+
+
+@check("a malformed answer row is reported with file:line and field")
 def _(d: Path) -> None:
     (d / "cal.yaml").write_text(CALIBER)
-    jsonl(d / "answers.jsonl", ROWS)
-    act = csv(d / "act.csv", changed(avg="2,35"))
-    out = tri("score", "--caliber", d / "cal.yaml", "--answers", d / "answers.jsonl", "--actual", act, expect=3)
-    ensure(f"{act}:2: field 'avg'" in out, out)
+    answers = csv(d / "answers.csv", changed(avg="2,35"))
+    act = jsonl(d / "act.jsonl", ROWS)
+    out = tri("score", "--caliber", d / "cal.yaml", "--answers", answers, "--actual", act, expect=3)
+    ensure(f"{answers}:2: field 'avg'" in out, out)
 
 
 @check("column order and row order do not matter")

@@ -152,8 +152,8 @@ def _line(entry: TrailEntry) -> bytes:
 def _lines(raw: bytes) -> tuple[list[bytes], list[TrailFinding]]:
     """The trail's lines and every way its bytes differ from what ``append`` writes."""
     lines, problems = exact_lines(raw, lambda line: _line(TrailEntry.model_validate_json(line)))
-    return lines, [TrailFinding(where=f"{TRAIL}:{n}" if n else TRAIL, detail=p.replace("an entry", "a trail entry"))
-                   for n, p in problems]
+    said = {"not an entry": "is not a trail entry"}
+    return lines, [TrailFinding(where=f"{TRAIL}:{n}" if n else TRAIL, detail=said.get(p, p)) for n, p in problems]
 
 
 def _line_findings(i: int, line: bytes, previous: bytes | None) -> list[TrailFinding]:
