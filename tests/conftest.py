@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -172,3 +174,18 @@ def alive(marker: str) -> bool:
         except OSError:
             continue
     return False
+
+
+@contextmanager
+def deadline(seconds: int) -> Iterator[None]:
+    """Fail (TimeoutError) instead of hanging: for inputs built to make a reader hang."""
+    def hung(*_: object) -> None:
+        raise TimeoutError(f"no answer after {seconds} s: a hang")
+
+    old = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)

@@ -10,14 +10,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import TOY
+from conftest import TOY, deadline
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -81,24 +79,10 @@ FORMATS: dict[str, tuple[bytes, Callable[[Path, bytes], object]]] = {
 }
 
 
-@contextmanager
-def _deadline(seconds: int) -> Iterator[None]:
-    def hung(*_: object) -> None:
-        raise TimeoutError(f"no answer after {seconds} s: a hang")
-
-    old = signal.signal(signal.SIGALRM, hung)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
-
-
 def _outcome(fmt: str, run: Callable[[], object], allowed: tuple[int, ...]) -> None:
     STATS[f"{fmt}: runs"] += 1
     try:
-        with _deadline(20):
+        with deadline(20):
             run()
     except TriAgentError as exc:
         line = exc.line()

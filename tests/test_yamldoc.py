@@ -3,13 +3,12 @@ number or value is malformed input with file:line, at once, in every loader."""
 
 from __future__ import annotations
 
-import signal
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import deadline
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -57,27 +56,13 @@ def _exam(folder: Path) -> object:
     return load_exam(folder)
 
 
-@contextmanager
-def _deadline(seconds: int) -> Iterator[None]:
-    def hung(*_: object) -> None:
-        raise TimeoutError(f"still parsing after {seconds} s")
-
-    old = signal.signal(signal.SIGALRM, hung)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
-
-
 @pytest.mark.parametrize("attack", sorted(HOSTILE))
 @pytest.mark.parametrize("fmt", sorted(LOADERS))
 def test_hostile_yaml_is_one_line_of_malformed_input_in_every_format(tmp_path: Path, fmt: str, attack: str) -> None:
     name, load = LOADERS[fmt]
     text, said = HOSTILE[attack]
     (tmp_path / name).write_text(text)
-    with _deadline(20), pytest.raises(MalformedInput) as caught:
+    with deadline(20), pytest.raises(MalformedInput) as caught:
         load(tmp_path)
     line = caught.value.line()
     assert said in line and "\n" not in line and name in line and caught.value.exit_code == 3
