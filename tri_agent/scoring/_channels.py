@@ -57,7 +57,7 @@ def compare_tables(key: list[str], fields: dict[str, FieldSpec], expected: Table
     a, repeated = _usable(key, a, tally)
     rows = _interesting_rows(key, fields, e, a)
     for row in rows.iter_rows(named=True):
-        _judge_row(row, key, fields, expected, actual, tally, repeated)
+        _judge_row(row, key, fields, expected, tally, repeated)
     _repeated_unexpected(key, e, repeated, tally)
     tally.failures.sort(key=lambda t: (t[0], t[1]))
     channel = _channel(fields, tally, e.height, n_actual, drift)
@@ -186,7 +186,7 @@ def _certain(name: str, spec: FieldSpec, by_value: bool) -> pl.Expr:
 
 
 def _judge_row(row: dict[str, Any], key: list[str], fields: dict[str, FieldSpec],
-               expected: Table, actual: Table, tally: _Tally, repeated: set[KeyTuple]) -> None:
+               expected: Table, tally: _Tally, repeated: set[KeyTuple]) -> None:
     k = tuple(str(row[c]) for c in key)
     key_map = dict(zip(key, k, strict=True))
     if row[_RA] is None and row[_RE] is not None and k in repeated:  # the target gave this key twice or more
@@ -202,7 +202,7 @@ def _judge_row(row: dict[str, Any], key: list[str], fields: dict[str, FieldSpec]
         return
     failed = False
     for i, (name, spec) in enumerate(fields.items()):
-        reason, delta = _judge_cell(row, name, spec, expected, actual)
+        reason, delta = _judge_cell(row, name, spec, expected)
         if reason is not None:
             failed = True
             tally.failed[name] += 1
@@ -214,8 +214,8 @@ def _judge_row(row: dict[str, Any], key: list[str], fields: dict[str, FieldSpec]
     tally.missing += row[_RA] is None
 
 
-def _judge_cell(row: dict[str, Any], name: str, spec: FieldSpec, expected: Table,
-                actual: Table) -> tuple[str | None, Decimal | None]:
+def _judge_cell(row: dict[str, Any], name: str, spec: FieldSpec,
+                expected: Table) -> tuple[str | None, Decimal | None]:
     cls, enum = CLASSES[spec.cls], frozenset(spec.values) if spec.values is not None else None
     try:
         sealed = check_expected(cls, row[_E + name], enum)

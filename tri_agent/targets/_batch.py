@@ -16,6 +16,7 @@ import json
 import shutil
 import sys
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from threading import Lock
 
@@ -150,15 +151,23 @@ def preloadable(built: Path, entry: str) -> list[str]:
     """The standard-library modules the entry script imports at its top level, for the server to import before
     it forks (each child then skips that work). Modules that keep per-process state (random seeds, temporary
     names) are left for each child, so a child sees what a fresh interpreter would."""
-    path = built / entry.removeprefix("{target}/")
+    try:
+        source = (built / entry.removeprefix("{target}/")).read_bytes()
+    except OSError:
+        return []
+    return list(_stdlib_imports(source))
+
+
+@lru_cache(maxsize=64)  # every batch of a gate runs the same entry script: parse it once
+def _stdlib_imports(source: bytes) -> tuple[str, ...]:
     try:
         with _PARSING:  # CPython 3.11's ast can fail with SystemError when threads parse at once
-            tree = ast.parse(path.read_bytes())
-    except (OSError, SyntaxError, ValueError, SystemError, RecursionError, MemoryError):
-        return []  # nothing preloaded: each child imports for itself, as a fresh interpreter would
+            tree = ast.parse(source)
+    except (SyntaxError, ValueError, SystemError, RecursionError, MemoryError):
+        return ()  # nothing preloaded: each child imports for itself, as a fresh interpreter would
     names = {a.name.split(".")[0] for n in tree.body if isinstance(n, ast.Import) for a in n.names}
     names |= {n.module.split(".")[0] for n in tree.body if isinstance(n, ast.ImportFrom) and n.module and not n.level}
-    return sorted(n for n in names if n in sys.stdlib_module_names and n not in _PER_PROCESS)
+    return tuple(sorted(n for n in names if n in sys.stdlib_module_names and n not in _PER_PROCESS))
 
 
 def _job(target: Target, built: Path, visible: Path, case: Case, work: Path) -> dict[str, object]:
