@@ -3,6 +3,7 @@
 
     python3 dev.py demo   # the toy-grades hard acceptance, the self-test and the examples (offline, no API key)
     python3 dev.py test   # ruff, mypy, the import layers and the whole pytest suite
+    python3 dev.py mutation [MODULE ...]   # the suite's own mutation score per verdict module (slow; not in CI)
 
 Needs only Python >= 3.11: the first run creates .venv and installs the pinned dependencies; later runs
 reinstall only when pyproject.toml changes.
@@ -81,12 +82,20 @@ def test(pytest_args: list[str]) -> int:
     return code
 
 
+def mutation(modules: list[str]) -> int:
+    env = ensure_env("test")
+    ensure_system_packages()
+    return _run([str(BIN / "python"), "benchmarks/mutation.py", *modules], env)
+
+
 def main() -> int:
     job = sys.argv[1] if len(sys.argv) > 1 else ""
     if job == "demo":
         return demo()
     if job == "test":
         return test(sys.argv[2:])
+    if job == "mutation":
+        return mutation(sys.argv[2:])
     print(__doc__, file=sys.stderr)
     return 2
 

@@ -67,21 +67,19 @@ def _replay_defects(key: list[str], replay: Table | None) -> list[str]:
 
 
 def _behaviors(caliber: Caliber, inputs: ScoreInputs, digests: list[InputDigest]) -> AnswersChannel | None:
-    given = (inputs.expected_behaviors is not None, inputs.observed_behaviors is not None)
-    if given == (False, False):
-        if caliber.behaviors is not None:
+    expected_path, observed_path, b = inputs.expected_behaviors, inputs.observed_behaviors, caliber.behaviors
+    if expected_path is None and observed_path is None:
+        if b is not None:
             raise UsageError("the caliber declares behaviors but no behaviour files were given",
                              hint="pass --expected-behaviors F --observed-behaviors F")
         return None
-    if not all(given) or caliber.behaviors is None:
+    if expected_path is None or observed_path is None or b is None:
         raise UsageError("behaviour scoring needs both --expected-behaviors and --observed-behaviors, "
                          "and a 'behaviors' section in the caliber")
-    b = caliber.behaviors
-    assert inputs.expected_behaviors is not None and inputs.observed_behaviors is not None
     spec = {b.field: FieldSpec.model_validate({"class": "status", "values": b.values})}
     columns = (*b.key, b.field)
-    expected = read_table(inputs.expected_behaviors, columns=columns)
-    observed = read_table(inputs.observed_behaviors, columns=columns)
+    expected = read_table(expected_path, columns=columns)
+    observed = read_table(observed_path, columns=columns)
     channel, _ = compare_tables(b.key, spec, expected, observed)
     digests += [_table_digest("expected_behaviors", expected, channel.rows_expected),
                 _table_digest("observed_behaviors", observed, channel.rows_actual)]
@@ -89,9 +87,8 @@ def _behaviors(caliber: Caliber, inputs: ScoreInputs, digests: list[InputDigest]
 
 
 def _blockers(report: ScoreReport, caliber: Caliber) -> list[str]:
-    out = []
     a = report.answers
-    out += [f"answers: {d}" for d in a.actual_defects]
+    out = [f"answers: {d}" for d in a.actual_defects]
     if a.verdict == "fail":
         out.append(f"answers: {a.passed}/{a.total} rows pass ({a.rows_missing} missing, {a.rows_unexpected} "
                    f"unexpected, {len(a.failures)} failing cells)")
