@@ -94,3 +94,67 @@ def test_the_builders_own_code_is_not_what_it_receives(keys: list[Path], tmp_pat
     (ws / "exam" / "tickets" / "builder" / "t-1.md").write_text(f"expected {_secret(keys[0])}\n")
     with pytest.raises(LeakDetected, match=r"exam/tickets/builder/t-1\.md"):
         before_launch(load_charter("builder").contract, ws, {"task": "Round 2."}, keys)
+
+
+def test_only_a_build_with_both_a_key_and_a_caliber_is_a_sealed_key(keys: list[Path], tmp_path: Path) -> None:
+    builds = keys[0].parent
+    shutil.copytree(keys[0], builds / "round-0002")
+    shutil.copytree(keys[0], builds / "round-0003")
+    (builds / "round-0002" / "caliber.yaml").unlink()
+    (builds / "round-0003" / "sealed" / "answers.jsonl").unlink()
+    (builds / "notes.txt").write_text("not a build\n")
+    assert sealed_keys(builds) == [builds / "round-0001"]
+    assert sealed_keys(tmp_path / "no-builds") == []
+
+
+def test_the_stop_names_the_place_relative_to_the_workspace_and_counts_the_hits(keys: list[Path],
+                                                                               tmp_path: Path) -> None:
+    value = _secret(keys[0])
+    ws = _workspace(tmp_path, {"exam/TESTPLAN.md": f"# Plan\n\nfirst {value}\nagain {value}\n",
+                               f"exam/zz-{value}": "x\n", "exam/a.md": "x\n"})
+    with pytest.raises(LeakDetected) as err:
+        before_launch(load_charter("tester").contract, ws, {"task": "Round 1."}, keys)
+    message = err.value.message
+    assert message.startswith("contamination audit: the tester was about to receive a sealed value at "
+                              "exam/TESTPLAN.md:3 (")
+    assert message.endswith("); 3 hit(s), nothing was launched")
+    assert err.value.hint == ("remove the value from what the role receives (an examiner's TESTPLAN or SPEC, a ticket, "
+                              "a file name); the run cannot continue with it")
+    (ws / "exam" / "TESTPLAN.md").write_text("# Plan\n")
+    with pytest.raises(LeakDetected, match=r"at the file and folder names:4 \("):
+        before_launch(load_charter("tester").contract, ws, {"task": "Round 1."}, keys)
+
+
+def test_case_inputs_and_key_values_are_not_secrets(keys: list[Path], tmp_path: Path) -> None:
+    """The build's visible inputs (in the run and in the workspace) and the key columns' values never count."""
+    rows = [json.loads(x) for x in (keys[0] / "sealed" / "answers.jsonl").read_text().splitlines()]
+    case = max((r["case"] for r in rows), key=len)
+    ws = _workspace(tmp_path, {"exam/TESTPLAN.md": f"# Plan\n\nsee {case}\n"})
+    before_launch(load_charter("tester").contract, ws, {}, keys)
+    value = _secret(keys[0])
+    visible = next(p for p in (keys[0] / "visible").rglob("*.csv"))
+    visible.write_text(visible.read_text() + f"s999,Zed,{value}\n")
+    (ws / "exam" / "TESTPLAN.md").write_text(f"# Plan\n\nan input holds {value}\n")
+    before_launch(load_charter("tester").contract, ws, {}, keys)
+
+
+def test_a_copy_of_a_build_the_role_is_meant_to_run_is_not_a_leak(keys: list[Path], tmp_path: Path) -> None:
+    value = _secret(keys[0])
+    served = "builds/round-0001/visible/inputs/c-1/scores.csv"
+    ws = _workspace(tmp_path, {"exam/TESTPLAN.md": f"# Plan\n\n{value}\n",
+                               served: f"student,group,score\ns1,A,{value}\n"})
+    before_launch(load_charter("tester").contract, ws, {}, keys)
+    with pytest.raises(LeakDetected, match="reply held a sealed value in the summary:1"):
+        reply(_result("tester", f"saw {value}"), load_charter("tester").contract, keys)
+
+
+def test_a_reply_is_scanned_in_its_reason_too_and_the_redaction_keeps_what_was_absent(keys: list[Path]) -> None:
+    value = _secret(keys[0])
+    failed = _result("judge", "").model_copy(update={"status": "failed", "reason": f"expected {value}"})
+    with pytest.raises(LeakDetected, match=r"in the reason:1 \(") as err:
+        reply(failed.model_copy(update={"role": "tester"}), load_charter("tester").contract, keys)
+    assert err.value.hint == "a role that never sees answers cannot name one: look for the channel it used"
+    redacted = reply(failed, load_charter("judge").contract, keys)
+    assert (redacted.summary, redacted.reason) == (REDACTED, REDACTED)
+    only_summary = reply(_result("judge", f"total {value}"), load_charter("judge").contract, keys)
+    assert (only_summary.summary, only_summary.reason) == (REDACTED, None)

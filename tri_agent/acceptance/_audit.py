@@ -55,7 +55,7 @@ def before_launch(contract: Contract, workspace: Path, texts: dict[str, str], ke
     # that matches a key is judged by the leak scan of its writing, a ticket, never a stop before launch
     received = [p for p in sorted(workspace.rglob("*"))
                 if p.is_file() and not contract.can_write(p.relative_to(workspace).as_posix())]
-    with tempfile.TemporaryDirectory(prefix="tri-audit-") as tmp:
+    with tempfile.TemporaryDirectory() as tmp:
         extra = _texts(Path(tmp), {**texts, "file and folder names": _names(workspace, contract)})
         hits = _scan(keys, [*received, extra], exposure, workspace)
         if hits:
@@ -69,13 +69,15 @@ def before_launch(contract: Contract, workspace: Path, texts: dict[str, str], ke
 def reply(result: EpisodeResult, contract: Contract, keys: list[Path], exposure: Exposure = Exposure()
           ) -> EpisodeResult:
     """The result with any sealed value in its reply redacted; a role that must not see answers stops (6)."""
-    with tempfile.TemporaryDirectory(prefix="tri-audit-") as tmp:
+    with tempfile.TemporaryDirectory() as tmp:
         extra = _texts(Path(tmp), {"summary": result.summary, "reason": result.reason or ""})
-        hits = _scan(keys, [extra], exposure, None) if (result.summary or result.reason) else []
+        hits = _scan(keys, [extra], exposure, None)
+        where = _where(hits[0], None, extra) if hits else ""
     if not hits:
         return result
     if must_not_see_answers(contract):
-        raise LeakDetected(f"the {contract.role}'s reply held a sealed value ({hits[0].detail}); it was not stored",
+        raise LeakDetected(f"the {contract.role}'s reply held a sealed value in {where} ({hits[0].detail}); "
+                           "it was not stored",
                            hint="a role that never sees answers cannot name one: look for the channel it used")
     return result.model_copy(update={"summary": REDACTED, "reason": REDACTED if result.reason else None})
 
@@ -94,7 +96,7 @@ def _scan(keys: list[Path], paths: list[Path], exposure: Exposure, workspace: Pa
 
 def _texts(folder: Path, texts: dict[str, str]) -> Path:
     for name, text in texts.items():
-        (folder / name).write_text(text, encoding="utf-8")
+        (folder / name).write_bytes(text.encode())
     return folder
 
 
@@ -103,9 +105,9 @@ def _names(workspace: Path, contract: Contract) -> str:
     return "\n".join(n for n in names if not contract.can_write(n)) + "\n"
 
 
-def _where(hit: LeakHit, workspace: Path, extra: Path) -> str:
+def _where(hit: LeakHit, workspace: Path | None, extra: Path) -> str:
     for root, label in ((workspace, ""), (extra, "the ")):
-        prefix = str(root) + "/"
-        if hit.where.startswith(prefix):
+        prefix = f"{root}/"
+        if root is not None and hit.where.startswith(prefix):
             return label + hit.where.removeprefix(prefix)
     return hit.where
