@@ -116,3 +116,48 @@ def test_progress_remembers_red_cases_judged_and_equivalent_mutants() -> None:
     assert p.mutants_retired == ["m9"] and p.last_green and decision == "final_round" and p.final_round
     p, decision = advance(p, gate(GREEN), GREEN)
     assert decision == "accepted" == p.decision and not p.final_round
+
+
+def test_a_round_that_fails_everything_lists_every_reason_in_order() -> None:
+    facts = GREEN.model_copy(update={"stable": False, "passed": 7, "blockers": ["drift: average"],
+                                     "mutants_detected": 3, "seals_ok": False})
+    assert gate(facts).reasons == ["the run was not byte-identical when repeated", "7/10 pass", "drift: average",
+                                   "kill rate 3/5: the exam has blind spots", "a seal did not verify"]
+    short = GREEN.model_copy(update={"mutants_judged": 2, "mutants_detected": 1, "min_mutants": 3})
+    assert gate(short).reasons == ["only 2 mutants judged (the gate needs 3)"]
+
+
+def test_exactly_the_minimum_of_judged_mutants_is_enough() -> None:
+    assert gate(GREEN.model_copy(update={"min_mutants": 5})).green
+    assert not gate(GREEN.model_copy(update={"min_mutants": 6})).green
+
+
+def test_rounds_are_counted_one_by_one_and_a_red_final_round_goes_on() -> None:
+    p = Progress(gate_n=1)
+    p, decision = advance(p, gate(GREEN), GREEN)
+    assert (p.rounds, decision, p.final_round) == (1, "final_round", True)
+    red = GREEN.model_copy(update={"passed": 9})
+    p, decision = advance(p, gate(red), red)
+    assert (p.rounds, decision, p.final_round, p.decision) == (2, "next_round", False, "next_round")
+
+
+def test_certification_reasons_say_who_what_and_when() -> None:
+    played = [_played("scripted", [], "judge"), _played("scripted", [], "builder", simulation=True),
+              _played("command", ["physical-omission"]),
+              Played(round=3, role="tester", driver="command", simulation=False, isolation=["physical-omission"])]
+    exposed = ["exam/a", "exam/b", "exam/c", "exam/d", "exam/e"]
+    cert = certify(played, [[]], unsafe_contract=True, fixed_seeds=True, exposed=exposed)
+    assert cert.reasons == [
+        "a simulation: the builder, judge replayed recorded actions (scripted)",
+        "the tester (command) lacked bubblewrap (Landlock alone leaves unix sockets, UDP and file metadata open), "
+        "write-audit in round(s) 1, 3",
+        "role-written code (the target in every case and mutant, the exam's generator and oracle) ran outside the "
+        "OS sandbox",
+        "a role ran under an unsafe contract (an iron rule was overridden)",
+        "the seeds were fixed by the caller (TRI_AGENT_SEED_SECRET), so the exam was predictable",
+        "the in-session builder could read the exam's hidden parts in the project or its git history "
+        "(exam/a, exam/b, exam/c, exam/d): keep the exam outside the project"]
+    assert cert.drivers == {"builder": "scripted", "judge": "scripted", "tester": "command"}
+    landlock = certify([_full("anthropic")], [["landlock"]], unsafe_contract=False, fixed_seeds=False)
+    assert landlock.reasons == ["role-written code ran under Landlock only, which leaves unix sockets, UDP and file "
+                                "metadata open: install bubblewrap to certify"]
