@@ -63,7 +63,7 @@ class EvidenceStore:
 
     def entries(self) -> list[TrailEntry]:
         """Every line of the trail; a line that is not a trail entry is tamper (exit 4), never a crash."""
-        lines, findings = _lines(self.trail.read_bytes() if self.trail.exists() else b"")
+        lines, findings = _lines(self._bytes())
         if findings:
             raise TamperDetected(f"{self.trail}: {findings[0].where}: {findings[0].detail}",
                                  hint="the trail was edited; run tri-agent verify-trail on it")
@@ -71,7 +71,10 @@ class EvidenceStore:
 
     def digest(self) -> str:
         """The trail's digest: it names every record, so it names the whole history."""
-        return hashlib.sha256(self.trail.read_bytes() if self.trail.exists() else b"").hexdigest()
+        return hashlib.sha256(self._bytes()).hexdigest()
+
+    def _bytes(self) -> bytes:
+        return self.trail.read_bytes() if self.trail.exists() else b""
 
     def has(self, name: str) -> bool:
         return any(e.name == name for e in self.entries())
@@ -105,7 +108,7 @@ class EvidenceStore:
             shutil.rmtree(leftover)
             removed.append(leftover.name)
         recorded = {e.name for e in self.entries()}
-        for folder in sorted((self.root / RECORDS).glob("*")) if (self.root / RECORDS).exists() else []:
+        for folder in sorted((self.root / RECORDS).glob("*")):  # no records folder: nothing to glob
             if folder.name not in recorded:  # renamed into place but never chained: not evidence yet
                 shutil.rmtree(folder)
                 removed.append(f"{RECORDS}/{folder.name}")
@@ -113,7 +116,7 @@ class EvidenceStore:
 
     def verify_trail(self, expect: str | None = None) -> list[TrailFinding]:
         """Every break in the chain, every record that no longer matches its digest, every stray record."""
-        lines, findings = _lines(self.trail.read_bytes() if self.trail.exists() else b"")
+        lines, findings = _lines(self._bytes())
         previous: bytes | None = None
         for i, line in enumerate(lines):
             findings += _line_findings(i, line, previous)
@@ -136,8 +139,8 @@ class EvidenceStore:
             except TamperDetected as exc:
                 findings.append(TrailFinding(where=f"{RECORDS}/{name}", detail=exc.line()))
                 continue
-            findings += [TrailFinding(where=f"{RECORDS}/{name}/{f.path}", detail=f"{f.kind}: {f.detail}")
-                         for f in report.findings]
+            findings += [TrailFinding(where="/".join(filter(None, (RECORDS, name, f.path))),
+                                      detail=f"{f.kind}: {f.detail}") for f in report.findings]
         if (self.root / RECORDS).exists():
             findings += [TrailFinding(where=f"{RECORDS}/{p.name}", detail="not in the trail")
                          for p in sorted((self.root / RECORDS).iterdir()) if p.name not in entries]
@@ -146,7 +149,7 @@ class EvidenceStore:
 
 def _line(entry: TrailEntry) -> bytes:
     """The one byte sequence a trail entry is written as."""
-    return json.dumps(entry.model_dump(mode="json"), sort_keys=True).encode("utf-8")
+    return json.dumps(entry.model_dump(), sort_keys=True).encode()  # every field is a str, int or None
 
 
 def _lines(raw: bytes) -> tuple[list[bytes], list[TrailFinding]]:
@@ -169,7 +172,7 @@ def _line_findings(i: int, line: bytes, previous: bytes | None) -> list[TrailFin
 
 def _safe_entries(store: EvidenceStore) -> list[TrailEntry]:
     out = []
-    for line in _lines(store.trail.read_bytes() if store.trail.exists() else b"")[0]:
+    for line in _lines(store._bytes())[0]:
         try:
             out.append(TrailEntry.model_validate_json(line))
         except ValueError:
@@ -183,7 +186,7 @@ def _check_name(name: str) -> None:
 
 
 def _append_line(path: Path, line: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     try:
         os.write(fd, line)
         os.fsync(fd)
