@@ -7,7 +7,9 @@ For each module (dotted, below ``tri_agent``) listed in ``pyproject.toml`` under
 (git-tracked and untracked-but-not-ignored files) to a scratch folder, tells mutmut to mutate only that
 module and to judge its mutants with only those tests (``[tool.mutmut]`` holds the rest: forkserver isolation,
 because polars starts threads at import and plain fork deadlocks), runs ``mutmut run`` and reads
-``mutmut results``. It prints one line per module, exactly ``MODULE: K killed of N (R%)``, and updates that
+``mutmut results``. Hypothesis runs under the ``mutation`` profile of ``tests/conftest.py`` there
+(derandomized, no shared example database, no deadline), so a mutant's verdict does not depend on luck or load.
+It prints one line per module, exactly ``MODULE: K killed of N (R%)``, and updates that
 module's row in ``benchmarks/MUTATION.md``.
 
 Counting: killed, timeout and crash (segfault) are killed; survived, "no tests" and suspicious are not.
@@ -171,7 +173,7 @@ def _mutmut(*args: str) -> list[str]:
 
 
 def _env() -> dict[str, str]:
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", TRI_AGENT_HYPOTHESIS_PROFILE="mutation")
     env.pop("PYTHONPATH", None)
     return env
 

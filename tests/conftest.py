@@ -10,8 +10,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from tri_agent._cli import main
+
+# `python3 dev.py mutation` judges each mutant by these tests: there, hypothesis must give the same verdict on
+# every run (derandomized, no example database shared between mutants) and never fail on a slow, traced run.
+settings.register_profile("mutation", deadline=None, derandomize=True, database=None)
+settings.load_profile(os.environ.get("TRI_AGENT_HYPOTHESIS_PROFILE", "default"))
 
 
 @pytest.fixture(scope="session", autouse=True)
