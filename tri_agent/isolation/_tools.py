@@ -166,7 +166,7 @@ def _read(box: ToolBox, args: dict[str, Any]) -> str:
     if path.is_dir():
         raise ToolError(f"{rel} is a folder: use list to see what it holds")
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     except OSError as exc:
         raise ToolError(f"cannot read {rel}: {exc.strerror}") from None
     with os.fdopen(fd, "rb") as f:
@@ -207,7 +207,7 @@ def _write(box: ToolBox, args: dict[str, Any]) -> str:
     if blocking is not None:
         raise ToolError(f"{blocking.relative_to(box.root).as_posix()} is a file, so nothing can be written below it")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
     with os.fdopen(fd, "wb") as f:
         f.write(data)
     return f"wrote {len(data)} bytes to {rel}"
