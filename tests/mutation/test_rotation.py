@@ -52,3 +52,17 @@ def test_a_retired_instance_is_never_sampled_on_the_code_it_was_proven_on() -> N
     retired = frozenset({f"{found[0].id}@digest-1"})
     assert found[0].id not in select(found, ["c"], Selection(per_class=3, retired=retired), "digest-1").chosen
     assert found[0].id in select(found, ["c"], Selection(per_class=3, retired=retired), "digest-2").chosen
+
+
+def test_a_full_sample_lists_its_new_instances_and_is_never_short() -> None:
+    found = _found({"a": 2, "b": 1, "e": 0})
+    rot = select(found, ["a", "b", "e"], Selection(per_class=5, used=frozenset({"op:a:0"})), "d")
+    assert rot.chosen == ["op:a:0", "op:a:1", "op:b:0"] and rot.new == ["op:a:1", "op:b:0"]
+    assert (rot.need, rot.short, rot.empty_classes) == (0, False, ["e"])
+
+
+def test_a_sample_between_rounds_names_its_empty_classes_and_the_share_it_needs() -> None:
+    found = _found({"a": 3, "b": 3})
+    rot = select(found, ["a", "b", "none"], Selection(per_class=1, total=4, used=frozenset({"op:a:0"})), "d")
+    assert rot.empty_classes == ["none"] and rot.need == 2 and len(rot.chosen) == 4  # 30% of 4, rounded up
+    assert select(found, ["a", "b"], Selection(per_class=1, total=4, red=True), "d").need == 2
