@@ -239,3 +239,48 @@ def test_places_are_only_for_amounts_and_ratios(scored: Scored) -> None:
     with pytest.raises(MalformedInput, match="'places' is only meaningful"):
         scored([{"id": "a", "amount": "1"}], caliber=PLACES.replace("class: amount", "class: count"),
                answers=[{"id": "a", "amount": "1"}])
+
+
+def test_counts_add_up_when_several_rows_fail(scored: Scored) -> None:
+    actual = [dict(ANSWERS[0], avg="2.36"), dict(ANSWERS[1], n="5", label="c"), dict(ANSWERS[2], state="late"),
+              dict(ANSWERS[2], case="c-3")]
+    a = scored(actual)["answers"]
+    assert (a["verdict"], a["passed"], a["total"]) == ("fail", 1, 4)
+    assert (a["rows_expected"], a["rows_actual"], a["rows_missing"], a["rows_unexpected"]) == (3, 4, 0, 1)
+    tallies = {name: (t["passed"], t["failed"], t["within_tolerance_nonzero"]) for name, t in a["fields"].items()}
+    assert tallies == {"avg": (3, 0, 1), "share": (3, 0, 0), "n": (2, 1, 0), "state": (2, 1, 0),
+                       "label": (2, 1, 0)}
+    assert [(f["key"]["case"], f["key"]["group"], f["field"], f["reason"]) for f in a["failures"]] == [
+        ("c-1", "b", "n", "not_equal"), ("c-1", "b", "label", "not_equal"), ("c-2", "a", "state", "not_equal"),
+        ("c-3", "a", None, "unexpected_row")]
+
+
+def test_missing_rows_fail_every_field_and_count_once_each(scored: Scored) -> None:
+    a = scored([ANSWERS[0]])["answers"]
+    assert (a["passed"], a["total"], a["rows_missing"], a["rows_unexpected"]) == (1, 3, 2, 0)
+    assert {name: t["failed"] for name, t in a["fields"].items()} == dict.fromkeys(["avg", "share", "n", "state",
+                                                                                   "label"], 2)
+    assert len(a["failures"]) == 10 and {f["reason"] for f in a["failures"]} == {"missing_row"}
+
+
+SINGLE = "schema_version: 1\nkey: [id]\nfields: {v: count}\n"
+
+
+def test_a_single_column_key_repeated_in_the_answers_names_both_lines(scored: Scored) -> None:
+    rows = [{"id": "b", "v": "1"}, {"id": "a", "v": "2"}, {"id": "c", "v": "3"}, {"id": "a", "v": "4"}]
+    with pytest.raises(MalformedInput) as err:
+        scored(rows[:3], caliber=SINGLE, answers=rows)
+    assert err.value.line().endswith("answers.jsonl:4: duplicate key (id='a'), first at line 2; "
+                                     "keys must be unique in a table")
+
+
+def test_a_single_column_key_the_target_repeats_fails_each_way(scored: Scored) -> None:
+    answers = [{"id": "a", "v": "1"}, {"id": "b", "v": "2"}, {"id": "c", "v": "3"}]
+    actual = [{"id": "c", "v": "3"}, {"id": "a", "v": "1"}, {"id": "a", "v": "1"}, {"id": "z", "v": "9"},
+              {"id": "z", "v": "9"}, {"id": "b", "v": "2"}, {"id": " ", "v": "0"}]
+    a = scored(actual, caliber=SINGLE, answers=answers)["answers"]
+    assert [(f["key"], f["reason"]) for f in a["failures"]] == [({}, "blank_key"), ({"id": "a"}, "duplicate_key"),
+                                                               ({"id": "z"}, "duplicate_key")]
+    assert (a["passed"], a["total"], a["rows_missing"], a["rows_unexpected"]) == (2, 5, 1, 2)
+    in_order = [{"id": "a", "v": "1"}, {"id": "b", "v": "2"}, {"id": "c", "v": "4"}]  # a rising key: the fast proof
+    assert scored(in_order, caliber=SINGLE, answers=answers)["answers"]["passed"] == 2

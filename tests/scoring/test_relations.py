@@ -132,3 +132,18 @@ def test_ordered_must_name_a_column_the_table_has(tmp_path: Path) -> None:
     bad = CAL + "  - {name: x, kind: ordered, field: nope}\n"
     with pytest.raises(MalformedInput, match="neither a key column nor a declared field"):
         _score(tmp_path, _rows("c-1"), _rows("c-1"), bad)
+
+
+def test_the_channel_counts_every_failed_instance_over_all_relations(tmp_path: Path) -> None:
+    answers = _rows("c-1") + _rows("c-2") + _rows("c-3", n="2")
+    actual = (_rows("c-1", total="3.40") + _rows("c-2", a="1.20", b="2.10", total="3.50")
+              + _rows("c-3", n="0", total="9.99"))
+    report = _score(tmp_path, answers, actual)
+    assert report.relations is not None
+    assert (report.relations.verdict, report.relations.passed, report.relations.total) == ("fail", 0, 5)
+    assert [(r.name, r.checked, r.failed) for r in report.relations.relations] == [
+        ("groups-sum", 3, 3), ("order-free", 1, 1), ("superset-grows", 1, 1)]
+    assert report.blockers[-1] == "relations: groups-sum, order-free, superset-grows failed"
+    one = _score(tmp_path, answers, _rows("c-1", total="3.40") + _rows("c-2") + _rows("c-3", n="2"))
+    # c-1's total breaks its own sum and its pair with c-2: two instances of five
+    assert one.relations is not None and (one.relations.verdict, one.relations.passed) == ("fail", 3)
