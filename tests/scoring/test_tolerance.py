@@ -9,7 +9,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tri_agent.scoring._tolerance import CLASSES, BadValue, canonical_json, canonical_set, check_expected, compare_cell
+from tri_agent.scoring._tolerance import (
+    CLASSES,
+    BadValue,
+    canonical_json,
+    canonical_set,
+    check_expected,
+    compare_cell,
+    decimal_places,
+    is_blank,
+)
 
 BOUNDARIES = [
     ("amount", "10.00", "10.01", True), ("amount", "10.00", "9.99", True),
@@ -126,3 +135,76 @@ def test_fast_path_claims_most_equal_pairs() -> None:
 
 def test_json_null_is_blank_in_both_formats() -> None:
     assert compare_cell(CLASSES["json"], '{"a": 1}', "null").reason == "missing_field"
+
+
+# --- documented limits, tried at their edge -------------------------------------------------------------------
+
+@pytest.mark.parametrize("raw", ["", " ", "\t\n\r\f\v", None])
+def test_ascii_whitespace_alone_is_blank(raw: str | None) -> None:
+    assert is_blank(raw) and compare_cell(CLASSES["text"], "a", raw).reason == "missing_field"
+
+
+@pytest.mark.parametrize("raw", ["\u00a0", "\u2003", "\u3000", "\u200b", "\u1680"])
+def test_unicode_whitespace_is_a_value_not_blank(raw: str) -> None:
+    """Only ASCII whitespace is blank: a no-break or ideographic space is text someone wrote."""
+    assert not is_blank(raw)
+    assert check_expected(CLASSES["text"], raw) == raw
+    assert compare_cell(CLASSES["text"], raw, raw).ok and compare_cell(CLASSES["text"], raw, " ").reason == \
+        "missing_field"
+
+
+def test_null_is_blank_only_for_json_and_set() -> None:
+    assert is_blank(" null\n", "json") and is_blank("null", "set")
+    assert not is_blank("null", "text") and not is_blank("null") and not is_blank("nullx", "json")
+
+
+@pytest.mark.parametrize(("cls", "ok", "bad"), [
+    ("amount", "1" * 200, "1" * 201), ("count", "9" * 200, "9" * 201),
+    ("amount", "1e1000", "1e1001"), ("amount", "1e-1000", "1e-1001"), ("ratio", "-9.5e1000", "-9.5e1001"),
+])
+def test_literal_length_and_exponent_limits_hold_at_their_edge(cls: str, ok: str, bad: str) -> None:
+    assert check_expected(CLASSES[cls], ok) == ok
+    with pytest.raises(BadValue) as err:
+        check_expected(CLASSES[cls], bad)
+    if "e" in bad:
+        assert str(err.value) == f"number {bad!r} is outside the supported range (exponent over 1000)"
+    else:
+        kind = "an integer literal like 42" if cls == "count" else "a decimal number literal like 12.30"
+        assert str(err.value) == f"needs {kind}, found {bad!r}"
+
+
+def test_numbers_at_the_exponent_limits_still_subtract_exactly() -> None:
+    cell = compare_cell(CLASSES["amount"], "1e1000", "1e1000")
+    assert cell.ok and cell.delta == 0
+    tiny = compare_cell(CLASSES["ratio"], "1e-1000", "-1e-1000")
+    assert tiny.ok and tiny.delta == Decimal("-2e-1000")
+
+
+@pytest.mark.parametrize("cls", ["json", "set"])
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_nan_and_infinity_are_no_json_in_json_and_set_cells(cls: str, constant: str) -> None:
+    with pytest.raises(BadValue) as err:
+        check_expected(CLASSES[cls], f"[{constant}]")
+    assert str(err.value) == f"needs JSON text, found '[{constant}]' (ValueError)"
+
+
+def test_json_errors_name_the_value_clipped() -> None:
+    with pytest.raises(BadValue) as err:
+        canonical_set('{"k": "' + "v" * 80 + '"}')
+    assert str(err.value) == "needs a JSON list, found " + repr('{"k": "' + "v" * 50) [:-1] + "...'"
+    for read in (canonical_set, canonical_json):
+        with pytest.raises(BadValue) as err:
+            read("[1e9999999]")
+        assert str(err.value) == "JSON '[1e9999999]' is nested too deeply or holds a number out of range"
+
+
+def test_places_count_what_is_written() -> None:
+    assert [decimal_places(t) for t in ("80.02", "80.020", "80", "8E+1", " 1.5 ", "-0.001")] == [2, 3, 0, 0, 1, 3]
+
+
+def test_each_class_says_its_rule_and_tolerance() -> None:
+    rules = {name: (c.rule, c.tolerance) for name, c in CLASSES.items()}
+    assert rules["amount"] == ("exact decimal, |actual - expected| <= 0.01", Decimal("0.01"))
+    assert rules["ratio"] == ("exact decimal, |actual - expected| <= 1e-6", Decimal("1e-6"))
+    assert {n: t for n, (_, t) in rules.items() if t is None} == dict.fromkeys(
+        ["count", "status", "text", "json", "set"])
