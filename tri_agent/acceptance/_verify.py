@@ -19,6 +19,9 @@ from ._config import CONFIG, AcceptanceConfig, load_config
 from ._gate import Certification, Played, Progress, RoundFacts, Verdict, advance, certify, gate
 from ._state import Pin, RunState, check_pin, commitment, locate, state_home
 
+# what only an acceptance writes, by the name or the kind its readers find it by: a store holding any of it had a pin
+_ACCEPTANCE = frozenset({"preflight", "round", "verdict"})
+
 
 def resolve(target: Path) -> tuple[EvidenceStore, RunState | None]:
     """The store ``target`` names (a store folder, or a project with an acceptance.yaml) and, when it can be
@@ -49,9 +52,9 @@ def verify_run(target: Path, expect: str | None = None) -> tuple[EvidenceStore, 
     findings = store.verify_trail(expect=expect)
     if findings:
         return store, findings  # nothing a broken chain says can be read as a claim
-    if state is not None:
-        findings += _caught(lambda: check_pin(state), "pin")
-    elif store.has("preflight"):  # an acceptance's store always has a pin; a plain store never had one
+    if state is not None:  # findings is empty here
+        findings = _caught(lambda: check_pin(state), "pin")
+    elif any({e.name, e.kind} & _ACCEPTANCE for e in store.entries()):  # a plain store never had a pin
         findings.append(TrailFinding(where="pin", detail=f"no pin for this store under {state_home() / 'pins'}: "
                                                          "nothing shows it was not rewritten since its last stop"))
     findings += claims(store)
@@ -76,14 +79,14 @@ def claims(store: EvidenceStore) -> list[TrailFinding]:
         elif entry.kind == "round":
             facts = RoundFacts.model_validate_json((folder / "facts.json").read_text())
             result = gate(facts)
-            if json.loads((folder / "gate.json").read_text()) != result.model_dump(mode="json"):
+            if json.loads((folder / "gate.json").read_text()) != json.loads(result.model_dump_json()):
                 findings.append(TrailFinding(where=f"records/{entry.name}/gate.json",
                                              detail="the gate does not follow from the round's facts"))
             progress, _ = advance(progress, result, facts)
         if entry.kind == "round" and f"round-{int(entry.name.rsplit('-', 1)[1])}" not in seeds.get("revealed", {}):
             findings.append(TrailFinding(where=f"records/{entry.name}/seeds.json",
                                          detail="the round does not reveal the seed committed for it"))
-        if entry.kind == "verdict":
+        if entry.name == "verdict":  # by its name, as every reader of a verdict finds it, whatever its kind says
             findings += _verdict_findings(store, folder, progress)
     return findings
 
@@ -96,10 +99,16 @@ def _verdict_findings(store: EvidenceStore, folder: Path, progress: Progress) ->
             f"the verdict claims acceptance after {verdict.rounds} rounds, but the sealed rounds decide "
             f"{progress.decision or 'nothing'} after {progress.rounds} (acceptance needs {progress.gate_n} green "
             "rounds in a row, then a green final round)"))]
+    if verdict.gate_n != progress.gate_n:
+        return [TrailFinding(where=where, detail=f"the verdict claims gate N = {verdict.gate_n}, but the run was "
+                                                 f"sealed with gate N = {progress.gate_n}")]
     cert = certification_of(store)
     if (verdict.certified, verdict.reasons) != (cert.certified, cert.reasons):
         return [TrailFinding(where=where, detail="the verdict's certification does not follow from the sealed "
                                                  f"episodes and runs (they say certified={cert.certified})")]
+    if verdict.drivers != cert.drivers:
+        return [TrailFinding(where=where, detail="the verdict's drivers do not follow from the sealed episodes (they "
+                                                 f"say {'; '.join(f'{r}: {d}' for r, d in cert.drivers.items())})")]
     return []
 
 
