@@ -94,3 +94,45 @@ def test_a_size_no_file_could_have_is_tamper_on_one_short_line(tmp_path: Path, s
     with pytest.raises(TamperDetected, match="expected '# size N'") as err:
         verify(tmp_path / "d")
     assert len(err.value.line()) < 300
+
+
+@pytest.mark.parametrize("name", [" lead.txt", "trail.txt ", "two  spaces.txt", "a . b"])
+def test_file_names_with_spaces_seal_verify_and_check_with_coreutils(tmp_path: Path, name: str) -> None:
+    from tri_agent import seal, verify
+
+    d = tmp_path / "d"
+    (d / "sub dir").mkdir(parents=True)
+    (d / "sub dir" / name).write_text("x\n")
+    seal(d)
+    assert verify(d).ok and [e.path for e in scan(d).entries] == [f"sub dir/{name}"]
+    if shutil.which("sha256sum"):
+        done = subprocess.run(["sha256sum", "--quiet", "-c", "MANIFEST.sha256"], cwd=d, capture_output=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+    (d / "sub dir" / name).write_text("y\n")
+    assert [f.kind for f in verify(d).findings] == ["modified"]
+
+
+@pytest.mark.parametrize(("data", "crlf"), [
+    (b"a" * ((1 << 20) - 2) + b"\r\n", True),  # just under the small-file limit
+    (b"a" * ((1 << 20) - 1) + b"\r\n", True),  # the CRLF is split across the first read and the next chunk
+    (b"a" * ((1 << 20) - 1) + b"\r\n" + b"\0", False),  # a NUL after the first MiB makes it binary
+    (b"\0" + b"a" * (1 << 20) + b"\r\n", False),  # a NUL in the first MiB too
+    (b"a" * (1 << 20), False), (b"a" * ((1 << 20) - 1) + b"\r", False),  # a lone CR at the end is no line end
+    (b"a" * (1 << 20) + b"\n\r", False),
+])
+def test_crlf_and_binary_detection_around_the_one_mebibyte_read(tmp_path: Path, data: bytes, crlf: bool) -> None:
+    import hashlib
+
+    path = tmp_path / "f"
+    path.write_bytes(data)
+    assert hash_file(str(path)) == (hashlib.sha256(data).hexdigest(), len(data), crlf)
+
+
+def test_hashing_never_follows_a_symlink(tmp_path: Path) -> None:
+    (tmp_path / "real.txt").write_text("secret\n")
+    (tmp_path / "link.txt").symlink_to(tmp_path / "real.txt")
+    with pytest.raises(OSError):
+        hash_file(str(tmp_path / "link.txt"))
+    found = scan(tmp_path)
+    assert [e.path for e in found.entries] == ["real.txt"]
+    assert found.problems == [("link.txt", f"symlink to {str(tmp_path / 'real.txt')!r} (seal the target's content)")]

@@ -210,3 +210,14 @@ def test_verify_reports_the_log_head(tmp_path: Path) -> None:
     seal(d)
     line = (d / "SEAL-LOG.jsonl").read_bytes().splitlines()[-1]
     assert verify(d).log_head == hashlib.sha256(line).hexdigest()
+
+
+def test_a_missing_seal_log_is_a_finding_of_its_own(tmp_path: Path) -> None:
+    d = _tree(tmp_path / "d")
+    digest = seal(d)
+    log = d / "SEAL-LOG.jsonl"
+    log.chmod(0o644)
+    log.unlink()
+    report = verify(d, expect=digest)
+    assert not report.ok and report.log_head is None and report.digest == digest
+    assert [(f.kind, f.path, f.detail) for f in report.findings] == [("log", "SEAL-LOG.jsonl", "seal log is missing")]
