@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tri_agent.acceptance._smells import SMELLS, Change, smells
+from tri_agent.acceptance._smells import _BIG_NODES, SMELLS, Change, smells
 
 TEST = """import pytest
 
@@ -26,12 +28,51 @@ def test_bad_input():
         total(["x"])
 """
 TIMED = TEST.replace("def test_total", "@pytest.mark.timeout(2)\ndef test_total")
+SKIPPED = TEST.replace("def test_empty", "@pytest.mark.skip(reason='later')\ndef test_empty")
+
+# the same two tests, unittest style: line 8 is `def test_empty(self):`, line 9 its only assertion
+UNIT = """import unittest
+
+
+class TotalTest(unittest.TestCase):
+    def test_total(self):
+        self.assertEqual(total([1, 2]), 3)
+
+    def test_empty(self):
+        self.assertEqual(total([]), 0)
+"""
+
+# the same two tests in JavaScript: read as lines (line 7 opens the second test, line 8 is its assertion)
+JS = """const { total } = require("./total");
+
+test("adds", () => {
+  expect(total([1, 2])).toBe(3);
+});
+
+test("empty", () => {
+  expect(total([])).toBe(0);
+});
+"""
+
+PATH = "target/tests/test_total.py"
+Found = list[tuple[str, int | None, str]]
+ONE_FEWER = ("assertions-reduced", None, "2 assertion(s) before, 1 after")
+
+
+def found(new: str | None, old: str | None = TEST, path: str = PATH) -> Found:
+    """(name, line, what) of every smell of one change; what is the detail after the smell's meaning."""
+    out: Found = []
+    for s in smells([Change(path=path, old=old, new=new)]):
+        meaning = f"{SMELLS[s.name].meaning}: "
+        assert s.detail.startswith(meaning) and s.severity == SMELLS[s.name].severity and s.path == path
+        out.append((s.name, s.line, s.detail.removeprefix(meaning)))
+    return out
+
 
 BAD: dict[str, Change] = {
     "case-id-in-code": Change(path="target/grades.py", old="x = 1\n",
                               new="x = 1\nif 'c-0123456789ab' in path:\n    x = 2\n"),
-    "skip-added": Change(path="target/tests/test_total.py", old=TEST,
-                         new=TEST.replace("def test_empty", "@pytest.mark.skip(reason='later')\ndef test_empty")),
+    "skip-added": Change(path="target/tests/test_total.py", old=TEST, new=SKIPPED),
     "tests-removed": Change(path="target/tests/test_total.py", old=TEST, new=TEST.split("\n\ndef test_empty")[0]),
     "trivial-assert": Change(path="target/test_total.py", old=TEST,
                              new=TEST.replace("assert total([]) == 0", "assert True")),
@@ -57,17 +98,50 @@ BAD: dict[str, Change] = {
                                   new="def f():\n    try:\n        g()\n    except Exception:\n        pass\n"),
 }
 
+# what each bad diff reports under its own name: (line in the new text, what was found)
+BAD_FOUND: dict[str, list[tuple[int | None, str]]] = {
+    "case-id-in-code": [(2, "names case c-0123456789ab")],
+    "skip-added": [(8, "test_empty:skip")],
+    "tests-removed": [(None, "test test_empty removed")],
+    "trivial-assert": [(9, "assert True")],
+    "conditional-skip-added": [(8, "test_empty:skipif")],
+    "test-gutted": [(None, "test test_empty no longer checks anything")],
+    "test-shadowed": [(None, "test test_empty is defined twice: only the last one runs")],
+    "assertions-reduced": [(None, "2 assertion(s) before, 1 after")],
+    "raises-widened": [(13, "test_bad_input: pytest.raises(Exception)")],
+    "flaky-added": [(8, "test_empty: flaky"), (8, "reruns")],
+    "timeout-changed": [(4, "test_total: timeout(60)")],
+    "assertion-caught": [(11, "test_empty: except AssertionError")],
+    "pytest-hook-added": [(4, "pytest_collection_modifyitems")],
+    "exception-swallowed": [(4, "except Exception:")],
+}
+
 
 def test_the_table_is_covered() -> None:
-    assert set(BAD) == set(SMELLS)
+    assert set(BAD) == set(SMELLS) == set(BAD_FOUND)
 
 
 @pytest.mark.parametrize("name", sorted(SMELLS))
 def test_each_smell_fires_on_its_bad_diff(name: str) -> None:
     found = smells([BAD[name]], frozenset({"c-0123456789ab"}))
-    assert name in {s.name for s in found}
-    hit = next(s for s in found if s.name == name)
-    assert hit.severity == SMELLS[name].severity and hit.path == BAD[name].path
+    hits = [s for s in found if s.name == name]
+    assert [(s.line, s.detail) for s in hits] == [(line, f"{SMELLS[name].meaning}: {what}")
+                                                  for line, what in BAD_FOUND[name]]
+    assert {(s.severity, s.path) for s in hits} == {(SMELLS[name].severity, BAD[name].path)}
+
+
+def test_details_say_what_the_smell_means_then_what_was_found() -> None:
+    assert [s.detail for s in smells([BAD["skip-added"]])] == [
+        "a test is skipped, focused away or expected to fail: test_empty:skip"]
+    assert [s.detail for s in smells([BAD["exception-swallowed"]])] == [
+        "an error is caught and dropped: except Exception:"]
+    assert [s.severity for s in smells([BAD["exception-swallowed"]])] == ["note"]
+
+
+def test_removing_a_test_also_reports_its_lost_assertions() -> None:
+    assert found(BAD["tests-removed"].new) == [
+        ("tests-removed", None, "test test_empty removed"),
+        ("assertions-reduced", None, "2 assertion(s) before, 1 after")]
 
 
 def test_an_honest_change_has_no_smell() -> None:
@@ -77,68 +151,144 @@ def test_an_honest_change_has_no_smell() -> None:
     assert smells([fix, more], frozenset({"c-0123456789ab"})) == []
 
 
-@pytest.mark.parametrize("name,new", [
-    ("trivial-assert", TEST.replace("assert total([]) == 0", "assert True, 'ok'")),
-    ("trivial-assert", TEST.replace("assert total([]) == 0", "assert 1 == 1")),
-    ("trivial-assert", TEST.replace("assert total([]) == 0", "assert not None")),
-    ("trivial-assert", TEST.replace("assert total([]) == 0", "assert (total([]) == 0, 'empty')")),
-    ("trivial-assert", TEST.replace("assert total([]) == 0", "self.assertTrue(True)")),
-    ("skip-added", TEST.replace("def test_empty", "@pytest.mark.skipif(True, reason='later')\ndef test_empty")),
-    ("skip-added", TEST.replace("assert total([]) == 0", "raise unittest.SkipTest('later')")),
-    ("skip-added", TEST + "\n\n@pytest.mark.parametrize('x', [pytest.param(\n"
-                          "    1, marks=pytest.mark.xfail(reason='later'))])\ndef test_param(x):\n    assert x\n"),
-    ("skip-added", TEST.replace("import pytest", "import pytest\nlater = pytest.mark.skip(reason='later')")),
-    ("trivial-assert", TEST.replace("assert total([]) == 0", "assert 'always'")),
-    ("skip-added", TEST.replace("import pytest", "from pytest import mark").replace(
-        "def test_empty", "@mark.skip\ndef test_empty")),
-    ("skip-added", TEST.replace("import pytest", "from unittest import skip").replace(
-        "def test_empty", "@skip('later')\ndef test_empty")),
-    ("skip-added", TEST.replace("assert total([]) == 0", "pytest.skip('flaky')")),
-    ("skip-added", TEST + "\npytestmark = pytest.mark.xfail(reason='later')\n"),
-    ("raises-widened", TEST + RAISES.replace("ValueError", "(ValueError, BaseException)")),
-    ("raises-widened", TEST + RAISES.replace("with pytest.raises(ValueError):", "with self.assertRaises(Exception):")),
-    ("flaky-added", TEST.replace("import pytest", "from flaky import flaky").replace(
-        "def test_empty", "@flaky(max_runs=3)\ndef test_empty")),
-    ("conditional-skip-added", TEST.replace("assert total([]) == 0", "pytest.importorskip('numpy')")),
-    ("trivial-assert", TEST.replace("assert total([]) == 0", "assert total([]) == 0 or True")),
-    ("trivial-assert", TEST.replace("    assert total([]) == 0", "    if False:\n        assert total([]) == 0")),
+# --- skips: which calls are skips, which are conditional, and where they are ---------------------------------
+
+@pytest.mark.parametrize("new,expected", [
+    pytest.param(TEST.replace("import pytest", "from pytest import skip").replace(
+        "    assert total([]) == 0", "    skip('later')\n    assert total([]) == 0"),
+        [("skip-added", 9, "test_empty:skip")], id="pytest's skip imported by name"),
+    pytest.param(TEST.replace("import pytest", "import unittest as ut").replace(
+        "def test_empty", "@ut.skip('later')\ndef test_empty"),
+        [("skip-added", 8, "test_empty:skip")], id="a decorator through a module alias"),
+    pytest.param(TEST.replace("import pytest", "import os\nfrom unittest.case import skip\n\n"
+                                               "slow = skip('slow') if os.environ.get('FAST') else (lambda f: f)"),
+        [("conditional-skip-added", 4, "<module>:skip")], id="unittest's skip imported from a submodule"),
+    pytest.param(TEST.replace("def test_empty", "@pytest.mark.skipif(True, reason='later')\ndef test_empty"),
+                 [("skip-added", 8, "test_empty:skipif")], id="skipif(True) always skips"),
+    pytest.param(TEST.replace("def test_empty", "@pytest.mark.skipif(False, reason='never')\ndef test_empty"),
+                 [("conditional-skip-added", 8, "test_empty:skipif")], id="skipif(False) is still a condition"),
+    pytest.param(TEST.replace("assert total([]) == 0", "raise unittest.SkipTest('later')"),
+                 [("skip-added", 9, "test_empty:SkipTest"), ONE_FEWER],
+                 id="raise SkipTest instead of the assertion"),
+    pytest.param(TEST.replace("assert total([]) == 0", "pytest.skip('flaky')"),
+                 [("skip-added", 9, "test_empty:skip"), ONE_FEWER], id="pytest.skip instead of the assertion"),
+    pytest.param(TEST + "\npytestmark = pytest.mark.xfail(reason='later')\n",
+                 [("skip-added", 11, "<module>:xfail")], id="a module-wide xfail"),
+    pytest.param(TEST + "\n\n@pytest.mark.parametrize('x', [pytest.param(\n"
+                        "    1, marks=pytest.mark.xfail(reason='later'))])\ndef test_param(x):\n    assert x\n",
+                 [("skip-added", 13, "test_param:xfail")], id="an xfail parameter"),
+    pytest.param(TEST.replace("import pytest", "import pytest\nlater = pytest.mark.skip(reason='later')"),
+                 [("skip-added", 2, "<module>:skip")], id="a skip mark kept in a variable"),
+    pytest.param(TEST.replace("import pytest", "from pytest import mark").replace(
+        "def test_empty", "@mark.skip\ndef test_empty"), [("skip-added", 8, "test_empty:skip")], id="mark.skip"),
+    pytest.param(TEST.replace("assert total([]) == 0", "pytest.importorskip('numpy')\n    assert total([]) == 0"),
+                 [("conditional-skip-added", 9, "test_empty:importorskip")], id="importorskip"),
 ])
-def test_evasions_are_still_smells(name: str, new: str) -> None:
-    found = smells([Change(path="target/tests/test_total.py", old=TEST, new=new)])
-    assert name in {s.name for s in found}
+def test_skips_are_found_where_they_are(new: str, expected: Found) -> None:
+    assert found(new) == expected
 
 
-def test_a_test_moved_to_another_file_is_not_removed() -> None:
-    head, tail = TEST.split("\n\ndef test_empty")
-    moved = [Change(path="target/tests/test_total.py", old=TEST, new=head + "\n"),
-             Change(path="target/tests/test_empty.py", old=None, new="def test_empty" + tail)]
-    assert "tests-removed" not in {s.name for s in smells(moved)}
-    assert "tests-removed" in {s.name for s in smells(moved[:1])}
+@pytest.mark.parametrize("line9,expected", [
+    ("self.skipTest('later')", [("skip-added", 9, "test_empty:skipTest")]),
+    ("raise unittest.SkipTest('later')", [("skip-added", 9, "test_empty:SkipTest")]),
+    ("if not HAS_DB:\n            self.skipTest('no db')", [("conditional-skip-added", 10, "test_empty:skipTest")]),
+    ("if not HAS_DB:\n            raise unittest.SkipTest('no db')",
+     [("conditional-skip-added", 10, "test_empty:SkipTest")]),
+    ("try:\n            import yaml\n        except ImportError:\n            raise unittest.SkipTest('no yaml')",
+     [("conditional-skip-added", 12, "test_empty:SkipTest")]),
+])
+def test_unittest_skips_in_a_test_body(line9: str, expected: Found) -> None:
+    assertion = "        self.assertEqual(total([]), 0)"
+    assert found(UNIT.replace(assertion, f"        {line9}\n{assertion}"), old=UNIT) == expected
 
 
-def test_a_case_id_without_its_prefix_is_still_named() -> None:
-    code = Change(path="target/grades.py", old="", new="KNOWN = 'c-' + '0123456789ab'\n")
-    assert {s.name for s in smells([code], frozenset({"c-0123456789ab"}))} == {"case-id-in-code"}
+@pytest.mark.parametrize("decorator,expected", [
+    ("@unittest.skip('later')", [("skip-added", 8, "test_empty:skip")]),
+    ("@unittest.skipIf(True, 'later')", [("skip-added", 8, "test_empty:skipIf")]),
+    ("@unittest.skipUnless(False, 'later')", [("skip-added", 8, "test_empty:skipUnless")]),
+    ("@unittest.skipIf(sys.platform == 'win32', 'posix')", [("conditional-skip-added", 8, "test_empty:skipIf")]),
+    ("@unittest.skipUnless(HAS_DB, 'no db')", [("conditional-skip-added", 8, "test_empty:skipUnless")]),
+    ("@unittest.skipUnless(True, 'always runs')", [("conditional-skip-added", 8, "test_empty:skipUnless")]),
+    ("@unittest.expectedFailure", []),  # not in the table: an expected failure still runs the test
+])
+def test_unittest_skip_decorators(decorator: str, expected: Found) -> None:
+    new = UNIT.replace("    def test_empty", f"    {decorator}\n    def test_empty")
+    assert found(new, old=UNIT) == expected
 
 
-def test_a_skip_variable_or_a_skip_rows_helper_is_not_a_skip() -> None:
-    honest = TEST + "\n\ndef test_rows():\n    skip = 2\n    assert skip_rows([1, 2, 3], skip) == [3]\n"
-    assert smells([Change(path="target/tests/test_total.py", old=TEST, new=honest)]) == []
+@pytest.mark.parametrize("conftest,expected", [
+    ("collect_ignore = ['test_slow.py']\n", [("skip-added", 3, "collect_ignore")]),
+    ("collect_ignore_glob = ['*_slow.py']\n", [("skip-added", 3, "collect_ignore_glob")]),
+    ("collect_ignore = []\ncollect_ignore += ['test_slow.py']\n", [("skip-added", 4, "collect_ignore")]),
+    ("print(collect_ignore)\n", []),  # read, not set
+    ("collect_ignore = ['test_slow.py']\n\n\n@pytest.fixture\ndef db():\n    pytest.skip('no db')\n",
+     [("skip-added", 3, "collect_ignore"), ("skip-added", 8, "db:skip")]),
+])
+def test_files_pytest_is_told_not_to_collect_are_skips(conftest: str, expected: Found) -> None:
+    assert found("import pytest\n\n" + conftest, old="import pytest\n", path="target/tests/conftest.py") == expected
 
 
-def test_honest_idioms_are_not_blockers() -> None:
-    cases = {
-        "a method called skip": TEST + "\n\ndef test_reader():\n    r = Reader()\n    r.skip(2)\n"
-                                       "    assert r.pos == 2\n",
-        "reflexive equality": TEST + "\n\ndef test_eq():\n    v = Money(1)\n    assert v == v\n",
-        "a renamed test": TEST.replace("def test_empty", "def test_total_of_nothing"),
-        "a narrower expected error": TEST + RAISES.replace("ValueError", "ValueError, match='x'"),
-        "an unchanged timeout": TIMED.replace("assert total([]) == 0", "assert total([0]) == 0"),
-    }
-    for what, new in cases.items():
-        old = TIMED if what == "an unchanged timeout" else TEST
-        found = smells([Change(path="target/tests/test_total.py", old=old, new=new)])
-        assert [s for s in found if s.severity == "blocker"] == [], what
+def test_every_skip_of_a_file_is_found_past_look_alikes() -> None:
+    """Names that are not skips (a variable, a method, the function a test checks) do not stop the search."""
+    new = '''import pytest
+
+
+def test_rows():
+    skip = 2
+    assert skip_rows([1, 2, 3], skip) == [3]
+
+
+def test_reader():
+    r = Reader()
+    r.skip(2)
+    assert r.pos == 2
+
+
+def test_total():
+    pytest.skip('later')
+    assert total([1, 2]) == 3
+
+
+def test_empty():
+    if not HAS_TOTAL:
+        pytest.skip('no total')
+    assert total([]) == 0
+'''
+    assert found(new) == [("skip-added", 16, "test_total:skip"), ("conditional-skip-added", 22, "test_empty:skip")]
+
+
+def test_an_unconditional_skip_is_not_hidden_by_a_conditional_one_in_the_same_test() -> None:
+    old = TEST.replace("    assert total([]) == 0", "    if not HAS_DB:\n        pytest.skip('no db')\n"
+                                                     "    assert total([]) == 0")
+    new = old.replace("    if not HAS_DB", "    pytest.skip('later')\n    if not HAS_DB")
+    assert found(new, old=old) == [("skip-added", 9, "test_empty:skip")]
+    assert found(old, old=new) == []  # taking the skip out again is no new skip
+
+
+@pytest.mark.parametrize("new", [
+    pytest.param(TEST.replace("import pytest", "import pytest\nfrom rows import skip") +
+                 "\n\ndef test_rows():\n    assert skip([1, 2, 3], 2) == [3]\n", id="a skip function of the project"),
+    pytest.param(TEST + "\n\ndef test_rows():\n    skip = 2\n    assert skip_rows([1, 2, 3], skip) == [3]\n",
+                 id="a variable called skip"),
+    pytest.param(TEST + "\n\ndef test_reader():\n    r = Reader()\n    r.skip(2)\n    assert r.pos == 2\n",
+                 id="a method called skip"),
+    pytest.param(TEST.replace("import pytest", "import pytest\nfrom . import skip") +
+                 "\n\ndef test_rows():\n    assert skip([1, 2, 3], 2) == [3]\n", id="a relative import"),
+])
+def test_a_skip_that_is_no_test_skip_is_no_smell(new: str) -> None:
+    assert found(new) == []
+
+
+def test_a_new_reason_on_an_old_skip_is_no_new_skip() -> None:
+    old = TEST.replace("def test_empty", "@pytest.mark.skip(reason='slow')\ndef test_empty")
+    new = old.replace("reason='slow'", "reason='slow on CI'")
+    assert smells([Change(path="target/tests/test_total.py", old=old, new=new)]) == []
+
+
+def test_a_new_reason_on_an_old_conditional_skip_is_no_new_skip() -> None:
+    old = TEST.replace("def test_empty", "@pytest.mark.skipif(sys.platform == 'win32', reason='posix')\n"
+                                         "def test_empty")
+    assert found(old.replace("reason='posix'", "reason='no fork on windows'"), old=old) == []
 
 
 def test_conditional_skips_in_a_new_place_block_until_justified() -> None:
@@ -156,37 +306,363 @@ def test_conditional_skips_in_a_new_place_block_until_justified() -> None:
         assert [s.name for s in found if s.severity == "blocker"] == ["conditional-skip-added"], what
 
 
-def test_a_new_reason_on_an_old_skip_is_no_new_skip() -> None:
-    old = TEST.replace("def test_empty", "@pytest.mark.skip(reason='slow')\ndef test_empty")
-    new = old.replace("reason='slow'", "reason='slow on CI'")
-    assert smells([Change(path="target/tests/test_total.py", old=old, new=new)]) == []
+# --- assertions that cannot fail, and fewer assertions --------------------------------------------------------
+
+@pytest.mark.parametrize("assertion,trivial", [
+    ("assert True", "assert True"),
+    ("assert True, 'ok'", "assert True, 'ok'"),
+    ("assert 1 == 1", "assert 1 == 1"),
+    ("assert None is None", "assert None is None"),
+    ("assert not None", "assert not None"),
+    ("assert 'always'", "assert 'always'"),
+    ("assert (total([]) == 0, 'empty')", "assert (total([]) == 0, 'empty')"),
+    ("assert [total([]) == 0]", "assert [total([]) == 0]"),
+    ("assert {'empty': total([]) == 0}", "assert {'empty': total([]) == 0}"),
+    ("assert total([]) == 0 or True", "assert total([]) == 0 or True"),
+    ("if False:\n        assert total([]) == 0", "assert total([]) == 0"),
+    ("while 0:\n        assert total([]) == 0", "assert total([]) == 0"),
+    # always failing or real checks: not trivial
+    ("assert []", None),
+    ("assert {}", None),
+    ("assert not 1", None),
+    ("assert 1 == 2", None),
+    ("assert 0 or None", None),
+    ("assert is_empty(total([]))", None),
+    ("assert total([]) is 0", None),
+    ("assert 0 < total([]) + 1", None),
+    ("if total([]) == 0:\n        assert describe(0) == 'zero'", None),
+    ("while pending():\n        assert step() is not None", None),
+])
+def test_assertions_that_cannot_fail(assertion: str, trivial: str | None) -> None:
+    new = TEST.replace("assert total([]) == 0", assertion)
+    line = 10 if assertion.startswith(("if ", "while ")) else 9
+    assert [f for f in found(new) if f[0] == "trivial-assert"] == ([("trivial-assert", line, trivial)] if trivial
+                                                                    else [])
+
+
+@pytest.mark.parametrize("call,trivial", [
+    ("self.assertTrue(True)", True),
+    ("self.assertTrue(total([]) == 0 or True)", True),
+    ("self.assertEqual(1, 1)", True),
+    ("self.assertEqual('a', 'a', 'same')", True),
+    ("self.assertIs(None, None)", True),
+    ("assertEqual(0, 0)", True),
+    ("self.assertTrue(is_empty(total([])))", False),
+    ("self.assertTrue(expr=total([]) == 0)", False),
+    ("self.assertEqual(0, total([]))", False),
+    ("self.assertEqual(total([]), 0)", False),
+    ("self.assertEqual(1, 2)", False),
+    ("self.assertIs(total([]), 0)", False),
+    ("self.assertIn(0, totals([[]]))", False),
+    ("self.assertNotEqual('a', 'a')", False),  # always fails: no free pass
+    ("self.assertFalse(False)", False),  # not in the table
+])
+def test_unittest_assertions_that_cannot_fail(call: str, trivial: bool) -> None:
+    new = UNIT.replace("self.assertEqual(total([]), 0)", call)
+    assert found(new, old=UNIT) == ([("trivial-assert", 9, call)] if trivial else [])
+
+
+def test_a_long_trivial_assertion_is_cut_to_120_characters() -> None:
+    message = ("the total of an empty list is checked by the end-to-end suite in tests/integration/test_totals.py,"
+               " see the plan")
+    new = TEST.replace("assert total([]) == 0", f"assert True, {message!r}")
+    unparsed = f"assert True, {message!r}"
+    assert len(unparsed) > 121
+    assert found(new) == [("trivial-assert", 9, unparsed[:120])]
+
+
+def test_an_old_trivial_assertion_is_no_new_one_but_one_more_is() -> None:
+    old = TEST.replace("assert total([]) == 0", "assert True\n    assert True")
+    assert found(old.replace("assert total([1, 2]) == 3", "assert total([1, 2]) == 3 or 1"), old=old) == [
+        ("trivial-assert", 5, "assert total([1, 2]) == 3 or 1")]
+    three = old.replace("assert total([1, 2]) == 3", "assert True")
+    assert found(three, old=old) == [("trivial-assert", 10, "assert True")]
+
+
+@pytest.mark.parametrize("old,new,expected", [
+    pytest.param(TEST, TEST.replace("    assert total([]) == 0", "    total([])"),
+                 "2 assertion(s) before, 1 after", id="a plain assert"),
+    pytest.param(UNIT, UNIT.replace("        self.assertEqual(total([]), 0)", "        total([])"),
+                 "2 assertion(s) before, 1 after", id="a unittest assertion"),
+    pytest.param(TEST.replace("assert total([]) == 0", "assert_total([], 0)"), TEST.replace(
+        "assert total([]) == 0", "total([])").replace("assert total([1, 2]) == 3", "check_total([1, 2], 3)"),
+                 "2 assertion(s) before, 0 after", id="helpers called assert_*"),
+    pytest.param(JS, JS.replace("  expect(total([])).toBe(0);\n", "  total([]);\n"),
+                 "2 assertion(s) before, 1 after", id="expect() read as lines"),
+])
+def test_fewer_assertions_are_counted(old: str, new: str, expected: str) -> None:
+    path = "target/src/total.test.js" if old == JS else PATH
+    assert found(new, old=old, path=path) == [("assertions-reduced", None, expected)]
+
+
+def test_more_or_as_many_assertions_are_no_smell() -> None:
+    assert found(TEST.replace("assert total([]) == 0", "assert total([]) == 0\n    assert total([0]) == 0")) == []
+    assert found(UNIT.replace("self.assertEqual(total([]), 0)", "self.assertIsNone(total([]))"), old=UNIT) == []
+
+
+# --- removed, gutted and shadowed tests ---------------------------------------------------------------------
+
+def test_a_test_moved_to_another_file_is_not_removed() -> None:
+    head, tail = TEST.split("\n\ndef test_empty")
+    moved = [Change(path="target/tests/test_total.py", old=TEST, new=head + "\n"),
+             Change(path="target/tests/test_empty.py", old=None, new="def test_empty" + tail)]
+    assert [s.name for s in smells(moved)] == ["assertions-reduced"]
+    assert "tests-removed" in {s.name for s in smells(moved[:1])}
+
+
+def test_a_test_moved_where_pytest_does_not_collect_it_is_removed() -> None:
+    head, tail = TEST.split("\n\ndef test_empty")
+    moved = [Change(path="target/tests/test_total.py", old=TEST, new=head + "\n"),
+             Change(path="target/helpers.py", old=None, new="def test_empty" + tail)]
+    assert [(s.name, s.path, s.detail) for s in smells(moved) if s.name == "tests-removed"] == [
+        ("tests-removed", "target/tests/test_total.py",
+         "a test function disappeared from every file: test test_empty removed")]
+
+
+def test_a_renamed_test_with_the_same_body_is_not_removed_but_a_changed_one_is() -> None:
+    assert found(TEST.replace("def test_empty", "def test_total_of_nothing")) == []
+    assert found(TEST.replace("def test_empty():\n    assert total([]) == 0",
+                              "def test_total_of_nothing():\n    assert total([0]) == 0")) == [
+        ("tests-removed", None, "test test_empty removed")]
+
+
+def test_a_deleted_test_file_removes_its_tests() -> None:
+    assert found(None) == [("tests-removed", None, "test test_empty removed"),
+                           ("tests-removed", None, "test test_total removed"),
+                           ("assertions-reduced", None, "2 assertion(s) before, 0 after")]
+
+
+def test_a_new_file_and_a_file_that_never_was_remove_nothing() -> None:
+    assert found(TEST, old=None) == []
+    assert found(None, old=None) == []
+
+
+def test_tests_read_as_lines_are_compared_by_name() -> None:
+    removed = JS.split('\ntest("empty"')[0]
+    assert found(removed, old=JS, path="target/src/total.test.js") == [
+        ("tests-removed", None, "test empty removed"), ("assertions-reduced", None, "2 assertion(s) before, 1 after")]
+    renamed = JS.replace('test("empty"', 'test("an empty list"')
+    assert found(renamed, old=JS, path="target/src/total.test.js") == [
+        ("tests-removed", None, "test empty removed")]
+
+
+@pytest.mark.parametrize("body,gutted", [
+    ("    return\n    assert total([]) == 0\n", True),
+    ('    """Checked elsewhere."""\n', True),
+    ("    pass\n", True),
+    ("    ...\n", True),
+    ('    """Checked elsewhere."""\n    pass\n    pass\n', True),
+    ("    if total([]):\n        return\n    assert total([]) == 0\n", False),
+    ("    pass\n    assert total([]) == 0\n", False),
+])
+def test_gutted_tests(body: str, gutted: bool) -> None:
+    new = TEST.replace("    assert total([]) == 0\n", body)
+    assert [f for f in found(new) if f[0] == "test-gutted"] == (
+        [("test-gutted", None, "test test_empty no longer checks anything")] if gutted else [])
+
+
+def test_an_already_gutted_test_is_no_new_smell() -> None:
+    old = TEST.replace("    assert total([]) == 0\n", "    pass\n")
+    assert found(old.replace("    pass\n", "    ...\n"), old=old) == []
+
+
+# --- retries, timeouts, widened errors, caught assertions, hooks --------------------------------------------
+
+@pytest.mark.parametrize("new,expected", [
+    pytest.param(TEST.replace("import pytest", "from flaky import flaky").replace(
+        "def test_empty", "@flaky\ndef test_empty"), [(8, "test_empty: flaky")], id="@flaky"),
+    pytest.param(TEST.replace("import pytest", "from flaky import flaky").replace(
+        "def test_empty", "@flaky(max_runs=3)\ndef test_empty"), [(8, "test_empty: flaky")], id="@flaky(max_runs)"),
+    pytest.param(TEST.replace("def test_empty", "@pytest.mark.flaky\ndef test_empty"),
+                 [(8, "test_empty: flaky")], id="@pytest.mark.flaky"),
+    pytest.param(TEST.replace("def test_empty", "@pytest.mark.flaky(\n    reruns=5,\n    reruns_delay=1,\n)\n"
+                                                "def test_empty"),
+                 [(8, "test_empty: flaky"), (9, "reruns")], id="reruns on a line of its own"),
+    pytest.param(TEST.replace("import pytest", "from tenacity import retry, stop_after_attempt").replace(
+        "def test_empty", "@retry(stop=stop_after_attempt(3))\ndef test_empty"),
+        [(8, "test_empty: retry")], id="tenacity's @retry"),
+    pytest.param(TEST + "\npytestmark = pytest.mark.flaky(reruns=2)\n",
+                 [(11, "<module>: flaky"), (11, "reruns")], id="a module-wide flaky mark"),
+    pytest.param(TEST + "\n\n@pytest.mark.parametrize('x', [pytest.param(1, marks=pytest.mark.flaky)])\n"
+                        "def test_param(x):\n    assert x\n", [(12, "test_param: flaky")], id="a flaky parameter"),
+])
+def test_retries_are_found_where_they_are(new: str, expected: list[tuple[int, str]]) -> None:
+    assert found(new) == [("flaky-added", line, what) for line, what in expected]
+
+
+def test_every_test_retried_from_conftest_is_flaky() -> None:
+    conftest = "import pytest\n\n\ndef pytest_configure(config):\n    config.option.reruns = 3\n"
+    assert found(conftest, old="import pytest\n", path="target/tests/conftest.py") == [("flaky-added", 5, "reruns")]
+    marker = ("import pytest\n\n\ndef pytest_collection_modifyitems(items):\n    for item in items:\n"
+              "        item.add_marker(pytest.mark.flaky(reruns=2))\n")
+    assert found(marker, old="import pytest\n", path="target/tests/conftest.py") == [
+        ("flaky-added", 6, "pytest_collection_modifyitems: flaky"), ("flaky-added", 6, "reruns"),
+        ("pytest-hook-added", 4, "pytest_collection_modifyitems")]
+
+
+@pytest.mark.parametrize("new", [
+    pytest.param(TEST + "\n\ndef test_repeat():\n    assert repeat('ab', 2) == 'abab'\n",
+                 id="a function called repeat"),
+    pytest.param(TEST + "\n\ndef test_client():\n    client = Client(retry=3)\n    client.retry(2)\n"
+                        "    assert client.calls == 3\n", id="a method and a keyword called retry"),
+    pytest.param(TEST + "\n\ndef test_backoff():\n    retry = Retry(total=3)\n    assert retry.total == 3\n",
+                 id="a variable called retry"),
+    pytest.param(TEST + "\n\ndef test_plan():\n    assert plan(reruns=2).runs == 3\n", id="an argument called reruns"),
+])
+def test_code_under_test_called_retry_is_not_a_retry(new: str) -> None:
+    assert found(new) == []
+
+
+@pytest.mark.parametrize("old,new,expected", [
+    pytest.param(TEST, TIMED, [(4, "test_total: timeout(2)")], id="a new timeout"),
+    pytest.param(TIMED, TIMED.replace("(2)", "(60)"), [(4, "test_total: timeout(60)")], id="a longer one"),
+    pytest.param(TEST, TEST + "\npytestmark = pytest.mark.timeout(600)\n", [(11, "<module>: timeout(600)")],
+                 id="a module-wide timeout"),
+    pytest.param(TEST, TEST.replace("def test_empty", "@pytest.mark.timeout(timeout=60)\ndef test_empty"),
+                 [(8, "test_empty: timeout()"), (8, "test_empty: timeout=60")], id="a timeout by keyword"),
+    pytest.param(TEST + "\n\ndef test_cli():\n    run(['total'], timeout=5)\n",
+                 TEST + "\n\ndef test_cli():\n    run(['total'], timeout=60)\n",
+                 [(13, "test_cli: timeout=60")], id="a call's timeout"),
+    pytest.param(TEST + "\n\ndef test_cli():\n    run(['total'], timeout=5)\n",
+                 TEST + "\n\ndef test_cli():\n    run(['total'], timeout=LIMIT)\n",
+                 [(13, "test_cli: timeout=LIMIT")], id="a timeout moved into a name"),
+    pytest.param(TIMED, TIMED.replace("assert total([]) == 0", "assert total([0]) == 0"), [], id="unchanged"),
+])
+def test_changed_timeouts(old: str, new: str, expected: list[tuple[int, str]]) -> None:
+    assert found(new, old=old) == [("timeout-changed", line, what) for line, what in expected]
+
+
+@pytest.mark.parametrize("new,expected", [
+    pytest.param(TEST + RAISES.replace("ValueError", "Exception"),
+                 [(13, "test_bad_input: pytest.raises(Exception)")], id="Exception"),
+    pytest.param(TEST + RAISES.replace("ValueError", "(ValueError, BaseException)"),
+                 [(13, "test_bad_input: pytest.raises((ValueError, BaseException))")], id="a tuple"),
+    pytest.param(TEST + RAISES.replace("with pytest.raises(ValueError):", "with self.assertRaises(Exception):"),
+                 [(13, "test_bad_input: self.assertRaises(Exception)")], id="unittest"),
+    pytest.param(TEST + RAISES.replace("ValueError", "ValueError, match='x'"), [], id="narrower"),
+])
+def test_widened_expected_errors(new: str, expected: list[tuple[int, str]]) -> None:
+    assert found(new, old=TEST + RAISES) == [("raises-widened", line, what) for line, what in expected]
+
+
+@pytest.mark.parametrize("handler,expected", [
+    ("except AssertionError:", "test_empty: except AssertionError"),
+    ("except (AssertionError, ValueError):", "test_empty: except (AssertionError, ValueError)"),
+    ("except builtins.AssertionError as e:", "test_empty: except builtins.AssertionError"),
+    ("except ValueError:", None),
+])
+def test_caught_assertions(handler: str, expected: str | None) -> None:
+    new = TEST.replace("    assert total([]) == 0", f"    try:\n        assert total([]) == 0\n    {handler}\n"
+                                                     "        pass")
+    assert found(new) == ([("assertion-caught", 11, expected)] if expected else [])
+
+
+@pytest.mark.parametrize("hook", ["pytest_collection_modifyitems", "pytest_runtest_setup", "pytest_collect_file",
+                                  "pytest_report_teststatus"])
+def test_pytest_hooks_that_can_drop_tests(hook: str) -> None:
+    conftest = f"import pytest\n\n\ndef {hook}(*args):\n    return None\n"
+    assert found(conftest, old="import pytest\n", path="target/tests/conftest.py") == [
+        ("pytest-hook-added", 4, hook)]
+    harmless = "import pytest\n\n\ndef pytest_addoption(parser):\n    parser.addoption('--slow')\n"
+    assert found(harmless, old="import pytest\n", path="target/tests/conftest.py") == []
+
+
+def test_one_more_swallowed_error_is_one_note() -> None:
+    two = "def f():\n    try:\n        g()\n    except Exception:\n        pass\n" * 2
+    assert found(two + "def h():\n    try:\n        g()\n    except:\n        ...\n", old=two,
+                 path="target/grades.py") == [("exception-swallowed", 14, "except:")]
+    assert found(two + two[:52], old=two, path="target/grades.py") == [("exception-swallowed", 14, "except Exception:")]
+
+
+# --- text read as lines: other languages, Python that does not parse, trees too big to read ------------------
+
+JS_PATH = "target/src/total.test.js"
+
+
+@pytest.mark.parametrize("new,expected", [
+    pytest.param(JS.replace('test("empty"', 'test.skip("empty"'),
+                 [("skip-added", 7, 'test.skip("empty", () => {'), ("tests-removed", None, "test empty removed")],
+                 id="test.skip"),
+    pytest.param(JS.replace('test("empty"', 'it("empty"').replace("expect(total([])).toBe(0)",
+                                                                  "expect(true).toBe(true)"),
+                 [("trivial-assert", 8, "expect(true).toBe(true);")], id="it() and expect(true)"),
+])
+def test_other_languages_are_read_as_lines(new: str, expected: Found) -> None:
+    assert found(new, old=JS, path=JS_PATH) == expected
+
+
+PY2 = TEST + '\n\ndef test_legacy():\n    print "legacy"\n'  # does not parse: read as lines
+
+
+@pytest.mark.parametrize("new,path,expected", [
+    pytest.param(PY2.replace("def test_empty", "@pytest.mark.skip(reason='later')\ndef test_empty"), PATH,
+                 [("skip-added", 8, "@pytest.mark.skip(reason='later')")], id="skip"),
+    pytest.param(PY2.replace("def test_empty", "@pytest.mark.skipif(sys.platform == 'win32', reason='posix')\n"
+                                               "def test_empty"), PATH,
+                 [("conditional-skip-added", 8, "@pytest.mark.skipif(sys.platform == 'win32', reason='posix')")],
+                 id="skipif"),
+    pytest.param(PY2.replace("    assert total([]) == 0", "    try:\n        assert total([]) == 0\n"
+                                                           "    except AssertionError:\n        pass"), PATH,
+                 [("assertion-caught", 11, "except AssertionError:")], id="except AssertionError"),
+    pytest.param(PY2.replace("def test_empty", "@pytest.mark.flaky(reruns=2)\ndef test_empty"), PATH,
+                 [("flaky-added", 8, "@pytest.mark.flaky(reruns=2)")], id="flaky"),
+    pytest.param(PY2.replace("def test_empty", "@pytest.mark.timeout(60)\ndef test_empty"), PATH,
+                 [("timeout-changed", 8, "@pytest.mark.timeout(60)")], id="timeout"),
+    pytest.param(PY2 + RAISES.replace("ValueError", "Exception"), PATH,
+                 [("raises-widened", 17, "with pytest.raises(Exception):")], id="raises"),
+    pytest.param(PY2.replace("assert total([]) == 0", "assert True"), PATH,
+                 [("trivial-assert", 9, "assert True")], id="assert True"),
+    pytest.param(PY2.replace("def test_empty", "def pytest_collection_modifyitems(items):\n    pass\n\n\n"
+                                               "def test_empty"), "target/tests/conftest.py",
+                 [("pytest-hook-added", 8, "def pytest_collection_modifyitems(items):")], id="hook"),
+])
+def test_python_that_does_not_parse_is_read_as_lines(new: str, path: str, expected: Found) -> None:
+    assert found(new, old=PY2, path=path) == expected
+
+
+def test_both_sides_are_read_the_same_way() -> None:
+    broken = SKIPPED + "\ntype Alias = int  (\n"  # does not parse: both sides are read as lines
+    assert found(broken, old=SKIPPED, path="target/tests/t_test.py") == []
+    assert found(SKIPPED, old=broken, path="target/tests/t_test.py") == []
 
 
 def test_crafted_deep_code_falls_back_to_lines_instead_of_crashing() -> None:
     deep = "def test_x():\n    assert " + "+".join(["x"] * 3000) + " == 0\n"
-    assert smells([Change(path="target/tests/test_deep.py", old=TEST, new=TEST + deep)]) is not None
+    assert found(SKIPPED + deep) == [("skip-added", 8, "@pytest.mark.skip(reason='later')")]
 
 
-def test_both_sides_are_read_the_same_way() -> None:
-    skipped = TEST.replace("def test_empty", "@pytest.mark.skip(reason='later')\ndef test_empty")
-    broken = skipped + "\ntype Alias = int  (\n"  # does not parse: both sides are read as lines
-    assert "skip-added" not in {s.name for s in smells([Change(path="target/tests/t_test.py", old=skipped,
-                                                                new=broken)])}
+def _with_nodes(text: str, nodes: int) -> str:
+    """``text`` with a list of zeros that brings its syntax tree to exactly ``nodes`` nodes."""
+    base = sum(1 for _ in ast.walk(ast.parse(text + "DATA = []\n")))
+    return text + "DATA = [" + "0, " * (nodes - base) + "]\n"
 
+
+@pytest.mark.parametrize("nodes,expected", [
+    (_BIG_NODES // 2 + 1, "test_empty:skip"),
+    (_BIG_NODES - 1, "test_empty:skip"),
+    (_BIG_NODES, "@pytest.mark.skip(reason='later')"),
+])
+def test_a_syntax_tree_too_big_to_read_falls_back_to_lines(nodes: int, expected: str) -> None:
+    new = _with_nodes(SKIPPED, nodes)
+    assert sum(1 for _ in ast.walk(ast.parse(new))) == nodes
+    assert found(new) == [("skip-added", 8, expected)]
+
+
+# --- which files, which cases ------------------------------------------------------------------------------
 
 def test_test_only_smells_ignore_source_files() -> None:
     source = Change(path="target/grades.py", old=TEST, new=TEST.split("\n\ndef test_empty")[0])
     assert smells([source]) == []
 
 
+def test_a_case_id_without_its_prefix_is_still_named() -> None:
+    code = Change(path="target/grades.py", old="", new="KNOWN = 'c-' + '0123456789ab'\n")
+    assert [(s.name, s.line, s.detail) for s in smells([code], frozenset({"c-0123456789ab"}))] == [
+        ("case-id-in-code", 1, "the code names a case of the exam: it recognises a test: names case c-0123456789ab")]
+
+
 def test_a_case_id_of_no_exam_is_not_a_smell() -> None:
     assert smells([BAD["case-id-in-code"]], frozenset({"c-ffffffffffff"})) == []
-
-
-def test_a_deleted_test_file_removes_its_tests() -> None:
-    gone = Change(path="target/tests/test_total.py", old=TEST, new=None)
-    assert {s.detail.split(": ")[1] for s in smells([gone]) if s.name == "tests-removed"} == {
-        "test test_total removed", "test test_empty removed"}
 
 
 @given(st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=300))

@@ -140,7 +140,7 @@ def _enclosing(node: ast.AST, parents: dict[int, ast.AST]) -> tuple[str, bool]:
 def _markers(tree: ast.Module) -> list[tuple[int, str, bool]]:
     """Every skip marker: (line, 'function:marker', conditional), keyed so that a new reason is no new skip."""
     imported = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
-                and (n.module or "").split(".")[0] in ("pytest", "unittest") for a in n.names}
+                and str(n.module).split(".")[0] in ("pytest", "unittest") for a in n.names}
     parents: dict[int, ast.AST] = _parents(tree)
     found: dict[str, tuple[int, str, bool]] = {}
     for node in ast.walk(tree):
@@ -156,15 +156,18 @@ def _markers(tree: ast.Module) -> list[tuple[int, str, bool]]:
         parent = parents.get(id(node))
         if isinstance(parent, ast.Call) and parent.func is node:
             continue  # the call itself is the marker
-        decorator = any(d is node for d in getattr(parent, "decorator_list", []))
         owned = _owner(node) in _SKIP_OWNERS or (isinstance(node, ast.Name | ast.Call) and name in imported)
-        if not (decorator or owned or isinstance(parent, ast.keyword | ast.Assign | ast.Raise)):
+        if not (_decorator(node, parents) or owned or isinstance(parent, ast.keyword | ast.Assign | ast.Raise)):
             continue
         where, conditional = _enclosing(node, parents)
         always = _constant_skip(node, name)
         soft = (name in _CONDITIONAL and not always) or (conditional and name in ("skip", "skipTest", "SkipTest"))
-        found[f"{where}:{name}"] = (getattr(node, "lineno", 0), f"{where}:{name}", soft)
+        found[f"{where}:{name}:{soft}"] = (node.lineno, f"{where}:{name}", soft)  # a skip is not hidden by a softer one
     return sorted(found.values())
+
+
+def _decorator(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    return any(d is node for d in getattr(parents.get(id(node)), "decorator_list", []))
 
 
 def _constant_skip(node: ast.AST, name: str) -> bool:
@@ -216,15 +219,15 @@ def _trivial(side: _Side) -> list[tuple[int, str]]:
     if side.tree is None:
         return _lines(side.text, _TRIVIAL)
     dead = _dead(side.tree)
-    return [(getattr(n, "lineno", 0), ast.unparse(n)[:120]) for n in ast.walk(side.tree)
-            if (isinstance(n, ast.Assert) and (_always_true(n.test) or id(n) in dead)) or _trivial_calls(n)]
+    return [(n.lineno, ast.unparse(n)[:120]) for n in ast.walk(side.tree) if isinstance(n, ast.Assert | ast.Call)
+            and ((isinstance(n, ast.Assert) and (_always_true(n.test) or id(n) in dead)) or _trivial_calls(n))]
 
 
 def _tests(side: _Side) -> dict[str, str]:
     """Test name -> its body (a dump of the statements), or the name itself when read as lines."""
     if side.tree is None:
         return {a or b: a or b for a, b in _TEST_DEF.findall(side.text)}
-    return {n.name: ast.dump(ast.Module(body=n.body, type_ignores=[])) for n in ast.walk(side.tree)
+    return {n.name: repr([ast.dump(s) for s in n.body]) for n in ast.walk(side.tree)
             if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name.startswith("test")}
 
 
@@ -288,9 +291,7 @@ def _trivial_added(_c: Change, old: _Side, new: _Side, _ctx: _Context) -> Found:
     return _added(_trivial(old), _trivial(new))
 
 
-def _removed_tests(change: Change, old: _Side, _new: _Side, ctx: _Context) -> Found:
-    if change.old is None and change.new is None:
-        return []
+def _removed_tests(_c: Change, old: _Side, _new: _Side, ctx: _Context) -> Found:
     gone = sorted(name for name, body in _tests(old).items() if name not in ctx.tests_now and body not in
                   ctx.bodies_now)
     return [(None, f"test {name} removed") for name in gone]
@@ -325,8 +326,8 @@ _LINE_FLAKY = re.compile(r"@(pytest\.mark\.)?(flaky|retry)\b|reruns\s*=")
 _LINE_TIMEOUT = re.compile(r"pytest\.mark\.timeout\(|timeout\s*=\s*[0-9.]+")
 
 
-def _calls(side: _Side, names: set[str]) -> list[ast.Call]:
-    return [n for n in ast.walk(side.tree) if isinstance(n, ast.Call) and _name(n) in names] if side.tree else []
+def _calls(tree: ast.Module, names: set[str]) -> list[ast.Call]:
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _name(n) in names]
 
 
 def _widened(side: _Side) -> list[tuple[int, str]]:
@@ -335,7 +336,7 @@ def _widened(side: _Side) -> list[tuple[int, str]]:
         return _lines(side.text, _LINE_RAISES)
     parents = _parents(side.tree)
     out = []
-    for call in (c for c in _calls(side, _RAISES) if c.args):
+    for call in (c for c in _calls(side.tree, _RAISES) if c.args):
         first = call.args[0]
         names = {_name(e) for e in first.elts} if isinstance(first, ast.Tuple) else {_name(first)}
         if names & _BROAD:
@@ -352,11 +353,16 @@ def _flaky(side: _Side) -> list[tuple[int, str]]:
     if side.tree is None:
         return _lines(side.text, _LINE_FLAKY)
     parents = _parents(side.tree)
+    # a decorator or a pytest mark (``@flaky``, ``@retry(...)``, ``marks=pytest.mark.flaky``), not a function
+    # under test that happens to be called repeat or retry; a call's own name is not a second mark
     marks = [n for n in ast.walk(side.tree) if isinstance(n, ast.Attribute | ast.Name | ast.Call) and
-             _name(n) in _FLAKY and not isinstance(parents.get(id(n)), ast.Call)]
-    kwargs = [k for n in _calls(side, {"parametrize", "mark"} | _FLAKY) for k in n.keywords if k.arg == "reruns"]
-    return ([(getattr(n, "lineno", 0), f"{_enclosing(n, parents)[0]}: {_name(n)}") for n in marks]
-            + [(k.value.lineno, "reruns") for k in kwargs])
+             _name(n) in _FLAKY and (_decorator(n, parents) or _owner(n) == "mark")
+             and getattr(parents.get(id(n)), "func", None) is not n]
+    reruns = [k.value for n in marks if isinstance(n, ast.Call) for k in n.keywords if k.arg == "reruns"]
+    reruns += [n for n in ast.walk(side.tree) if isinstance(n, ast.Attribute) and n.attr == "reruns"
+               and isinstance(n.ctx, ast.Store)]  # config.option.reruns = 5: every test retried
+    return [(n.lineno, f"{_enclosing(n, parents)[0]}: {_name(n)}") for n in marks] + [(n.lineno, "reruns")
+                                                                                         for n in reruns]
 
 
 def _flaky_added(_c: Change, old: _Side, new: _Side, _ctx: _Context) -> Found:
@@ -369,7 +375,7 @@ def _timeouts(side: _Side) -> list[tuple[int, str]]:
         return _lines(side.text, _LINE_TIMEOUT)
     parents = _parents(side.tree)
     out = [(c.lineno, f"{_enclosing(c, parents)[0]}: timeout({ast.unparse(c.args[0]) if c.args else ''})")
-           for c in _calls(side, {"timeout"})]
+           for c in _calls(side.tree, {"timeout"})]
     out += [(k.value.lineno, f"{_enclosing(k.value, parents)[0]}: timeout={ast.unparse(k.value)}")
             for n in ast.walk(side.tree) if isinstance(n, ast.Call) for k in n.keywords if k.arg == "timeout"]
     return out
