@@ -39,3 +39,31 @@ def test_shorthand_and_hash(tmp_path: Path) -> None:
     caliber, sha = load_caliber(path)
     assert caliber.fields["v"].cls == "amount" and caliber.fields["s"].values == ["a", "b"]
     assert len(sha) == 64
+
+
+BASE = "schema_version: 1\nkey: [k, g]\nfields: {v: amount, r: ratio, n: count, t: text}\nrelations:\n  - "
+
+
+@pytest.mark.parametrize(("relation", "message"), [
+    ("{name: s, kind: sum_of_parts, field: t, by: [k], parts: {where_not: {g: ALL}}, total: {where: {g: ALL}}}",
+     "relation 's': sum_of_parts needs an amount, ratio or count field"),
+    ("{name: s, kind: sum_of_parts, field: nope, by: [k], parts: {where_not: {g: ALL}}, total: {where: {g: ALL}}}",
+     "relation 's' uses field 'nope', which 'fields' does not declare"),
+    ("{name: e, kind: equal_pair, case_column: k, pairs: [[a, b]], fields: [v, gone]}",
+     "relation 'e' uses field 'gone', which 'fields' does not declare"),
+    ("{name: m, kind: monotone, case_column: k, field: t, pairs: [[a, b]]}", "relation 'm': monotone needs a count"),
+])
+def test_a_relation_must_use_declared_fields_of_a_fitting_class(tmp_path: Path, relation: str, message: str) -> None:
+    path = tmp_path / "cal.yaml"
+    path.write_text(BASE + relation + "\n")
+    with pytest.raises(MalformedInput) as err:
+        load_caliber(path)
+    assert message in err.value.message
+
+
+@pytest.mark.parametrize("field", ["v", "r", "n"])
+def test_sum_of_parts_takes_amount_ratio_and_count_fields(tmp_path: Path, field: str) -> None:
+    path = tmp_path / "cal.yaml"
+    path.write_text(BASE + f"{{name: s, kind: sum_of_parts, field: {field}, by: [k], parts: {{where_not: {{g: ALL}}}}, "
+                           "total: {where: {g: ALL}}}\n")
+    assert load_caliber(path)[0].relations[0].name == "s"
