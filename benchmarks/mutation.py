@@ -16,11 +16,13 @@ Counting: killed, timeout and crash (segfault) are killed; survived, "no tests" 
 A mutant listed in ``benchmarks/mutation-equivalents.toml`` (with the changed line and the reason it cannot be
 told apart, or cannot be reached through mutmut's trampoline) is left out of N, but only while it still
 survives and its change is still the one recorded: a stale entry is reported, never silently applied.
+One rule needs no entry: a codec name whose case alone changed ("utf-8" to "UTF-8") is the same codec.
 Survivors' diffs land in ``benchmarks/.data/mutation/<module>.txt`` for the next round of test writing.
 """
 
 from __future__ import annotations
 
+import codecs
 import datetime
 import os
 import re
@@ -150,7 +152,7 @@ def _score(scratch: Path, module: str, equivalents: dict[str, tuple[str, str]]) 
             score.judged += 1
             continue
         diff = _show(scratch, name)
-        if name in equivalents and equivalents[name][0] in diff:
+        if _same_codec(diff) or (name in equivalents and equivalents[name][0] in diff):
             score.excluded += 1
             seen_equivalent.add(name)
             continue
@@ -162,6 +164,21 @@ def _score(scratch: Path, module: str, equivalents: dict[str, tuple[str, str]]) 
               f"change; update or drop it in {EQUIVALENTS.relative_to(ROOT)}", file=sys.stderr)
     (SURVIVORS / f"{module}.txt").write_text("".join(diffs) or "no survivors\n")
     return score
+
+
+def _same_codec(diff: str) -> bool:
+    """The one rule applied without an entry: a codec name whose case alone changed ("utf-8" -> "UTF-8")
+    names the same codec, so no input can tell the mutant apart."""
+    minus = [line[1:] for line in diff.splitlines() if line.startswith("-") and not line.startswith("---")]
+    plus = [line[1:] for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    if len(minus) != 1 or len(plus) != 1 or minus == plus or minus[0].lower() != plus[0].lower():
+        return False
+    changed = [(a, b) for a, b in zip(re.findall(r'"([^"]*)"', minus[0]), re.findall(r'"([^"]*)"', plus[0]),
+                                      strict=False) if a != b]
+    try:
+        return bool(changed) and all(codecs.lookup(a).name == codecs.lookup(b).name for a, b in changed)
+    except LookupError:
+        return False
 
 
 def _show(scratch: Path, name: str) -> str:
