@@ -3,8 +3,11 @@ with each layer (bubblewrap, Landlock); the tree dies on time; output and writes
 
 from __future__ import annotations
 
+import itertools
+import json
 import os
 import socket
+import stat
 import sys
 import threading
 import time
@@ -169,7 +172,7 @@ def test_a_huge_or_sparse_file_stops_at_the_write_cap(tmp_path: Path, layer: str
             "    print('wrote')\nexcept OSError as exc:\n    print('refused', exc.errno)\n")
     done, _ = jail.Jail(writable=(tmp_path,)).run([sys.executable, "-c", code], cwd=tmp_path, env=base_env(tmp_path),
                                                    timeout=20, file_cap=1 << 20)
-    assert b"wrote" not in done.stdout
+    assert done.stdout == b"refused 27\n", done.stdout + done.stderr  # EFBIG
     assert not (tmp_path / "huge.bin").exists() or (tmp_path / "huge.bin").stat().st_size <= 1 << 20
 
 
@@ -250,3 +253,310 @@ def test_links_a_run_leaves_are_never_followed(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "out" / "pipe")
     (tmp_path / "out" / "fine.txt").write_text("ok\n")
     assert jail.odd_files(tmp_path / "out") == ["answers.jsonl", "pipe"]
+
+
+# --- what a run sees of the machine, layer by layer ------------------------------------------------------------
+
+def _in_jail(layer: str, monkeypatch: pytest.MonkeyPatch, code: str, cwd: Path, *, jail_: jail.Jail | None = None,
+             env: dict[str, str] | None = None, **kwargs: object) -> tuple[jail.Completed, list[str]]:
+    """``code`` run by Python in a jail of ``layer`` (by default one that may write ``cwd`` only)."""
+    monkeypatch.setattr(jail, "strongest", lambda: layer)
+    chosen = jail_ or jail.Jail(writable=(cwd,))
+    return chosen.run([sys.executable, "-c", code], cwd=cwd, env=base_env(cwd) if env is None else env,
+                      timeout=20, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_the_run_gets_its_own_environment_and_nothing_of_the_orchestrators(tmp_path: Path, layer: str,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRI_TEST_TOKEN", TOKEN)
+    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(tmp_path), "ANSWER": "42",
+           "LC_ALL": "C.UTF-8"}  # else Python's locale coercion adds LC_CTYPE
+    done, _ = _in_jail(layer, monkeypatch, "import os, json\nprint(json.dumps(dict(os.environ)))", tmp_path, env=env)
+    seen = json.loads(done.stdout)
+    seen.pop("PWD", None)  # bubblewrap's --chdir sets it, to the run's own folder
+    assert seen == env, done.stderr
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_stdin_reaches_the_child_and_is_empty_unless_given(tmp_path: Path, layer: str,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    code = "import sys\nsys.stdout.write(repr(sys.stdin.read()))\nsys.stderr.write('read it')\nsys.exit(3)\n"
+    argv = [sys.executable, "-c", code]
+    done, _ = _in_jail(layer, monkeypatch, code, tmp_path, stdin=b"case-7\n")
+    # the result names the command asked for, not its wrapper, and keeps both streams and the exit code
+    assert (done.argv, done.stdout, done.stderr, done.exit_code) == (tuple(argv), b"'case-7\\n'", b"read it", 3)
+    done, _ = _in_jail(layer, monkeypatch, code, tmp_path)
+    assert done.stdout == b"''" and not done.timed_out
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_output_past_the_cap_is_drained_or_kills_the_child_when_asked(tmp_path: Path, layer: str,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    code = "import sys\nsys.stdout.write('x' * (4 << 20))\nsys.stdout.flush()\nsys.stderr.write('finished')\n"
+    done, _ = _in_jail(layer, monkeypatch, code, tmp_path, cap=1 << 16)
+    assert done.truncated and done.exit_code == 0 and done.stderr == b"finished"  # drained, not killed
+    endless = "import sys\nwhile True:\n    sys.stdout.write('x' * 65536)\n"
+    start = time.monotonic()
+    done, _ = _in_jail(layer, monkeypatch, endless, tmp_path, cap=1 << 16, kill_at_cap=True)
+    assert done.truncated and not done.timed_out and done.exit_code != 0 and time.monotonic() - start < 10
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_the_network_is_reachable_only_when_asked_for(world: dict[str, object], layer: str,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    work = world["work"]
+    assert isinstance(work, Path)
+    code = (f"import socket\ntry:\n    print(socket.create_connection(('127.0.0.1', {world['port']}), timeout=2)"
+            ".recv(100).decode())\nexcept OSError as exc:\n    print('blocked', type(exc).__name__)\n")
+    done, _ = _in_jail(layer, monkeypatch, code, work)
+    assert done.stdout.startswith(b"blocked"), done.stdout + done.stderr
+    done, _ = _in_jail(layer, monkeypatch, code, work, jail_=jail.Jail(writable=(work,), network=True))
+    assert done.stdout == b"SEALED-VALUE-42 from the host\n", done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_readable_and_extra_folders_are_read_only_and_nothing_else_is_there(tmp_path: Path, layer: str,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    folders = {name: tmp_path / name for name in ("readable", "extra", "work", "unlisted")}
+    for name, folder in folders.items():
+        folder.mkdir()
+        (folder / "in.txt").write_text(f"{name}\n")
+    code = ("import sys\nfor folder in sys.argv[1:]:\n"
+            "    try:\n        print(open(folder + '/in.txt').read().strip())\n"
+            "    except OSError as exc:\n        print('unreadable', exc.errno)\n"
+            "    try:\n        open(folder + '/out.txt', 'w').write('x')\n        print('wrote', folder)\n"
+            "    except OSError as exc:\n        print('unwritable', exc.errno)\n")
+    monkeypatch.setattr(jail, "strongest", lambda: layer)
+    chosen = jail.Jail(readable=(folders["readable"],), writable=(folders["work"],), extra=(folders["extra"],))
+    done, _ = chosen.run([sys.executable, "-c", code, *map(str, folders.values())], cwd=folders["work"],
+                         env=base_env(folders["work"]), timeout=20)
+    lines = done.stdout.decode().splitlines()
+    assert lines[:2] == ["readable", "unwritable 30" if layer == jail.BUBBLEWRAP else "unwritable 13"], done.stderr
+    assert lines[2] == "extra" and lines[3].startswith("unwritable")
+    assert lines[4:6] == ["work", f"wrote {folders['work']}"]
+    assert lines[6].startswith("unreadable") and lines[7].startswith("unwritable")
+    assert not any((f / "out.txt").exists() for name, f in folders.items() if name != "work")
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_the_devices_a_run_may_use_and_no_disk(tmp_path: Path, layer: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """/dev/null and /dev/shm are writable (many programs need them), /dev/urandom readable; no disk opens."""
+    disks = [f"/dev/{n}" for n in sorted(os.listdir("/dev")) if stat.S_ISBLK(os.lstat(f"/dev/{n}").st_mode)]
+    shm = f"/dev/shm/tri-jail-{os.getpid()}-{time.time_ns()}"
+    code = (f"import os, sys\nopen('/dev/null', 'w').write('gone')\nprint(len(open('/dev/urandom', 'rb').read(16)))\n"
+            f"open({shm!r}, 'w').write('x')\nos.unlink({shm!r})\nprint('shm ok')\n"
+            "for disk in sys.argv[1:]:\n    try:\n        open(disk, 'rb').read(1)\n        print('READ', disk)\n"
+            "    except OSError:\n        pass\n")
+    monkeypatch.setattr(jail, "strongest", lambda: layer)
+    try:
+        done, _ = jail.Jail(writable=(tmp_path,)).run([sys.executable, "-c", code, *disks], cwd=tmp_path,
+                                                       env=base_env(tmp_path), timeout=20)
+    finally:
+        Path(shm).unlink(missing_ok=True)
+    assert done.stdout == b"16\nshm ok\n" and done.exit_code == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_processes_of_the_machine_are_out_of_sight(tmp_path: Path, layer: str,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """bubblewrap: a /proc of the run's own pid namespace; Landlock: no /proc at all."""
+    code = ("import os\ntry:\n    pids = sorted(int(p) for p in os.listdir('/proc') if p.isdigit())\n"
+            "    mine = open('/proc/self/stat').read().split()[0] == str(os.getpid())\n"
+            "    print(os.getpid() in pids, max(pids) < 10, mine)\n"
+            "except OSError as exc:\n    print('no /proc', exc.errno)\n")
+    done, _ = _in_jail(layer, monkeypatch, code, tmp_path)
+    assert done.stdout == (b"True True True\n" if layer == jail.BUBBLEWRAP else b"no /proc 13\n"), done.stderr
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_a_write_within_the_cap_works_and_past_it_fails(tmp_path: Path, layer: str,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    code = ("open('small.bin', 'wb').write(b'x' * 1000)\nprint('small ok')\nf = open('big.bin', 'wb')\ntry:\n"
+            "    f.write(b'x' * 5000)\n    f.close()\n    print('WROTE')\n"
+            "except OSError as exc:\n    print('refused', exc.errno)\n")
+    done, _ = _in_jail(layer, monkeypatch, code, tmp_path, file_cap=4096)
+    assert done.stdout == b"small ok\nrefused 27\n", done.stdout + done.stderr  # EFBIG
+    assert done.argv == (sys.executable, "-c", code)  # the command asked for, not prlimit's
+    assert (tmp_path / "small.bin").stat().st_size == 1000 and (tmp_path / "big.bin").stat().st_size <= 4096
+
+
+def test_what_the_wrapper_process_itself_is_given(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """bubblewrap gets only a PATH (the run's environment is set inside) and no grace: the pid namespace dies
+    with it; the Landlock launcher gets the run's environment and 5 s to reap the run's descendants."""
+    given: list[dict[str, object]] = []
+
+    def spy(argv: list[str], **kwargs: object) -> jail.Completed:
+        given.append(kwargs)
+        return run(argv, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(jail, "run", spy)
+    monkeypatch.setenv("TRI_TEST_TOKEN", TOKEN)
+    path = f"{Path(sys.executable).parent}:/usr/bin:/bin"
+    env = {"PATH": path, "HOME": str(tmp_path), "ANSWER": "42"}
+    for layer, run_env in ((jail.BUBBLEWRAP, env), (jail.BUBBLEWRAP, {"HOME": str(tmp_path)}), (jail.LANDLOCK, env)):
+        monkeypatch.setattr(jail, "strongest", lambda layer=layer: layer)
+        done, _ = jail.Jail(writable=(tmp_path,)).run([sys.executable, "-c", "print('ran')"], cwd=tmp_path,
+                                                       env=run_env, timeout=20)
+        assert done.stdout == b"ran\n", done.stderr
+    assert [(g["env"], g["grace"]) for g in given] == [({"PATH": path}, 0.0), ({"PATH": "/usr/bin:/bin"}, 0.0),
+                                                       (env, 5.0)]
+
+
+def test_bubblewrap_drops_every_capability_and_shares_no_network_unless_asked(tmp_path: Path) -> None:
+    """Pinned where behaviour cannot show it unless run as root: ``--cap-drop ALL``; ``--share-net`` only on
+    request (the network test shows it working)."""
+    env = base_env(tmp_path)
+    argv = jail.Jail().bubblewrap(["true"], tmp_path, env)
+    pairs = list(itertools.pairwise(argv))
+    assert ("--cap-drop", "ALL") in pairs and "--unshare-all" in argv and "--clearenv" in argv
+    assert "--share-net" not in argv
+    assert "--share-net" in jail.Jail(network=True).bubblewrap(["true"], tmp_path, env)
+    assert argv[-2:] == ["--", "true"]
+
+
+class _Unmerged(type(Path())):  # type: ignore[misc]
+    """A root whose /bin, /lib, /lib64 and /sbin are real folders (no usr-merge)."""
+
+    def is_symlink(self) -> bool:
+        return False if str(self) in {f"/{n}" for n in ("bin", "lib", "lib64", "sbin")} else super().is_symlink()
+
+
+@pytest.mark.skipif(probe().bubblewrap is None, reason="no bubblewrap")
+@pytest.mark.parametrize("merged", [True, False], ids=["usr-merged", "real folders"])
+def test_bubblewrap_shows_bin_and_lib_as_the_host_has_them(tmp_path: Path, merged: bool,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A usr-merged host's /bin is a link into /usr inside too; a real folder is mounted read-only as itself."""
+    if not merged:
+        monkeypatch.setattr(jail, "Path", _Unmerged)
+    expected = os.path.islink("/bin") if merged else False
+    code = ("import os\nprint(os.path.islink('/bin'), os.path.isfile('/bin/sh'))\n"
+            "try:\n    open('/bin/planted', 'w')\n    print('WROTE')\n"
+            "except OSError as exc:\n    print('read-only', exc.errno)\n")
+    done, _ = _in_jail(jail.BUBBLEWRAP, monkeypatch, code, tmp_path)
+    assert done.stdout.decode().splitlines() == [f"{expected} True", "read-only 30"], done.stderr
+
+
+@pytest.mark.skipif(landlock_abi() <= 0, reason="no Landlock")
+def test_confined_confines_unless_told_it_only_reaps(world: dict[str, object]) -> None:
+    work = world["work"]
+    assert isinstance(work, Path)
+    argv = [sys.executable, "-c", f"print(open({str(world['secret'])!r}).read())"]
+    for confined, reached in ((jail.Jail(writable=(work,)).confined(argv, base_env(work)), False),
+                              (jail.Jail(writable=(work,)).confined(argv, base_env(work), landlock=False), True)):
+        done = run(confined, cwd=work, env=base_env(work), timeout=20)
+        assert _got_it(done.stdout) is reached, done.stdout + done.stderr
+
+
+def test_an_allowed_unsandboxed_run_is_not_confined_so_it_never_certifies(world: dict[str, object],
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """What ``--allow-unsandboxed`` means: only the reaper around the run, which sees what the machine holds."""
+    monkeypatch.setattr(jail, "strongest", lambda: None)
+    monkeypatch.setattr(jail.POLICY, "allow_unsandboxed", True)
+    work = world["work"]
+    assert isinstance(work, Path)
+    done, layers = jail.Jail(writable=(work,)).run(["cat", str(world["secret"])], cwd=work, env=base_env(work),
+                                                    timeout=20)
+    assert layers == [] and done.stdout == b"SEALED-VALUE-42\n"
+
+
+@pytest.mark.skipif(landlock_abi() <= 0, reason="no Landlock")
+def test_the_landlock_launcher_ignores_the_runs_python_variables(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """``python -I``: a ``sitecustomize`` the role planted on PYTHONPATH would run in the launcher, unconfined."""
+    (tmp_path / "sitecustomize.py").write_text("print('ESCAPED')\n")
+    monkeypatch.setattr(jail, "strongest", lambda: jail.LANDLOCK)
+    env = {**base_env(tmp_path), "PYTHONPATH": str(tmp_path), "PYTHONINSPECT": "1"}
+    done, _ = jail.Jail(writable=(tmp_path,)).run(["echo", "ran"], cwd=tmp_path, env=env, timeout=20)
+    assert (done.stdout, done.stderr, done.exit_code) == (b"ran\n", b"", 0)
+
+
+def test_without_prlimit_a_write_cap_is_refused_not_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    which = jail.shutil.which
+    monkeypatch.setattr(jail.shutil, "which", lambda name, *a, **k: None if name == "prlimit" else which(name, *a, **k))
+    with pytest.raises(InfrastructureFailure) as err:
+        jail.Jail(writable=(tmp_path,)).run(["true"], cwd=tmp_path, env=base_env(tmp_path), timeout=20, file_cap=1024)
+    assert (err.value.message, err.value.hint, err.value.exit_code) == (
+        "prlimit is missing: the write cap of role-written code cannot be applied",
+        "install util-linux (Debian: apt-get install util-linux)", 7)
+    done, _ = jail.Jail(writable=(tmp_path,)).run(["true"], cwd=tmp_path, env=base_env(tmp_path), timeout=20)
+    assert done.exit_code == 0  # without a cap to apply, prlimit is not needed
+
+
+@pytest.fixture
+def no_layer(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A machine without bubblewrap and without Landlock (the probes run again, and again after the test)."""
+    from tri_agent.sandbox import _confine
+
+    which = jail.shutil.which
+    monkeypatch.setattr(jail.shutil, "which", lambda name, *a, **k: None if name == "bwrap" else which(name, *a, **k))
+    monkeypatch.setattr(_confine, "landlock_abi", lambda: 0)
+    probe.cache_clear()
+    jail.strongest.cache_clear()
+    yield
+    monkeypatch.undo()
+    probe.cache_clear()
+    jail.strongest.cache_clear()
+
+
+def test_without_any_layer_the_refusal_says_why_and_what_to_do(tmp_path: Path, no_layer: None,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(jail.POLICY, "allow_unsandboxed", False)
+    with pytest.raises(InfrastructureFailure) as err:
+        jail.Jail(writable=(tmp_path,)).run(["true"], cwd=tmp_path, env=base_env(tmp_path), timeout=20)
+    assert (err.value.message, err.value.hint, err.value.exit_code) == (
+        "no OS sandbox for role-written code on this machine (bwrap is not installed (Debian: apt-get install "
+        "bubblewrap); Landlock is not available either)",
+        "install bubblewrap (Debian: apt-get install bubblewrap) or enable Landlock; --allow-unsandboxed runs "
+        "anyway, and such a run can never certify", 7)
+
+
+def test_configure_sets_the_policy_every_run_obeys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``configure`` is how the CLI allows unsandboxed runs and names the paths no jail may show, a path given
+    through a link included."""
+    monkeypatch.setattr(jail, "POLICY", jail.Policy())
+    monkeypatch.setattr(jail, "strongest", lambda: None)
+    tools = (tmp_path / "tools" / "bin").resolve()
+    tools.mkdir(parents=True)
+    (tmp_path / "alias").symlink_to(tmp_path / "tools")
+    jail.configure(allow_unsandboxed=True, protected=[tmp_path / "alias" / "bin" / "project"])
+    assert jail.POLICY.protected == (tools / "project",)
+    assert tools not in jail.tool_roots({"PATH": str(tools)})
+    done, layers = jail.Jail(writable=(tmp_path,)).run(["true"], cwd=tmp_path, env=base_env(tmp_path), timeout=20)
+    assert done.exit_code == 0 and layers == []
+    jail.configure(allow_unsandboxed=False)
+    assert jail.POLICY.protected == () and tools in jail.tool_roots({"PATH": str(tools)})
+    with pytest.raises(InfrastructureFailure, match="no OS sandbox"):
+        jail.Jail(writable=(tmp_path,)).run(["true"], cwd=tmp_path, env=base_env(tmp_path), timeout=20)
+
+
+def test_tool_roots_without_a_path_are_the_interpreters_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No PATH: nothing but the Python that runs tri-agent; a relative entry means nothing inside the jail."""
+    interpreters = jail.tool_roots({"PATH": ""})
+    assert jail.tool_roots({}) == interpreters
+    assert all(r in {Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve()} for r in interpreters)
+    (tmp_path / "bin").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert jail.tool_roots({"PATH": "bin:.:./bin"}) == interpreters
+
+
+def test_odd_files_never_follow_a_link_into_a_folder(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    (outside / "deep").mkdir(parents=True)
+    (outside / "deep" / "x.txt").write_text("x\n")
+    os.symlink(outside / "deep", outside / "deep" / "loop")
+    (tmp_path / "out").mkdir()
+    os.symlink(outside, tmp_path / "out" / "elsewhere")
+    assert jail.odd_files(tmp_path / "out") == ["elsewhere"]
+
+
+def test_written_counts_every_file_at_its_apparent_size(tmp_path: Path) -> None:
+    (tmp_path / "a" / "deep").mkdir(parents=True)
+    (tmp_path / "a" / "one.txt").write_bytes(b"x" * 10)
+    (tmp_path / "a" / "deep" / "two.txt").write_bytes(b"y" * 20)
+    with open(tmp_path / "a" / "sparse.bin", "wb") as f:
+        f.truncate(1 << 20)
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "three.txt").write_bytes(b"z" * 3)
+    assert jail.written([tmp_path / "a", tmp_path / "b"]) == 10 + 20 + (1 << 20) + 3
+    assert jail.written([tmp_path / "b"]) == 3 and jail.written([]) == 0

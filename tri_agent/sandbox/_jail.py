@@ -203,7 +203,9 @@ def _roots(path: str, policy: tuple[Path, ...]) -> tuple[Path, ...]:
     protected = (*policy, state, Path(tempfile.gettempdir()).resolve(), Path.home().resolve(), Path("/"))
     roots: set[Path] = set()
     for entry in path.split(os.pathsep):
-        if not entry or not Path(entry).is_dir():
+        # a relative entry names a folder of the orchestrator's cwd, which the run must not see (and which is
+        # not where the run would look: its cwd is its own)
+        if not Path(entry).is_absolute() or not Path(entry).is_dir():
             continue
         folder = Path(entry).resolve()
         # a whole tool root only where the programs need it (pyenv's shims, a virtualenv's bin); elsewhere
