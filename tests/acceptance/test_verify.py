@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tri_agent._errors import MalformedInput, UsageError
+from tri_agent._errors import ExitCode, UsageError
 from tri_agent.acceptance._config import load_config
 from tri_agent.acceptance._gate import Certification, Progress, RoundFacts, advance, gate
 from tri_agent.acceptance._state import Pin, RunState, _pin, commitment, locate, seed, state_home
@@ -480,11 +480,32 @@ def test_a_store_without_a_sealed_configuration_counts_gate_n_as_one(tmp_path: P
                          "after 1 (acceptance needs 1 green rounds in a row, then a green final round)")]
 
 
-def test_a_sealed_configuration_that_is_not_yaml_is_malformed_input_naming_it(run: Path) -> None:
+def test_a_sealed_configuration_that_is_not_yaml_is_a_rewritten_record(run: Path) -> None:
     forge(run, "preflight", lambda folder: (folder / "acceptance.yaml").write_text("gate_n: [1\n"))
-    with pytest.raises(MalformedInput) as err:
-        verify_run(run)
-    assert err.value.where.startswith(f"{run / 'records' / 'preflight' / 'acceptance.yaml'}:")
+    [found] = findings(run)
+    assert found.where == "records/preflight/acceptance.yaml"
+    assert found.detail.startswith(f"not as tri-agent writes it (MalformedInput: {run / 'records' / 'preflight'}")
+    assert found.detail.endswith("): the sealed record was rewritten")
+
+
+@pytest.mark.parametrize(("record", "edit", "where", "error"), [
+    ("round-0001", lambda folder: (folder / "gate.json").unlink(), "round-0001", "FileNotFoundError"),
+    ("round-0001", lambda folder: (folder / "facts.json").write_text('{"round": "one"}'), "round-0001",
+     "ValidationError"),
+    ("round-0001", lambda folder: (folder / "seeds.json").write_text("[1, 2]"), "round-0001", "AttributeError"),
+    ("verdict", lambda folder: (folder / "verdict.json").unlink(), "verdict", "FileNotFoundError"),
+    # the verdict's check reads every round's episodes: that is where the rewrite shows
+    ("round-0001", lambda folder: (folder / "episodes.json").write_text("not json"), "verdict", "JSONDecodeError"),
+])
+def test_a_resealed_record_tri_agent_could_not_have_written_is_tamper_not_a_crash(
+        run: Path, record: str, edit: Callable[[Path], None], where: str, error: str,
+        cli) -> None:  # type: ignore[no-untyped-def]
+    forge(run, record, edit)
+    found = findings(run)
+    assert any(f.where == f"records/{where}" and f.detail.startswith(f"not as tri-agent writes it ({error}: ")
+               for f in found), found
+    code, _, _ = cli("verify-trail", run)
+    assert code == ExitCode.TAMPER
 
 
 def test_the_sealed_configuration_is_read_as_utf8_whatever_the_locale(tmp_path: Path) -> None:

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .. import _yamldoc
-from .._errors import TamperDetected, UsageError
-from ..evidence._trail import EvidenceStore, TrailFinding
+from .._errors import MalformedInput, TamperDetected, UsageError
+from ..evidence._trail import EvidenceStore, TrailEntry, TrailFinding
 from ._config import CONFIG, AcceptanceConfig, load_config
 from ._gate import Certification, Played, Progress, RoundFacts, Verdict, advance, certify, gate
 from ._state import Pin, RunState, check_pin, commitment, locate, state_home
@@ -62,33 +62,57 @@ def verify_run(target: Path, expect: str | None = None) -> tuple[EvidenceStore, 
 
 
 def claims(store: EvidenceStore) -> list[TrailFinding]:
-    """What the records claim, checked against what they hold."""
-    findings, progress = [], Progress(gate_n=_gate_n(store))
+    """What the records claim, checked against what they hold. A sealed record tri-agent could not have written
+    (a file gone, not JSON, not the model) is a finding: someone resealed it."""
+    findings: list[TrailFinding] = []
+    try:
+        progress = Progress(gate_n=_gate_n(store))
+    except _UNREADABLE as exc:
+        return [_unreadable(f"records/preflight/{CONFIG}", exc)]
     commitments: dict[str, str] = {}
     for entry in store.entries():
-        folder = store.root / "records" / entry.name
-        seeds = json.loads((folder / "seeds.json").read_text()) if (folder / "seeds.json").exists() else {}
-        for label, value in seeds.get("revealed", {}).items():
-            if commitments.get(label) != commitment(value):
-                findings.append(TrailFinding(where=f"records/{entry.name}/seeds.json",
-                                             detail=f"the seed of {label} does not match its commitment"))
-        commitments.update(seeds.get("commitments", {}))
-        if entry.kind == "round" and not (folder / "facts.json").is_file():
-            findings.append(TrailFinding(where=f"records/{entry.name}", detail="a round record without facts.json: "
-                                         "not written by tri-agent accept"))
-        elif entry.kind == "round":
-            facts = RoundFacts.model_validate_json((folder / "facts.json").read_text())
-            result = gate(facts)
-            if json.loads((folder / "gate.json").read_text()) != json.loads(result.model_dump_json()):
-                findings.append(TrailFinding(where=f"records/{entry.name}/gate.json",
-                                             detail="the gate does not follow from the round's facts"))
-            progress, _ = advance(progress, result, facts)
-        if entry.kind == "round" and f"round-{int(entry.name.rsplit('-', 1)[1])}" not in seeds.get("revealed", {}):
-            findings.append(TrailFinding(where=f"records/{entry.name}/seeds.json",
-                                         detail="the round does not reveal the seed committed for it"))
-        if entry.name == "verdict":  # by its name, as every reader of a verdict finds it, whatever its kind says
-            findings += _verdict_findings(store, folder, progress)
+        try:
+            progress = _record_claims(store, entry, progress, commitments, findings)
+        except _UNREADABLE as exc:
+            findings.append(_unreadable(f"records/{entry.name}", exc))
     return findings
+
+
+def _record_claims(store: EvidenceStore, entry: TrailEntry, progress: Progress, commitments: dict[str, str],
+                   findings: list[TrailFinding]) -> Progress:
+    folder = store.root / "records" / entry.name
+    seeds = json.loads((folder / "seeds.json").read_text()) if (folder / "seeds.json").exists() else {}
+    for label, value in seeds.get("revealed", {}).items():
+        if commitments.get(label) != commitment(value):
+            findings.append(TrailFinding(where=f"records/{entry.name}/seeds.json",
+                                         detail=f"the seed of {label} does not match its commitment"))
+    commitments.update(seeds.get("commitments", {}))
+    if entry.kind == "round" and not (folder / "facts.json").is_file():
+        findings.append(TrailFinding(where=f"records/{entry.name}", detail="a round record without facts.json: "
+                                     "not written by tri-agent accept"))
+    elif entry.kind == "round":
+        facts = RoundFacts.model_validate_json((folder / "facts.json").read_text())
+        result = gate(facts)
+        if json.loads((folder / "gate.json").read_text()) != json.loads(result.model_dump_json()):
+            findings.append(TrailFinding(where=f"records/{entry.name}/gate.json",
+                                         detail="the gate does not follow from the round's facts"))
+        progress, _ = advance(progress, result, facts)
+    if entry.kind == "round" and f"round-{int(entry.name.rsplit('-', 1)[1])}" not in seeds.get("revealed", {}):
+        findings.append(TrailFinding(where=f"records/{entry.name}/seeds.json",
+                                     detail="the round does not reveal the seed committed for it"))
+    if entry.name == "verdict":  # by its name, as every reader of a verdict finds it, whatever its kind says
+        findings += _verdict_findings(store, folder, progress)
+    return progress
+
+
+# what reading a record tri-agent did not write can raise (a ValidationError is a ValueError)
+_UNREADABLE = (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, MalformedInput)
+
+
+def _unreadable(where: str, exc: BaseException) -> TrailFinding:
+    said = " ".join(str(exc).split())[:200]
+    return TrailFinding(where=where, detail=f"not as tri-agent writes it ({type(exc).__name__}: {said}): the sealed "
+                                            "record was rewritten")
 
 
 def _verdict_findings(store: EvidenceStore, folder: Path, progress: Progress) -> list[TrailFinding]:
