@@ -558,5 +558,6 @@ def test_written_counts_every_file_at_its_apparent_size(tmp_path: Path) -> None:
         f.truncate(1 << 20)
     (tmp_path / "b").mkdir()
     (tmp_path / "b" / "three.txt").write_bytes(b"z" * 3)
+    os.symlink(tmp_path / "a", tmp_path / "b" / "to-a")  # a link to a folder: neither entered nor counted
     assert jail.written([tmp_path / "a", tmp_path / "b"]) == 10 + 20 + (1 << 20) + 3
     assert jail.written([tmp_path / "b"]) == 3 and jail.written([]) == 0
