@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import random
 from collections.abc import Callable
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,9 @@ from conftest import ANSWERS, CALIBER, write_csv, write_jsonl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tri_agent import MalformedInput, ScoreInputs, UsageError, score
+from tri_agent import MalformedInput, ScoreInputs, UsageError, load_caliber, score
+from tri_agent.scoring._channels import _interesting_rows, _load, compare_tables
+from tri_agent.scoring._tables import read_actual, read_table, table_from_rows
 
 Scored = Callable[..., dict[str, Any]]
 
@@ -284,3 +287,130 @@ def test_a_single_column_key_the_target_repeats_fails_each_way(scored: Scored) -
     assert (a["passed"], a["total"], a["rows_missing"], a["rows_unexpected"]) == (2, 5, 1, 2)
     in_order = [{"id": "a", "v": "1"}, {"id": "b", "v": "2"}, {"id": "c", "v": "4"}]  # a rising key: the fast proof
     assert scored(in_order, caliber=SINGLE, answers=answers)["answers"]["passed"] == 2
+
+
+def test_every_kind_of_row_failure_is_counted_each_time(scored: Scored) -> None:
+    answers = [{"id": x, "v": "1"} for x in "abcd"]
+    actual = [{"id": "a", "v": "1"}, {"id": "a", "v": "1"}, {"id": "b", "v": "1"}, {"id": "b", "v": "1"},
+              {"id": "y", "v": "1"}, {"id": "y", "v": "1"}, {"id": "z", "v": "1"}, {"id": "z", "v": "1"},
+              {"id": "u1", "v": "1"}, {"id": "u2", "v": "1"}, {"id": "", "v": "1"}, {"id": "\t", "v": "1"},
+              {"id": "c", "v": "1"}, {"id": "d", "v": "1"}]
+    a = scored(actual, caliber=SINGLE, answers=answers)["answers"]
+    assert [(f["key"], f["reason"]) for f in a["failures"]] == [
+        ({}, "blank_key"), ({}, "blank_key"), ({"id": "a"}, "duplicate_key"), ({"id": "b"}, "duplicate_key"),
+        ({"id": "u1"}, "unexpected_row"), ({"id": "u2"}, "unexpected_row"), ({"id": "y"}, "duplicate_key"),
+        ({"id": "z"}, "duplicate_key")]
+    assert (a["passed"], a["total"], a["rows_missing"], a["rows_unexpected"], a["rows_actual"]) == (2, 10, 2, 6, 14)
+
+
+def test_a_failing_cell_carries_its_class_and_both_values(scored: Scored) -> None:
+    [failure] = scored([*ANSWERS[:2], dict(ANSWERS[2], share="0.3")])["answers"]["failures"]
+    assert failure == {"key": {"case": "c-2", "group": "a"}, "field": "share", "cls": "ratio",
+                       "expected": "0.250000", "actual": "0.3", "reason": "out_of_tolerance"}
+
+
+@pytest.mark.parametrize("rows", [[{"id": "a"}, {"id": "a"}, {"id": "b"}], [{"id": "a"}, {"id": "b"}, {"id": "b"}],
+                                  [{"id": "b"}, {"id": "c"}, {"id": "a"}, {"id": "c"}]])
+def test_a_repeated_single_column_key_is_found_in_any_order(scored: Scored, rows: list[dict[str, str]]) -> None:
+    answers = [dict(r, v="1") for r in rows]
+    with pytest.raises(MalformedInput, match="duplicate key"):
+        scored(answers, caliber=SINGLE, answers=answers)
+
+
+def test_the_first_repeated_key_by_line_is_the_one_named(scored: Scored) -> None:
+    answers = [{"id": "y", "v": "1"}, {"id": "x", "v": "1"}, {"id": "x", "v": "2"}, {"id": "y", "v": "3"}]
+    with pytest.raises(MalformedInput) as err:
+        scored(answers, caliber=SINGLE, answers=answers)
+    assert "answers.jsonl:4: duplicate key (id='y'), first at line 1" in err.value.line()
+
+
+def test_an_answer_key_without_rows_names_itself_and_the_fix(scored: Scored) -> None:
+    with pytest.raises(MalformedInput) as err:
+        scored([], answers=[])
+    assert err.value.line().endswith("answers.jsonl: the answer key has no rows; an empty key would pass anything; "
+                                     "check that the oracle wrote its answers")
+
+
+def test_an_answer_key_without_a_needed_column_names_it_and_what_it_has(tmp_path: Path) -> None:
+    (tmp_path / "c.yaml").write_text(CALIBER)
+    columns = [c for c in ANSWERS[0] if c != "share"]
+    answers = write_csv(tmp_path / "a.csv", ANSWERS, columns)
+    with pytest.raises(MalformedInput) as err:
+        score(ScoreInputs(tmp_path / "c.yaml", answers, write_jsonl(tmp_path / "x.jsonl", ANSWERS)))
+    assert err.value.line() == (f"{answers}:1: column 'share' is absent (columns: case, group, avg, n, state, label); "
+                                "name it in the header, or fix the caliber's key/fields")
+
+
+def test_a_blank_key_in_the_answers_names_its_line_and_the_key(scored: Scored) -> None:
+    answers = [ANSWERS[0], dict(ANSWERS[1], group=" ")]
+    with pytest.raises(MalformedInput) as err:
+        scored(ANSWERS, answers=answers)
+    assert err.value.line().endswith("answers.jsonl:2: blank key value; blank is not a value; "
+                                     "every row needs case, group")
+
+
+def test_a_target_table_without_a_key_column_says_which_and_what_it_has(scored: Scored, tmp_path: Path) -> None:
+    a = scored([{k: v for k, v in r.items() if k != "group"} for r in ANSWERS], fmt="csv")["answers"]
+    assert a["actual_defects"] == ["the actual table has no key column 'group' (columns: case, avg, share, n, "
+                                   "state, label)"]
+    (tmp_path / "empty.csv").write_text("\n")
+    report = score(ScoreInputs(tmp_path / "caliber.yaml", tmp_path / "answers.jsonl", tmp_path / "empty.csv"))
+    assert report.answers.actual_defects[0].startswith("unreadable table: ")
+    caliber = load_caliber(tmp_path / "caliber.yaml")[0]
+    channel, _ = compare_tables(caliber.key, dict(caliber.fields), read_table(tmp_path / "answers.jsonl"),
+                                table_from_rows("none.jsonl", []))
+    assert channel.actual_defects == ["the actual table has no key column 'case' (columns: none)"]
+
+
+def test_a_defective_target_table_is_red_even_where_no_row_was_expected(tmp_path: Path) -> None:
+    caliber = load_caliber(_write(tmp_path / "c.yaml", SINGLE))[0]
+    expected = read_table(write_jsonl(tmp_path / "a.jsonl", []), columns=("id", "v"))
+    broken = read_actual(_write(tmp_path / "x.jsonl", "{not json\n"), columns=("id", "v"))
+    channel, failing = compare_tables(caliber.key, dict(caliber.fields), expected, broken, allow_empty=True)
+    assert channel.verdict == "fail" and channel.actual_defects[0].startswith("unreadable table: ")
+    assert failing == set()
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def test_without_a_drift_section_no_field_is_audited(tmp_path: Path) -> None:
+    caliber = load_caliber(_write(tmp_path / "c.yaml", CALIBER))[0]
+    table = read_table(write_jsonl(tmp_path / "a.jsonl", ANSWERS))
+    channel, failing = compare_tables(caliber.key, dict(caliber.fields), table, table)
+    assert channel.drift == [] and channel.verdict == "pass" and failing == set()
+
+
+def test_the_drift_audit_ranks_differences_and_keeps_ten(scored: Scored) -> None:
+    caliber = "schema_version: 1\nkey: [id]\nfields: {v: ratio}\ndrift: {min_cases: 12, direction_share: 1.0}\n"
+    answers = [{"id": f"r{i:02d}", "v": "0.5"} for i in range(12)]
+    deltas = ["0.0000003", "0.0000003", "0.0000001", "0.0000002", "0.0000002", "0.0000004", "0.0000005",
+              "0.0000006", "0.0000007", "0.0000008", "0.0000009", "0.00000095"]
+    actual = [{"id": f"r{i:02d}", "v": str(Decimal("0.5") + Decimal(d))} for i, d in enumerate(deltas)]
+    audit = scored(actual, caliber=caliber, answers=answers)["answers"]["drift"][0]
+    assert audit["top_deltas"][:4] == [{"delta": "0.0000002", "count": 2}, {"delta": "0.0000003", "count": 2},
+                                       {"delta": "0.0000001", "count": 1}, {"delta": "0.0000004", "count": 1}]
+    assert len(audit["top_deltas"]) == 10 and audit["tolerance"] == "0.000001"
+    assert (audit["nonzero"], audit["positive"], audit["negative"], audit["systematic"]) == (12, 12, 0, True)
+
+
+def test_a_status_answer_outside_its_values_is_malformed_even_when_the_target_agrees(scored: Scored) -> None:
+    answers = [dict(ANSWERS[0], state="maybe"), *ANSWERS[1:]]
+    with pytest.raises(MalformedInput, match="not in the declared values"):
+        scored(answers, answers=answers)
+
+
+def test_identical_tables_are_proven_by_the_fast_path_alone(tmp_path: Path) -> None:
+    """Equal values (1.5 and 1.50 included), enum values and fixed places never reach the exact Python rules."""
+    caliber = load_caliber(_write(tmp_path / "c.yaml", CALIBER.replace("avg: amount", "avg: {class: amount, "
+                                                                                      "places: 2}")))[0]
+    expected = read_table(write_jsonl(tmp_path / "a.jsonl", ANSWERS))
+    actual = read_table(write_jsonl(tmp_path / "x.jsonl", [dict(r, share=r["share"].rstrip("0")) for r in ANSWERS]))
+    fields = dict(caliber.fields)
+    e, a = _load(caliber.key, fields, expected, actual)
+    assert _interesting_rows(caliber.key, fields, e, a).height == 0
+    other = read_table(write_jsonl(tmp_path / "y.jsonl", [dict(r, avg=r["avg"] + "0") for r in ANSWERS]))
+    e, a = _load(caliber.key, fields, expected, other)
+    assert _interesting_rows(caliber.key, fields, e, a).height == 3  # 2.350 has three places: the rules decide

@@ -120,3 +120,24 @@ def test_behaviour_files_come_in_pairs_with_a_caliber_section(tmp_path: Path, dr
     assert message in caught.value.message
     if not files.get("expected_behaviors") and not files.get("observed_behaviors"):
         assert caught.value.hint == "pass --expected-behaviors F --observed-behaviors F"
+
+
+def test_an_unusable_replay_is_a_blocker_naming_file_line_and_fix(tmp_path: Path) -> None:
+    files = _files(tmp_path, CALIBER)
+    write_csv(files["actual"], ANSWERS)
+    no_key = write_csv(tmp_path / "r1.csv", ANSWERS, [c for c in ANSWERS[0] if c != "group"])
+    blank = write_jsonl(tmp_path / "r2.jsonl", [ANSWERS[0], dict(ANSWERS[1], case=" ")])
+    repeated = write_jsonl(tmp_path / "r3.jsonl", [ANSWERS[0], ANSWERS[1], ANSWERS[0]])
+    unreadable = tmp_path / "r4.jsonl"
+    unreadable.write_text("[1]\n")
+    said = {}
+    for replay in (no_key, blank, repeated, unreadable):
+        report = score(ScoreInputs(files["caliber"], files["answers"], files["actual"], replay=replay))
+        assert report.verdict == "fail"
+        said[replay.name] = report.blockers
+    assert said == {
+        "r1.csv": [f"replay: {no_key}:1: column 'group' is absent"],
+        "r2.jsonl": [f"replay: {blank}:2: blank key value; blank is not a value; every row needs case, group"],
+        "r3.jsonl": [f"replay: {repeated}:3: duplicate key (case='c-1', group='a'), first at line 1; "
+                     "keys must be unique in a table"],
+        "r4.jsonl": [f"replay: unreadable table: {unreadable}:1: expected a JSON object, found list"]}

@@ -97,7 +97,7 @@ def _repeated_unexpected(key: list[str], e: pl.DataFrame, repeated: set[KeyTuple
     known = {tuple(str(v) for v in r) for r in e.select(key).iter_rows()} if repeated else set()
     for k in sorted(repeated - known):
         tally.unexpected += 1
-        tally.failures.append((k, -1, CellFailure(key=dict(zip(key, k, strict=True)), field=None, cls=None,
+        tally.failures.append((k, -1, CellFailure(key={c: k[i] for i, c in enumerate(key)}, field=None, cls=None,
                                                   expected=None, actual=None, reason="duplicate_key")))
 
 
@@ -155,7 +155,7 @@ def _unique(key: list[str], frame: pl.DataFrame) -> bool:
 
 def _raise_duplicate(key: list[str], frame: pl.DataFrame, row_col: str, table: Table) -> None:
     dup = (frame.group_by(key).agg(pl.col(row_col).sort().alias("rows"))
-           .filter(pl.col("rows").list.len() > 1).sort(pl.col("rows").list.first()).limit(1))
+           .filter(pl.col("rows").list.len() > 1).sort(pl.col("rows").list.first()))
     first, second = dup["rows"][0][0], dup["rows"][0][1]
     values = ", ".join(f"{c}={dup[c][0]!r}" for c in key)
     raise MalformedInput(f"duplicate key ({values}), first at line {table.line_of(first)}",
@@ -163,13 +163,13 @@ def _raise_duplicate(key: list[str], frame: pl.DataFrame, row_col: str, table: T
 
 
 def _interesting_rows(key: list[str], fields: dict[str, FieldSpec], e: pl.DataFrame, a: pl.DataFrame) -> pl.DataFrame:
-    """Rows not proven to pass: first by plain string equality, then by value among what remains."""
+    """Rows not proven to pass: first by plain string equality, then by value among what remains. A row on one
+    side only is never proven (its other side's cells are null, and a caliber has at least one field)."""
     joined = e.lazy().join(a.lazy(), on=key, how="full", coalesce=True)
-    unmatched = pl.col(_RE).is_null() | pl.col(_RA).is_null()
     same_text = [_certain(f, spec, by_value=False) for f, spec in fields.items()]
-    rest = joined.filter(unmatched | ~pl.all_horizontal(same_text)).collect(engine="streaming")
+    rest = joined.filter(~pl.all_horizontal(same_text)).collect(engine="streaming")
     same_value = [_certain(f, spec, by_value=True) for f, spec in fields.items()]
-    return rest.filter(unmatched | ~pl.all_horizontal(same_value))
+    return rest.filter(~pl.all_horizontal(same_value))
 
 
 def _certain(name: str, spec: FieldSpec, by_value: bool) -> pl.Expr:
@@ -187,8 +187,8 @@ def _certain(name: str, spec: FieldSpec, by_value: bool) -> pl.Expr:
 
 def _judge_row(row: dict[str, Any], key: list[str], fields: dict[str, FieldSpec],
                expected: Table, tally: _Tally, repeated: set[KeyTuple]) -> None:
-    k = tuple(str(row[c]) for c in key)
-    key_map = dict(zip(key, k, strict=True))
+    key_map = {c: str(row[c]) for c in key}
+    k = tuple(key_map.values())
     if row[_RA] is None and row[_RE] is not None and k in repeated:  # the target gave this key twice or more
         tally.failed_rows += 1
         tally.missing += 1
