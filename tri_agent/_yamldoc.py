@@ -25,6 +25,7 @@ M = TypeVar("M", bound=BaseModel)
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _Loc = tuple[str | int, ...]
 _NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+_SCALARS = yaml.constructor.SafeConstructor()  # reads one scalar alone, so a value its tag cannot read has a line
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,11 @@ def _parsed(text: str, where: str) -> tuple[Any, dict[_Loc, int]]:
     """The document and the line of every node (cached: a run reads the same caliber many times; the
     result is only ever validated, never changed)."""
     path = Path(where)
-    if len(text.encode("utf-8", "surrogatepass")) > LIMITS.document_bytes:
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError as exc:  # a lone surrogate, in a str built in code: libyaml cannot take it
+        raise MalformedInput(f"not Unicode text (a lone surrogate at character {exc.start})", where=where) from None
+    if size > LIMITS.document_bytes:
         raise MalformedInput(f"the document is larger than {LIMITS.document_bytes} bytes", where=where,
                              hint="a YAML file here is configuration: keep data in the exam's inputs")
     try:
@@ -86,9 +91,12 @@ def _parsed(text: str, where: str) -> tuple[Any, dict[_Loc, int]]:
 
 def _bounded(root: yaml.Node, where: str) -> None:
     """Refuse a document past ``LIMITS`` before anything expands it: each node is visited once, its size
-    with aliases expanded computed from its children's (an alias is the same node object, met again)."""
+    with aliases expanded computed from its children's (an alias is the same node object, met again).
+
+    A node entered but not yet sized is still being expanded: what is pushed above its ``done`` entry is its
+    descendants, so meeting it again there is a cycle; once its ``done`` entry is popped, every child is sized."""
     size: dict[int, tuple[int, int]] = {}  # id(node) -> (nodes when expanded, depth)
-    open_: set[int] = set()
+    entered: set[int] = set()
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]
     while stack:
         node, done = stack.pop()
@@ -96,15 +104,12 @@ def _bounded(root: yaml.Node, where: str) -> None:
             continue
         children = _children(node)
         if not done:
-            if id(node) in open_:
+            if id(node) in entered:
                 raise MalformedInput("YAML refers to itself (a recursive alias)", where=_at(where, node))
-            open_.add(id(node))
+            entered.add(id(node))
             stack.append((node, True))
             stack += [(c, False) for c in children if id(c) not in size]
             continue
-        if any(id(c) not in size for c in children):
-            raise MalformedInput("YAML refers to itself (a recursive alias)", where=_at(where, node))
-        open_.discard(id(node))
         size[id(node)] = (1 + sum(size[id(c)][0] for c in children),
                           1 + max((size[id(c)][1] for c in children), default=0))
         _check_node(node, size[id(node)], where)
@@ -131,6 +136,14 @@ def _check_node(node: yaml.Node, measured: tuple[int, int], where: str) -> None:
             raise MalformedInput(f"a number literal of {len(node.value)} characters (at most "
                                  f"{LIMITS.number_chars})", where=_at(where, node),
                                  hint="quote it if it is text; no setting needs a number that long")
+        read = _SCALARS.yaml_constructors.get(node.tag)
+        try:
+            if read is not None:
+                read(_SCALARS, node)
+        except (ValueError, LookupError, AttributeError) as exc:  # 2020-13-45, 0x_, !!bool maybe: not YAML's errors
+            why = f" ({exc})" if isinstance(exc, ValueError) else ""
+            raise MalformedInput(f"cannot read {node.value!r} as {node.tag.removeprefix('tag:yaml.org,2002:')}{why}",
+                                 where=_at(where, node), hint="quote it if it is text") from None
 
 
 def _at(where: str, node: yaml.Node) -> str:
@@ -174,8 +187,9 @@ def _first_error(exc: ValidationError, lines: dict[_Loc, int], path: Path) -> Ma
 
 
 def _line_for(loc: _Loc, lines: dict[_Loc, int]) -> int:
-    # pydantic adds tags for unions (e.g. 'sum_of_parts'); fall back to the longest known prefix
-    for end in range(len(loc), -1, -1):
-        if loc[:end] in lines:
-            return lines[loc[:end]]
-    return 1
+    # pydantic adds tags for unions (e.g. 'sum_of_parts'); fall back to the longest known prefix, else line 1
+    while loc not in lines:
+        if not loc:
+            return 1
+        loc = loc[:-1]
+    return lines[loc]
