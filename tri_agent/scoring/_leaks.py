@@ -5,10 +5,11 @@ inputs the cases were built from, and not a category filling half the table; key
 name rows and are not searched. JSON answers (objects, lists) are searched through their leaves.
 
 Files are searched as raw text and through the strings they encode (JSON, Python and CSV string
-literals), after Unicode NFC normalisation, so an answer hidden as ``"M\\u00fcller"``, across lines,
-or inside doubled CSV quotes is still found. Numbers also match by value (``1234.5`` finds a sealed
-``1234.50``) and only on number boundaries; text only on word boundaries. UTF-16 files are decoded,
-NUL bytes ignored. A symlink in a scanned tree is itself a hit: it is how a workspace reaches a key.
+literals), after Unicode NFC normalisation and with every line break read as ``\n``, so an answer
+hidden as ``"M\\u00fcller"``, across lines (CRLF or not), inside doubled CSV quotes or in a partly
+quoted CSV cell is still found. Numbers also match by value (``1234.5`` finds a sealed ``1234.50``)
+and only on number boundaries; text only on word boundaries. UTF-16 files are decoded, NUL bytes
+ignored. A symlink in a scanned tree is itself a hit: it is how a workspace reaches a key.
 A table handed in with ``--actual`` by a role is checked for *mirroring* the answer key instead
 (byte-identical, or every answer column with identical cells in the same order). Hits name the
 field and row that leaked, never the sealed value.
@@ -36,8 +37,8 @@ from .._errors import UsageError
 from ._tables import ROW, read_table
 
 _COMMON = frozenset({"true", "false", "null", "none", "yes", "no", "ok", "n/a", "nan", "error", "pass", "fail"})
-_DQ = re.compile(r'"(?:[^"\\\n]|\\.)*"')
-_SQ = re.compile(r"'(?:[^'\\\n]|\\.)*'")
+_DQ = re.compile(r'"((?:[^"\\\n]|\\.)*)"')  # group 1: the literal's text as written
+_SQ = re.compile(r"'((?:[^'\\\n]|\\.)*)'")
 _NUMERIC = re.compile(r"[+-]?[0-9]+(\.[0-9]+)?")
 _NUMBER_TOKEN = re.compile(r"(?<![0-9.])[+-]?[0-9]+(?:\.[0-9]+)?(?![0-9]|\.[0-9])")
 
@@ -60,7 +61,7 @@ class LeakReport(BaseModel):
     hits: list[LeakHit] = Field(description="Sorted by file, line and detail.")
 
     def to_json(self) -> str:
-        return json.dumps(self.model_dump(mode="json"), sort_keys=True, indent=1, ensure_ascii=False) + "\n"
+        return json.dumps(self.model_dump(), sort_keys=True, indent=1, ensure_ascii=False) + "\n"
 
 
 @dataclass(frozen=True)
@@ -91,8 +92,8 @@ def _require_file(path: Path) -> None:
 
 
 def _where_key(where: str) -> tuple[str, int]:
-    path, _, line = where.rpartition(":")
-    return (path, int(line)) if line.isdigit() else (where, 0)
+    path, _, line = where.rpartition(":")  # every hit is "file:line"
+    return path, int(line)
 
 
 def _distinctive(answers: list[Path], inputs: list[Path], min_length: int, key: list[str]) -> list[_Sealed]:
@@ -112,7 +113,7 @@ def _distinctive(answers: list[Path], inputs: list[Path], min_length: int, key: 
     }
     matcher = _Matcher(list(keep))
     seen = {v for text in _texts_in(inputs) for _, v in matcher.find(text)}
-    return sorted((s for v, s in keep.items() if v not in seen), key=lambda s: (-len(s.value), s.value))
+    return [s for v, s in keep.items() if v not in seen]
 
 
 def _answer_values(rows: list[dict[str, Any]], names: list[str], key: list[str]) -> Iterator[tuple[str, str]]:
@@ -123,7 +124,7 @@ def _answer_values(rows: list[dict[str, Any]], names: list[str], key: list[str])
             value = row.get(name)
             if value is not None and value.strip():
                 for leaf in _leaves(value.strip()):
-                    yield _nfc(leaf), f"field {name!r} of {where}"
+                    yield _canon(leaf), f"field {name!r} of {where}"
 
 
 def _leaves(value: str) -> list[str]:
@@ -173,8 +174,8 @@ class _Matcher:
         if self._numbers:
             for m in _NUMBER_TOKEN.finditer(text):
                 start, token = m.start(), m.group(0)
-                if token[0] in "+-" and start and (text[start - 1].isalnum() or text[start - 1] == "_"):
-                    start, token = start + 1, token[1:]  # "total-4096.50": a separator, not a sign
+                if not token[0].isdigit() and start and (text[start - 1].isalnum() or text[start - 1] == "_"):
+                    token = token[1:]  # "total-4096.50": a separator, not a sign (the hit's line is the same)
                 sealed = self._numbers.get(_normal(token))
                 if sealed is not None:
                     yield start, sealed
@@ -224,11 +225,12 @@ def _read_text(path: Path) -> str:
         text = data.decode("utf-16", errors="replace")
     else:
         text = data.replace(b"\0", b"").decode("utf-8", errors="replace")
-    return _nfc(text)
+    return _canon(text)
 
 
-def _nfc(text: str) -> str:
-    return unicodedata.normalize("NFC", text)
+def _canon(text: str) -> str:
+    """NFC, and every line break (``\\r\\n``, ``\\r``) as ``\\n``: a file's line endings do not hide a sealed value."""
+    return unicodedata.normalize("NFC", text).replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _scan_file(path: Path, sealed: list[_Sealed]) -> list[LeakHit]:
@@ -253,8 +255,8 @@ def _decoded_strings(text: str, path: Path) -> list[tuple[int, str]]:
     for pattern in (_DQ, _SQ):
         for m in pattern.finditer(text):
             value = _literal(m.group(0))
-            if value is not None and value != m.group(0)[1:-1]:
-                out.append((m.start(), _nfc(value)))
+            if value is not None and value != m.group(1):
+                out.append((m.start(), _canon(value)))
     if path.suffix.lower() == ".csv":
         out += _csv_cells(text)
     return out
@@ -273,15 +275,17 @@ def _literal(token: str) -> str | None:
 
 
 def _csv_cells(text: str) -> list[tuple[int, str]]:
+    """(offset of its record, cell) of every CSV cell not written verbatim in its record (quoted, partly quoted)."""
     out = []
-    line_starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
-    reader = csv.reader(io.StringIO(text, newline=""))
-    start_line = 1
+    line_ends = [m.end() for m in re.finditer("\n", text)] + [len(text)]
+    reader = csv.reader(io.StringIO(text))  # line breaks are already "\n" (_canon)
+    start = 0
     try:
         for record in reader:
-            offset = line_starts[min(start_line - 1, len(line_starts) - 1)]
-            out += [(offset, cell) for cell in record if '"' in cell or "\n" in cell]
-            start_line = reader.line_num + 1
+            end = line_ends[reader.line_num - 1]
+            raw = text[start:end]
+            out += [(start, cell) for cell in record if cell not in raw]
+            start = end
     except csv.Error:
         pass  # not really CSV: the raw and literal scans still ran
     return out
