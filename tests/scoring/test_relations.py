@@ -5,10 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import write_jsonl
 
 from tri_agent import MalformedInput, ScoreInputs, UsageError, score
+from tri_agent.scoring._caliber import Caliber
+from tri_agent.scoring._relations import evaluate
 from tri_agent.scoring._report import ScoreReport
+from tri_agent.scoring._tables import table_from_rows
 
 CAL = """schema_version: 1
 key: [case, group]
@@ -147,3 +151,144 @@ def test_the_channel_counts_every_failed_instance_over_all_relations(tmp_path: P
     one = _score(tmp_path, answers, _rows("c-1", total="3.40") + _rows("c-2") + _rows("c-3", n="2"))
     # c-1's total breaks its own sum and its pair with c-2: two instances of five
     assert one.relations is not None and (one.relations.verdict, one.relations.passed) == ("fail", 3)
+
+
+# --- each relation's findings word for word, on hand-made tables -----------------------------------------------
+
+def _evaluate(relations: str, rows: list[dict[str, str | None]], replay: list[dict[str, str | None]] | None = None,
+              failing: set[tuple[str, ...]] | None = None, fields: str = "{total: amount, n: count}",
+              key: str = "[case, group]") -> list[list[tuple[str, str, str]]]:
+    caliber = Caliber.model_validate(yaml.safe_load(f"key: {key}\nfields: {fields}\nrelations:\n{relations}"))
+    channel = evaluate(caliber, table_from_rows("x", rows), table_from_rows("r", replay) if replay is not None
+                       else None, failing or set())
+    return [[(f.where, f.detail, f.attribution) for f in r.failures] for r in channel.relations]
+
+
+SUMS = "  - {name: s, kind: sum_of_parts, field: total, by: [case], parts: {where_not: {group: ALL}}, " \
+       "total: {where: {group: ALL}}}\n"
+
+
+def _part(case: str, group: str, total: str | None, n: str | None = "1") -> dict[str, str | None]:
+    return {"case": case, "group": group, "total": total, "n": n}
+
+
+def test_sum_of_parts_says_what_did_not_add_up_per_group() -> None:
+    rows = [_part("c-1", "a", "1.10"), _part("c-1", "b", "2.20"), _part("c-1", "ALL", "3.40"),
+            _part("c-2", "a", "1.00"), _part("c-2", "ALL", "1.00"), _part("c-2", "ALL", "1.00"),
+            _part("c-3", "a", "1.00"),
+            _part("c-4", "a", " "), _part("c-4", "ALL", "1.00"),
+            _part("c-5", "a", "x1"), _part("c-5", "ALL", "1.00"),
+            _part("c-6", "a", "1.00"), _part("c-6", "ALL", None)]
+    assert _evaluate(SUMS, rows, failing={("c-1", "b")}) == [[
+        ("case=c-1", "2 parts sum to 3.30, total row says 3.40", "engine"),
+        ("case=c-2", "expected one total row, found 2", "exam"),
+        ("case=c-3", "expected one total row, found 0", "exam"),
+        ("case=c-4", "unreadable value: field 'total' is blank", "exam"),
+        ("case=c-5", "unreadable value: needs a decimal number literal like 12.30, found 'x1'", "exam"),
+        ("case=c-6", "unreadable value: field 'total' is blank", "exam")]]
+
+
+def test_sum_of_parts_over_all_rows_into_another_field_and_over_counts() -> None:
+    relation = "  - {name: s, kind: sum_of_parts, field: n, total_field: m, parts: {where: {group: [a, b]}}, " \
+               "total: {where: {group: ALL}}}\n"
+    rows = [_part("c-1", "a", None, "2"), _part("c-1", "b", None, "3"), _part("c-1", "z", None, "100"),
+            {"case": "c-1", "group": "ALL", "n": "1", "m": "6"}]
+    assert _evaluate(relation, rows, fields="{n: count, m: count}") == [[
+        ("all rows", "2 parts sum to 5, total row says 6", "exam")]]
+    rows[3]["m"] = "5"
+    assert _evaluate(relation, rows, fields="{n: count, m: count}") == [[]]
+    rows[0]["n"] = "2.0"
+    assert _evaluate(relation, rows, fields="{n: count, m: count}") == [[
+        ("all rows", "unreadable value: needs an integer literal like 42, found '2.0'", "exam")]]
+
+
+def test_a_group_by_a_column_outside_the_key_blames_the_engine_when_any_row_failed() -> None:
+    relation = "  - {name: s, kind: sum_of_parts, field: total, by: [region], parts: {where_not: {group: ALL}}, " \
+               "total: {where: {group: ALL}}}\n"
+    rows = [dict(_part("c-1", "a", "1.00"), region="n"), dict(_part("c-1", "ALL", "2.00"), region="n")]
+    assert _evaluate(relation, rows, failing={("c-9", "z")}) == [[("region=n", "1 parts sum to 1.00, total row says "
+                                                                             "2.00", "engine")]]
+    assert _evaluate(relation, rows) == [[("region=n", "1 parts sum to 1.00, total row says 2.00", "exam")]]
+
+
+PAIR = "  - {name: p, kind: equal_pair, case_column: case, pairs: [[c-1, c-2]]}\n"
+
+
+@pytest.mark.parametrize(("second", "detail"), [
+    ([], "a case has no rows (2 vs 0)"),
+    ([_part("c-2", "a", "1.00"), _part("c-2", "c", "2.00")], "row keys differ: [('b',), ('c',)]"),
+    ([_part("c-2", "a", "1.00"), _part("c-2", "b", "2.02")], "row ('b',): total: '2.00' vs '2.02'"),
+    ([_part("c-2", "a", "1.00"), _part("c-2", "b", "2.00", n="2")], "row ('b',): n: '1' vs '2'"),
+    ([_part("c-2", "a", "1.00"), _part("c-2", "b", "abc")], "row ('b',): total: '2.00' vs 'abc'"),
+    ([_part("c-2", "a", "1.00"), _part("c-2", "b", " ")], "row ('b',): total: '2.00' vs ' '"),
+])
+def test_equal_pair_says_how_the_two_cases_differ(second: list[dict[str, str | None]], detail: str) -> None:
+    first = [_part("c-1", "a", "1.00"), _part("c-1", "b", "2.00")]
+    assert _evaluate(PAIR, first + second, failing={("c-2", "a")}) == [[("c-1 vs c-2", detail, "engine")]]
+    assert _evaluate(PAIR, first + second) == [[("c-1 vs c-2", detail, "exam")]]
+
+
+def test_equal_pair_within_tolerance_blank_alike_and_field_subsets_hold() -> None:
+    first = [_part("c-1", "a", "1.00", n=None), _part("c-1", "b", "2.00")]
+    second = [_part("c-2", "b", "2.01", n="5"), _part("c-2", "a", "1.00", n=" ")]
+    assert _evaluate(PAIR.replace("]]}", "]], fields: [total]}"), first + second) == [[]]
+    assert _evaluate(PAIR, first + second) == [[("c-1 vs c-2", "row ('b',): n: '1' vs '5'", "exam")]]
+    strict = PAIR.replace("]]}", "]], order_insensitive: false, fields: [total]}")
+    assert _evaluate(strict, first + second) == [[("c-1 vs c-2", "same rows in a different order", "exam")]]
+
+
+def test_a_replay_must_hold_the_same_rows_with_exactly_equal_values() -> None:
+    rows = [_part("c-1", "a", "1.00"), _part("c-1", "b", "2.00")]
+    replay = [_part("c-1", "b", "2.01"), _part("c-1", "z", "1.00")]
+    assert _evaluate("  - {name: i, kind: idempotent}\n", rows, replay) == [[
+        ("case=c-1, group=a", "row missing from the replay", "engine"),
+        ("case=c-1, group=b", "total: '2.00' vs '2.01'", "engine"),
+        ("case=c-1, group=z", "row only in the replay", "engine")]]
+    assert _evaluate("  - {name: i, kind: idempotent, fields: [n]}\n", rows, [dict(r, total="9") for r in rows]) \
+        == [[]]
+    with pytest.raises(UsageError) as err:
+        _evaluate("  - {name: i, kind: idempotent}\n", rows)
+    assert err.value.line() == "relation 'i' is idempotent and needs a second run; pass --replay ACTUAL2"
+
+
+MONO = "  - {name: m, kind: monotone, case_column: case, field: n, pairs: [[c-1, c-2]]}\n"
+
+
+@pytest.mark.parametrize(("rows", "detail"), [
+    ([_part("c-2", "a", "1", "1")], "the subset case has no rows"),
+    ([_part("c-1", "a", "1", "1"), _part("c-2", "b", "1", "1")], "row ('a',) disappears in the superset"),
+    ([_part("c-1", "a", "1", "3"), _part("c-2", "a", "1", "2")], "row ('a',): n shrinks from 3 to 2"),
+    ([_part("c-1", "a", "1", "x"), _part("c-2", "a", "1", "2")],
+     "row ('a',): unreadable value: needs an integer literal like 42, found 'x'"),
+    ([_part("c-1", "a", "1", "1"), _part("c-2", "a", "1", None)], "row ('a',): unreadable value: field 'n' is blank"),
+])
+def test_monotone_says_where_the_superset_lost_something(rows: list[dict[str, str | None]], detail: str) -> None:
+    assert _evaluate(MONO, rows, failing={("c-2", "q")}) == [[("c-1 within c-2", detail, "engine")]]
+    assert _evaluate(MONO, rows) == [[("c-1 within c-2", detail, "exam")]]
+
+
+def test_monotone_holds_when_every_row_grows_or_stays() -> None:
+    rows = [_part("c-1", "a", "1", "2"), _part("c-1", "b", "1", "0"), _part("c-2", "a", "1", "2"),
+            _part("c-2", "b", "1", "7"), _part("c-2", "c", "1", "1")]
+    assert _evaluate(MONO, rows) == [[]]
+
+
+def test_ordered_checks_each_group_in_written_order_either_way() -> None:
+    rows = [_part("c-1", "a", "1"), _part("c-1", "c", "1"), _part("c-1", "b", "1"), _part("c-2", "b", "1"),
+            _part("c-2", "a", "1")]
+    ascending = "  - {name: o, kind: ordered, field: group, by: [case]}\n"
+    assert _evaluate(ascending, rows) == [[("case=c-1", "'b' comes after 'c'", "engine"),
+                                           ("case=c-2", "'a' comes after 'b'", "engine")]]
+    descending = "  - {name: o, kind: ordered, field: group, by: [case], descending: true}\n"
+    assert _evaluate(descending, rows) == [[("case=c-1", "'c' comes after 'a'", "engine")]]
+    everything = "  - {name: o, kind: ordered, field: group, rows: {where: {case: c-2}}, descending: true}\n"
+    assert _evaluate(everything, rows) == [[]]
+    assert _evaluate(everything.replace(", descending: true", ""), rows) == [[("all rows", "'a' comes after 'b'",
+                                                                              "engine")]]
+
+
+def test_a_pair_relation_without_pairs_is_refused() -> None:
+    with pytest.raises(MalformedInput) as err:
+        _evaluate("  - {name: p, kind: equal_pair, case_column: case}\n", [_part("c-1", "a", "1")])
+    assert err.value.line() == ("relation 'p' has no case pairs, so it would check nothing; list pairs in the "
+                                "caliber, or score with the caliber a build wrote")
