@@ -540,6 +540,8 @@ def test_changed_timeouts(old: str, new: str, expected: list[tuple[int, str]]) -
     pytest.param(TEST + RAISES.replace("with pytest.raises(ValueError):", "with self.assertRaises(Exception):"),
                  [(13, "test_bad_input: self.assertRaises(Exception)")], id="unittest"),
     pytest.param(TEST + RAISES.replace("ValueError", "ValueError, match='x'"), [], id="narrower"),
+    pytest.param(TEST + RAISES + RAISES.replace("bad_input", "missing").replace("ValueError", "KeyError"), [],
+                 id="a new test expecting a precise error"),
 ])
 def test_widened_expected_errors(new: str, expected: list[tuple[int, str]]) -> None:
     assert found(new, old=TEST + RAISES) == [("raises-widened", line, what) for line, what in expected]

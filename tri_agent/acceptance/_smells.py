@@ -86,7 +86,7 @@ class _Kind:
     severity: Severity
     tests_only: bool
     meaning: str
-    find: Callable[[Change, _Side, _Side, _Context], Found]
+    find: Callable[[_Side, _Side, _Context], Found]
 
 
 # --- reading a change: both sides as syntax trees, or both as lines ------------------------------------------
@@ -193,11 +193,9 @@ def _always_true(test: ast.expr) -> bool:
     return False
 
 
-def _trivial_calls(node: ast.AST) -> bool:
+def _trivial_calls(node: ast.Call) -> bool:
     """``self.assertTrue(True)``, ``assertEqual(1, 1)``: unittest assertions that cannot fail."""
-    if not isinstance(node, ast.Call) or not _name(node).startswith("assert") or not node.args:
-        return False
-    if _name(node) == "assertTrue":
+    if _name(node) == "assertTrue" and node.args:
         return _always_true(node.args[0])
     if _name(node) in ("assertEqual", "assertIs") and len(node.args) >= 2:
         a, b = node.args[0], node.args[1]
@@ -219,8 +217,9 @@ def _trivial(side: _Side) -> list[tuple[int, str]]:
     if side.tree is None:
         return _lines(side.text, _TRIVIAL)
     dead = _dead(side.tree)
-    return [(n.lineno, ast.unparse(n)[:120]) for n in ast.walk(side.tree) if isinstance(n, ast.Assert | ast.Call)
-            and ((isinstance(n, ast.Assert) and (_always_true(n.test) or id(n) in dead)) or _trivial_calls(n))]
+    return [(n.lineno, ast.unparse(n)[:120]) for n in ast.walk(side.tree)
+            if (isinstance(n, ast.Assert) and (_always_true(n.test) or id(n) in dead))
+            or (isinstance(n, ast.Call) and _trivial_calls(n))]
 
 
 def _tests(side: _Side) -> dict[str, str]:
@@ -263,7 +262,7 @@ def _added(old: list[tuple[int, str]], new: list[tuple[int, str]]) -> Found:
 
 # --- the table ------------------------------------------------------------------------------------------------
 
-def _case_ids(_c: Change, _old: _Side, new: _Side, ctx: _Context) -> Found:
+def _case_ids(_old: _Side, new: _Side, ctx: _Context) -> Found:
     bare = {c.removeprefix("c-") for c in ctx.case_ids}
     out: Found = []
     for n, line in enumerate(new.text.splitlines(), start=1):
@@ -279,29 +278,29 @@ def _skip_markers(side: _Side, soft: bool) -> list[tuple[int, str]]:
     return [(line, key) for line, key, conditional in _markers(side.tree) if conditional == soft]
 
 
-def _skip_added(_c: Change, old: _Side, new: _Side, _ctx: _Context) -> Found:
+def _skip_added(old: _Side, new: _Side, _ctx: _Context) -> Found:
     return _added(_skip_markers(old, False), _skip_markers(new, False))
 
 
-def _soft_skip_added(_c: Change, old: _Side, new: _Side, _ctx: _Context) -> Found:
+def _soft_skip_added(old: _Side, new: _Side, _ctx: _Context) -> Found:
     return _added(_skip_markers(old, True), _skip_markers(new, True))
 
 
-def _trivial_added(_c: Change, old: _Side, new: _Side, _ctx: _Context) -> Found:
+def _trivial_added(old: _Side, new: _Side, _ctx: _Context) -> Found:
     return _added(_trivial(old), _trivial(new))
 
 
-def _removed_tests(_c: Change, old: _Side, _new: _Side, ctx: _Context) -> Found:
+def _removed_tests(old: _Side, _new: _Side, ctx: _Context) -> Found:
     gone = sorted(name for name, body in _tests(old).items() if name not in ctx.tests_now and body not in
                   ctx.bodies_now)
     return [(None, f"test {name} removed") for name in gone]
 
 
-def _gutted_tests(_c: Change, old: _Side, new: _Side, _ctx: _Context) -> Found:
+def _gutted_tests(old: _Side, new: _Side, _ctx: _Context) -> Found:
     return [(None, f"test {name} no longer checks anything") for name in sorted(_gutted(new) - _gutted(old))]
 
 
-def _shadowed(_c: Change, old: _Side, new: _Side, _ctx: _Context) -> Found:
+def _shadowed(old: _Side, new: _Side, _ctx: _Context) -> Found:
     def twice(side: _Side) -> set[str]:
         if side.tree is None:
             return set()
@@ -313,7 +312,7 @@ def _shadowed(_c: Change, old: _Side, new: _Side, _ctx: _Context) -> Found:
     return [(None, f"test {name} is defined twice: only the last one runs") for name in sorted(twice(new) - twice(old))]
 
 
-def _fewer_asserts(_c: Change, old: _Side, new: _Side, _ctx: _Context) -> Found:
+def _fewer_asserts(old: _Side, new: _Side, _ctx: _Context) -> Found:
     before, after = _assert_count(old), _assert_count(new)
     return [(None, f"{before} assertion(s) before, {after} after")] if after < before else []
 
@@ -345,7 +344,7 @@ def _widened(side: _Side) -> list[tuple[int, str]]:
     return out
 
 
-def _raises_widened(_c: Change, old: _Side, new: _Side, _ctx: _Context) -> Found:
+def _raises_widened(old: _Side, new: _Side, _ctx: _Context) -> Found:
     return _added(_widened(old), _widened(new))
 
 
@@ -365,7 +364,7 @@ def _flaky(side: _Side) -> list[tuple[int, str]]:
                                                                                          for n in reruns]
 
 
-def _flaky_added(_c: Change, old: _Side, new: _Side, _ctx: _Context) -> Found:
+def _flaky_added(old: _Side, new: _Side, _ctx: _Context) -> Found:
     return _added(_flaky(old), _flaky(new))
 
 
@@ -381,7 +380,7 @@ def _timeouts(side: _Side) -> list[tuple[int, str]]:
     return out
 
 
-def _timeout_changed(_c: Change, old: _Side, new: _Side, _ctx: _Context) -> Found:
+def _timeout_changed(old: _Side, new: _Side, _ctx: _Context) -> Found:
     return _added(_timeouts(old), _timeouts(new))
 
 
@@ -395,7 +394,7 @@ def _assertion_catches(side: _Side) -> list[tuple[int, str]]:
             and "AssertionError" in {_name(e) for e in ast.walk(h.type)}]
 
 
-def _assertion_caught(_c: Change, old: _Side, new: _Side, _ctx: _Context) -> Found:
+def _assertion_caught(old: _Side, new: _Side, _ctx: _Context) -> Found:
     return _added(_assertion_catches(old), _assertion_catches(new))
 
 
@@ -411,11 +410,11 @@ def _collection_hooks(side: _Side) -> list[tuple[int, str]]:
             if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name in _HOOKS]
 
 
-def _hook_added(_c: Change, old: _Side, new: _Side, _ctx: _Context) -> Found:
+def _hook_added(old: _Side, new: _Side, _ctx: _Context) -> Found:
     return _added(_collection_hooks(old), _collection_hooks(new))
 
 
-def _swallowed(_c: Change, old: _Side, new: _Side, _ctx: _Context) -> Found:
+def _swallowed(old: _Side, new: _Side, _ctx: _Context) -> Found:
     return _added(_lines(old.text, _SWALLOW), _lines(new.text, _SWALLOW))
 
 
@@ -455,5 +454,5 @@ def smells(changes: list[Change], case_ids: frozenset[str] = frozenset()) -> lis
             if kind.tests_only and not is_test_file(change.path):
                 continue
             out += [Smell(name=name, severity=kind.severity, path=change.path, line=line,
-                          detail=f"{kind.meaning}: {what}") for line, what in kind.find(change, old, new, ctx)]
+                          detail=f"{kind.meaning}: {what}") for line, what in kind.find(old, new, ctx)]
     return out
