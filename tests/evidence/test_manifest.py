@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import errno
+import hashlib
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -136,3 +140,155 @@ def test_hashing_never_follows_a_symlink(tmp_path: Path) -> None:
     found = scan(tmp_path)
     assert [e.path for e in found.entries] == ["real.txt"]
     assert found.problems == [("link.txt", f"symlink to {str(tmp_path / 'real.txt')!r} (seal the target's content)")]
+
+
+_SHA_A, _SHA_B = "0" * 64, "f" * 64
+_GOOD = render([Entry("a b/x.txt", _SHA_A, 12), Entry("odd\\name", _SHA_B, 5)])
+
+
+@pytest.mark.parametrize("crlf_kept", [False, True])
+def test_render_writes_the_documented_text(crlf_kept: bool) -> None:
+    flag = " crlf=kept" if crlf_kept else ""
+    assert render([Entry("a b/x.txt", _SHA_A, 12), Entry("odd\\name", _SHA_B, 5)], crlf_kept) == (
+        f"# tri-agent manifest v1 files=2 bytes=17{flag}\n"
+        f"# size 12\n{_SHA_A}  a b/x.txt\n"
+        f"# size 5\n\\{_SHA_B}  odd\\\\name\n").encode()
+    assert render([]) == b"# tri-agent manifest v1 files=0 bytes=0\n"
+
+
+def _edit(old: str, new: str) -> bytes:
+    text = _GOOD.decode()
+    assert old in text
+    return text.replace(old, new, 1).encode()
+
+
+@pytest.mark.parametrize(("data", "message"), [
+    (b"", "m:1: not a tri-agent manifest v1; re-seal from trusted content"),
+    (b"# tri-agent manifest v1 files=0 bytes=0", "m:1: not a tri-agent manifest v1; re-seal from trusted content"),
+    (_GOOD[:-1], "m:1: not a tri-agent manifest v1; re-seal from trusted content"),  # the final newline cut
+    (b"\n" + _GOOD, "m:1: not a tri-agent manifest v1; re-seal from trusted content"),
+    (_GOOD.replace(b"# tri-agent", b"# Tri-agent"), "m:1: not a tri-agent manifest v1; re-seal from trusted content"),
+    (_GOOD + b"\xff", "m: manifest is not UTF-8 (invalid start byte)"),
+    (_edit("# size 5\n", ""), "m: manifest has a dangling line"),
+    (_edit("# size 12", "# size x"), "m:2: expected '# size N', found '# size x'"),
+    (_edit("# size 12", "# size  12"), "m:2: expected '# size N', found '# size  12'"),
+    (_edit("# size 12", "#size 12"), "m:2: expected '# size N', found '#size 12'"),
+    (_edit("# size 5", "# size 5 "), "m:4: expected '# size N', found '# size 5 '"),
+    (_edit("# size 5", "# size " + "7" * 30 + "y" * 40),
+     f"m:4: expected '# size N', found '# size {'7' * 30}{'y' * 23}'"),  # the found line cut at 60 characters
+    (_edit(f"{_SHA_A}  a b", f"{_SHA_A} a b"), f"m:3: malformed manifest line '{_SHA_A} a b/x.txt'"),
+    (_edit(f"{_SHA_A}  a b", f"{_SHA_A}0  a b"), f"m:3: malformed manifest line '{_SHA_A}0  a b/x.txt'"),
+    (_edit(f"{_SHA_A}  a b", f"{_SHA_A[1:]}  a b"), f"m:3: malformed manifest line '{_SHA_A[1:]}  a b/x.txt'"),
+    (_edit(f"{_SHA_A}  a b", f"{'X' * 64}  a b"), f"m:3: malformed manifest line '{'X' * 64}  a b/x.txt'"),
+    (_edit(f"\\{_SHA_B}", f"\\{'F' * 64}"), f"m:5: malformed manifest line '\\\\{'F' * 64}  odd\\\\\\\\name'"),
+    (_edit(f"{_SHA_A}  a b", "  a b"), "m:3: malformed manifest line '  a b/x.txt'"),
+    (_edit("a b/x.txt", "/a b/x.txt"), "m:3: path '/a b/x.txt' escapes or is not normalised; re-seal"),
+    (_edit("odd\\\\name", "../odd"), "m:5: path '../odd' escapes or is not normalised; re-seal"),
+    (_edit("files=2", "files=3"), "m: manifest is not in canonical form (edited by hand?)"),
+    (_edit("bytes=17", "bytes=017"), "m: manifest is not in canonical form (edited by hand?)"),
+    (_edit("# size 5", "# size 05"), "m: manifest is not in canonical form (edited by hand?)"),
+    (_edit("\\" + _SHA_B, _SHA_B), "m: manifest is not in canonical form (edited by hand?)"),  # escape dropped
+    (_edit("odd\\\\name", "odd\\name"), "m: manifest is not in canonical form (edited by hand?)"),  # escape half
+    (_GOOD.replace(b"\n", b"\r\n"), "m:2: expected '# size N', found '# size 12\\r'"),
+])
+def test_each_way_a_manifest_is_wrong_has_its_own_message(data: bytes, message: str) -> None:
+    with pytest.raises(TamperDetected) as err:
+        parse(data, "m")
+    assert err.value.line() == message and err.value.exit_code == 4
+
+
+def test_a_manifest_listing_nothing_parses() -> None:
+    assert parse(b"# tri-agent manifest v1 files=0 bytes=0\n", "m") == ([], False)
+    assert parse(b"# tri-agent manifest v1 files=0 bytes=0 crlf=kept\n", "m") == ([], True)
+
+
+@pytest.mark.parametrize("bad", [".", "", "a/./b", "a/.", "x\x1fy", "x\ry", "tab\there", "\x00"])
+def test_parse_refuses_a_path_that_is_not_a_plain_relative_file_name(bad: str) -> None:
+    with pytest.raises(TamperDetected) as err:
+        parse(render([Entry(bad, _SHA_A, 1)]), "m")
+    assert err.value.line() == f"m:3: path {bad!r} escapes or is not normalised; re-seal"
+
+
+@pytest.mark.parametrize("name", ["x", "a b", "~x", "caf\u00e9/\u65e5\u672c.txt", "...x", "x.", "a/b/c"])
+def test_plain_relative_paths_parse(name: str) -> None:
+    assert parse(render([Entry(name, _SHA_A, 1)]), "m") == ([Entry(name, _SHA_A, 1)], False)
+
+
+def test_scan_names_every_reason_a_tree_cannot_be_sealed(tmp_path: Path) -> None:
+    (tmp_path / "ok").mkdir()
+    (tmp_path / "ok" / "caf\u00e9 \u65e5\u672c.txt").write_text("fine\n")
+    (tmp_path / "crlf.txt").write_bytes(b"a\r\n")
+    (tmp_path / "del\x7fname").write_text("x\n")
+    (tmp_path / "tab\tname").write_text("x\n")
+    open(os.path.join(os.fsencode(tmp_path), b"caf\xe9"), "w").close()
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "to-dir").symlink_to(tmp_path / "ok")
+    found = scan(tmp_path)
+    assert [(e.path, e.size) for e in found.sorted_entries()] == [("crlf.txt", 3), ("ok/caf\u00e9 \u65e5\u672c.txt", 5)]
+    assert found.crlf == ["crlf.txt"]
+    problems = [
+        ("caf\\udce9", "name is not valid UTF-8; rename it"),
+        ("del\x7fname", "name holds a control character; rename it"),
+        ("fifo", "special file (mode p); only regular files can be sealed"),
+        ("tab\tname", "name holds a control character; rename it"),
+        ("to-dir", f"symlink to {str(tmp_path / 'ok')!r} (seal the target's content)"),
+    ]
+    assert found.refusals(crlf_kept=True) == problems
+    assert found.refusals(crlf_kept=False) == sorted(
+        [*problems, ("crlf.txt", "text file has CRLF line endings; convert to LF (e.g. dos2unix)")])
+
+
+def test_only_the_top_level_manifest_and_seal_log_are_left_out(tmp_path: Path) -> None:
+    for folder in (tmp_path, tmp_path / "sub"):
+        folder.mkdir(exist_ok=True)
+        (folder / "MANIFEST.sha256").write_text("m\n")
+        (folder / "SEAL-LOG.jsonl").write_text("l\n")
+    assert [e.path for e in scan(tmp_path).sorted_entries()] == ["sub/MANIFEST.sha256", "sub/SEAL-LOG.jsonl"]
+
+
+def test_a_crlf_split_between_two_reads_is_seen_wherever_the_reads_end(tmp_path: Path) -> None:
+    for cut in (1 << 20, (1 << 20) + (4 << 20)):  # the end of the first read, then of the first 4 MiB chunk
+        data = b"a" * (cut - 1) + b"\r\nmore text" + b"b" * (1 << 20)
+        (tmp_path / "f").write_bytes(data)
+        assert hash_file(str(tmp_path / "f")) == (hashlib.sha256(data).hexdigest(), len(data), True)
+        data = b"a" * (cut - 2) + b"\r\rmore text" + b"\n" * (1 << 20)  # a CR, then a chunk starting with LF
+        (tmp_path / "f").write_bytes(data)
+        assert hash_file(str(tmp_path / "f")) == (hashlib.sha256(data).hexdigest(), len(data), False)
+
+
+def test_a_read_error_in_a_large_file_raises_and_never_gives_a_digest(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "big").write_bytes(b"a" * (3 << 20))
+    real_read, reads = os.read, []
+
+    def failing_read(fd: int, n: int) -> bytes:
+        reads.append(n)
+        if len(reads) > 1:
+            raise OSError(errno.EIO, "the disk went away")
+        return real_read(fd, n)
+
+    monkeypatch.setattr(os, "read", failing_read)
+    with pytest.raises(OSError, match="the disk went away") as err:
+        hash_file(str(tmp_path / "big"))
+    assert err.value.errno == errno.EIO and reads == [1 << 20, 4 << 20]
+
+
+def test_an_interrupted_hash_of_a_large_file_never_keeps_the_process_alive(tmp_path: Path) -> None:
+    # the reader thread fills its queue and waits; if it kept the interpreter alive, Ctrl-C would hang the CLI
+    big = tmp_path / "big"
+    with big.open("wb") as f:
+        f.truncate(64 << 20)
+    code = (
+        "import sys, time\n"
+        "from tri_agent.evidence import _manifest\n"
+        "class Interrupted:\n"
+        "    def __init__(self, data): pass\n"
+        "    def update(self, chunk):\n"
+        "        time.sleep(1)\n"
+        "        raise KeyboardInterrupt\n"
+        "_manifest.hashlib = type('H', (), {'sha256': Interrupted})\n"
+        "_manifest.hash_file(sys.argv[1])\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    done = subprocess.run([sys.executable, "-c", code, str(big)], env=env, capture_output=True, timeout=60)
+    assert b"KeyboardInterrupt" in done.stderr and done.returncode != 0

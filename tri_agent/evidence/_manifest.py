@@ -149,7 +149,7 @@ def check_relative(path: str, where: str) -> None:
         or p.is_absolute()
         or ".." in p.parts
         or str(p) != path
-        or "." in p.parts
+        or path == "."  # the folder itself, never a file in it
         or any(ord(c) < 32 for c in path)
     )
     if bad:
@@ -203,14 +203,14 @@ def _visit(entry: os.DirEntry[str], rel: str, result: Scan, stack: list[tuple[st
     reason = _name_problem(entry.name)
     if reason:
         result.problems.append((rel.encode("utf-8", "backslashreplace").decode(), reason))
-    elif entry.is_symlink():
-        result.problems.append((rel, f"symlink to {os.readlink(entry.path)!r} (seal the target's content)"))
-    elif entry.is_dir(follow_symlinks=False):
+    elif entry.is_dir(follow_symlinks=False):  # a link to a folder is neither a folder nor a file here
         stack.append((rel + "/", entry.path))
     elif entry.is_file(follow_symlinks=False):
         files.append((rel, entry.path))
+    elif entry.is_symlink():
+        result.problems.append((rel, f"symlink to {os.readlink(entry.path)!r} (seal the target's content)"))
     else:
-        kind = stat.filemode(entry.stat(follow_symlinks=False).st_mode)[0]
+        kind = stat.filemode(os.lstat(entry.path).st_mode)[0]
         result.problems.append((rel, f"special file (mode {kind}); only regular files can be sealed"))
 
 
@@ -228,7 +228,7 @@ def _name_problem(name: str) -> str:
 
 def hash_file(path: str) -> tuple[str, int, bool]:
     """Return (sha256 hex, size, holds CRLF text) reading the file once."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     try:
         head = os.read(fd, _SMALL)
         if len(head) < _SMALL:  # a short read of a regular file is its end: no fstat needed
