@@ -158,3 +158,41 @@ def test_a_reply_is_scanned_in_its_reason_too_and_the_redaction_keeps_what_was_a
     assert (redacted.summary, redacted.reason) == (REDACTED, REDACTED)
     only_summary = reply(_result("judge", f"total {value}"), load_charter("judge").contract, keys)
     assert (only_summary.summary, only_summary.reason) == (REDACTED, None)
+
+
+@pytest.fixture
+def word_key(tmp_path: Path) -> list[Path]:
+    """A hand-made build whose sealed values are words, and whose key values appear in no input."""
+    build = tmp_path / "builds" / "round-0001"
+    (build / "sealed").mkdir(parents=True)
+    (build / "visible").mkdir()
+    (build / "caliber.yaml").write_text("schema_version: 1\nkey: [case]\nfields: {label: text}\n")
+    rows = [{"case": f"case-{w}", "label": f"{w}-quasar"} for w in ("alpha", "bravo", "charlie", "delta")]
+    (build / "sealed" / "answers.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return sealed_keys(tmp_path / "builds")
+
+
+def test_key_values_name_rows_and_are_never_secrets(word_key: list[Path], tmp_path: Path) -> None:
+    ws = _workspace(tmp_path, {"exam/TESTPLAN.md": "# Plan\n\ncase-alpha and case-delta\n"})
+    before_launch(load_charter("tester").contract, ws, {}, word_key)
+    (ws / "exam" / "TESTPLAN.md").write_text("# Plan\n\ncase-alpha is alpha-quasar\n")
+    with pytest.raises(LeakDetected) as err:
+        before_launch(load_charter("tester").contract, ws, {}, word_key)
+    assert "exam/TESTPLAN.md:3 (field 'label' of row 1 (case=case-alpha))" in err.value.message
+
+
+@pytest.mark.parametrize("name", ["alpha-quasar", "zulu/delta-quasar"])
+def test_a_file_named_by_a_sealed_word_is_found_first_middle_or_last(word_key: list[Path], tmp_path: Path,
+                                                                     name: str) -> None:
+    ws = _workspace(tmp_path, {"exam/TESTPLAN.md": "# Plan\n", "exam/b.md": "x\n", name: "x\n"})
+    with pytest.raises(LeakDetected) as err:
+        before_launch(load_charter("tester").contract, ws, {}, word_key)
+    line = 1 if name == "alpha-quasar" else 5
+    assert f"at the file and folder names:{line} (" in err.value.message
+
+
+def test_a_stopped_reply_says_it_was_not_stored(word_key: list[Path]) -> None:
+    with pytest.raises(LeakDetected) as err:
+        reply(_result("tester", "bravo-quasar"), load_charter("tester").contract, word_key)
+    assert err.value.message == ("the tester's reply held a sealed value in the summary:1 (field 'label' of row 2 "
+                                 "(case=case-bravo)); it was not stored")

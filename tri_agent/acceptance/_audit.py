@@ -72,13 +72,12 @@ def reply(result: EpisodeResult, contract: Contract, keys: list[Path], exposure:
     with tempfile.TemporaryDirectory() as tmp:
         extra = _texts(Path(tmp), {"summary": result.summary, "reason": result.reason or ""})
         hits = _scan(keys, [extra], exposure, None)
-        where = _where(hits[0], None, extra) if hits else ""
+        if hits and must_not_see_answers(contract):
+            raise LeakDetected(f"the {contract.role}'s reply held a sealed value in {_where(hits[0], None, extra)} "
+                               f"({hits[0].detail}); it was not stored",
+                               hint="a role that never sees answers cannot name one: look for the channel it used")
     if not hits:
         return result
-    if must_not_see_answers(contract):
-        raise LeakDetected(f"the {contract.role}'s reply held a sealed value in {where} ({hits[0].detail}); "
-                           "it was not stored",
-                           hint="a role that never sees answers cannot name one: look for the channel it used")
     return result.model_copy(update={"summary": REDACTED, "reason": REDACTED if result.reason else None})
 
 
