@@ -2,12 +2,27 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from tri_agent import MalformedInput, UsageError
-from tri_agent.scoring._tables import ROW, read_table
+from tri_agent.scoring._tables import (
+    FIELD_LIMIT,
+    ROW,
+    JsonNumber,
+    locate_csv_problem,
+    read_actual,
+    read_table,
+    table_format,
+    table_from_rows,
+    to_json_text,
+    unique_keys_object,
+    unreadable_table,
+)
 
 
 def _cells(path: Path) -> list[dict[str, str | None]]:
@@ -89,3 +104,334 @@ def test_csv_blank_lines_are_no_rows(tmp_path: Path) -> None:
     table = read_table(p)
     assert _cells(p) == [{"k": "a", "v": "1"}, {"k": "b", "v": "2"}]
     assert table.line_of(2) == 4  # rows keep their record index, so lines stay right
+
+
+# --- every path of the reader, with the exact outcome a user sees -------------------------------------------
+
+
+def _malformed(path: Path, **kw: object) -> MalformedInput:
+    with pytest.raises(MalformedInput) as err:
+        read_table(path, **kw)  # type: ignore[arg-type]
+    assert err.value.exit_code == 3 and "\n" not in err.value.line()
+    return err.value
+
+
+def _usage(path: Path) -> UsageError:
+    with pytest.raises(UsageError) as err:
+        read_table(path)
+    assert err.value.exit_code == 2
+    return err.value
+
+
+def test_csv_digest_columns_and_lines_of_records_after_multiline_cells(tmp_path: Path) -> None:
+    p = tmp_path / "t.csv"
+    data = b'k,v\na,"one\ntwo\nthree"\nb,2\nc,"x\r\ny"\nd,4\n'
+    p.write_bytes(data)
+    table = read_table(p)
+    assert table.format == "csv" and table.defect is None
+    assert table.sha256 == hashlib.sha256(data).hexdigest()
+    assert table.frame.collect()[ROW].to_list() == [0, 1, 2, 3]
+    assert [table.line_of(i) for i in range(4)] == [2, 5, 6, 8]
+    assert table.where(3) == f"{p}:8"
+    assert table.line_of(4) == 6 and table.line_of(-1) == 1  # past the known records: row + 2
+
+
+def test_subset_keeps_row_index_lines_digest_and_columns(tmp_path: Path) -> None:
+    p = tmp_path / "t.csv"
+    data = b'g,v\nx,"a\nb"\ny,1\nx,2\n'
+    p.write_bytes(data)
+    sub = read_table(p).subset("g", "x")
+    assert sub.columns == ["g", "v"] and sub.path == p and sub.format == "csv" and sub.defect is None
+    assert sub.frame.collect().to_dicts() == [{ROW: 0, "g": "x", "v": "a\nb"}, {ROW: 2, "g": "x", "v": "2"}]
+    assert sub.where(2) == f"{p}:5" and sub.line_of(1) == 4
+    assert sub.sha256 == hashlib.sha256(data).hexdigest()
+    p.write_bytes(b"g,v\n")  # the lines were resolved before filtering: a later change of the file is not read
+    assert sub.line_of(2) == 5
+
+
+def test_subset_of_a_jsonl_table_and_of_an_unreadable_one(tmp_path: Path) -> None:
+    p = tmp_path / "t.jsonl"
+    p.write_text('{"g": "x"}\n\n{"g": "y"}\n{"g": "x", "n": 1}\n')
+    sub = read_table(p).subset("g", "x")
+    assert sub.frame.collect()[ROW].to_list() == [0, 2]
+    assert [sub.line_of(0), sub.line_of(2)] == [1, 4]
+    gone = unreadable_table(tmp_path / "a.csv", ("g",), "why").subset("g", "x")
+    assert gone.defect == "why" and gone.frame.collect().height == 0
+
+
+def test_csv_lines_stop_at_an_unreadable_record(tmp_path: Path) -> None:
+    p = tmp_path / "t.csv"
+    p.write_bytes(b'k,v\na,1\nb,"x\ny"\nc,' + b"h" * (FIELD_LIMIT + 1) + b"\n")
+    table = read_table(p)
+    assert table.frame.collect().height == 3
+    assert [table.line_of(0), table.line_of(1)] == [2, 3]
+    assert table.line_of(2) == 4  # the record the csv module cannot read falls back to row + 2
+
+
+def test_csv_line_of_with_a_bom(tmp_path: Path) -> None:
+    p = tmp_path / "t.csv"
+    p.write_bytes(b'\xef\xbb\xbf"k",v\na,"1\n2"\nb,3\n')
+    table = read_table(p)
+    assert table.columns == ["k", "v"]
+    assert [table.line_of(0), table.line_of(1)] == [2, 4]
+
+
+def test_table_from_rows() -> None:
+    rows: list[dict[str, str | None]] = [{"b": "1", "a": "x"}, {"c": "2"}]
+    table = table_from_rows("case-1", rows, ("z", "a"))
+    assert table.columns == ["z", "a", "b", "c"]
+    assert table.path == Path("case-1") and table.format == "jsonl" and table.defect is None
+    assert table.frame.collect().to_dicts() == [
+        {ROW: 0, "z": None, "a": "x", "b": "1", "c": None},
+        {ROW: 1, "z": None, "a": None, "b": None, "c": "2"},
+    ]
+    assert table.frame.collect().schema["a"] == pl.String
+    assert table.sha256 == hashlib.sha256(json.dumps(rows, sort_keys=True).encode()).hexdigest()
+    assert [table.line_of(0), table.line_of(1), table.line_of(2)] == [1, 2, 4]
+    assert table.where(1) == "case-1:2"
+
+
+def test_table_from_no_rows() -> None:
+    table = table_from_rows("empty", [], ("k",))
+    assert table.columns == ["k"] and table.frame.collect().to_dicts() == []
+    assert table.sha256 == hashlib.sha256(b"[]").hexdigest()
+
+
+def test_unreadable_table_stands_in_with_no_rows(tmp_path: Path) -> None:
+    p = tmp_path / "out.CSV"
+    p.write_bytes(b"garbage")
+    table = unreadable_table(p, ("k", "v"), "it broke")
+    assert table.defect == "it broke" and table.format == "csv" and table.path == p
+    assert table.columns == ["k", "v"]
+    frame = table.frame.collect()
+    assert frame.height == 0 and frame.columns == [ROW, "k", "v"] and frame.schema["k"] == pl.String
+    assert table.sha256 == hashlib.sha256(b"garbage").hexdigest()
+    assert table.line_of(0) == 2  # no known lines
+    empty = hashlib.sha256(b"").hexdigest()
+    assert unreadable_table(tmp_path / "missing.jsonl", (), "x").sha256 == empty
+    (tmp_path / "dir.jsonl").mkdir()
+    assert unreadable_table(tmp_path / "dir.jsonl", (), "x").sha256 == empty
+    (tmp_path / "link.csv").symlink_to(p)
+    assert unreadable_table(tmp_path / "link.csv", (), "x").sha256 == empty  # a symlink is never followed
+
+
+def test_unreadable_table_survives_a_read_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    p = tmp_path / "t.csv"
+    p.write_bytes(b"k\n1\n")
+
+    def refuse(self: Path) -> bytes:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "read_bytes", refuse)
+    assert unreadable_table(p, ("k",), "x").sha256 == hashlib.sha256(b"").hexdigest()
+
+
+def test_read_actual_turns_malformed_input_into_a_defect(tmp_path: Path) -> None:
+    p = tmp_path / "t.jsonl"
+    data = b'{"k": 1}\n{"k": \n'
+    p.write_bytes(data)
+    table = read_actual(p, frozenset(), ("k", "v"))
+    assert table.defect == f"unreadable table: {p}:2: not valid JSON (Expecting value: line 1 column 7 (char 6)); " \
+        "one JSON object per line"
+    assert table.columns == ["k", "v"] and table.frame.collect().height == 0
+    assert table.sha256 == hashlib.sha256(data).hexdigest()
+
+
+def test_read_actual_reads_a_good_table_as_read_table(tmp_path: Path) -> None:
+    p = tmp_path / "t.jsonl"
+    p.write_text('{"k": {"a": 1}}\n')
+    table = read_actual(p, frozenset({"k"}), ("k", "v"))
+    assert table.defect is None and table.columns == ["k", "v"]
+    assert table.frame.drop(ROW).collect().to_dicts() == [{"k": '{"a":1}', "v": None}]
+
+
+def test_read_actual_still_refuses_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="does not exist"):
+        read_actual(tmp_path / "t.csv")
+
+
+@pytest.mark.parametrize("name,fmt", [
+    ("a.csv", "csv"), ("a.CSV", "csv"), ("a.jsonl", "jsonl"), ("a.JSONL", "jsonl"), ("a.ndjson", "jsonl"),
+    ("a.NdJson", "jsonl"), ("a.b.csv", "csv"),
+])
+def test_table_format(name: str, fmt: str) -> None:
+    assert table_format(Path(name)) == fmt
+
+
+@pytest.mark.parametrize("name,suffix", [("a.xlsx", "'.xlsx'"), ("a", "''"), ("a.json", "'.json'"), ("csv", "''")])
+def test_unknown_table_format(name: str, suffix: str) -> None:
+    with pytest.raises(UsageError) as err:
+        table_format(Path(name))
+    assert err.value.exit_code == 2
+    assert err.value.line() == f"{name}: unknown table format {suffix}; use .csv, .jsonl or .ndjson"
+
+
+def test_read_errors_are_usage_errors(tmp_path: Path) -> None:
+    missing = tmp_path / "t.csv"
+    assert _usage(missing).line() == f"{missing} does not exist; check the path"
+    folder = tmp_path / "d.jsonl"
+    folder.mkdir()
+    assert _usage(folder).line() == f"{folder} is a directory, not a table file"
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    under = blocker / "t.csv"
+    assert _usage(under).line() == f"cannot read {under}: Not a directory"
+
+
+@pytest.mark.parametrize("content,columns", [
+    (b"\xef\xbb\xbfk,v\n1,2\n", ["k", "v"]),
+    (b"k,v\r\n1,2\r\n", ["k", "v"]),
+    (b"k,v", ["k", "v"]),
+    (b'"a,b",c\n', ["a,b", "c"]),
+    (b" k ,\n", [" k ", ""]),
+    (b"k,v\n\xff\n", None),  # the header is read alone: a bad byte later is the parser's to name
+])
+def test_csv_header(tmp_path: Path, content: bytes, columns: list[str] | None) -> None:
+    p = tmp_path / "t.csv"
+    p.write_bytes(content)
+    if columns is None:
+        assert _malformed(p).where == f"{p}:2"
+    else:
+        assert read_table(p).columns == columns
+
+
+@pytest.mark.parametrize("content,line", [
+    (b"\xffk,v\n1,2\n", "header is not UTF-8; save the file as UTF-8"),
+    (b"\xef\xbb\xbf\xffk\n", "header is not UTF-8; save the file as UTF-8"),
+    (b"k,v\rx,y\n1,2\n", "unreadable header (new-line character seen in unquoted field - do you need to open "
+                         "the file in universal-newline mode?); end lines with \\n or \\r\\n; the header names "
+                         "the columns"),
+    (b"\n1,2\n", "no header row; the first line must name the columns"),
+    (b"\r\n1,2\n", "no header row; the first line must name the columns"),
+    (b" , \t\n1,2\n", "no header row; the first line must name the columns"),
+    (b"b,a,b,a\n1,2,3,4\n", "column 'a' appears twice in the header"),
+    (b"k,v,v\n", "column 'v' appears twice in the header"),
+])
+def test_bad_csv_header(tmp_path: Path, content: bytes, line: str) -> None:
+    p = tmp_path / "t.csv"
+    p.write_bytes(content)
+    err = _malformed(p)
+    assert err.where == f"{p}:1" and err.line() == f"{p}:1: {line}"
+
+
+def test_csv_cells_and_blank_lines(tmp_path: Path) -> None:
+    p = tmp_path / "t.csv"
+    p.write_bytes(b'k,v,w\n01,1.10,"a,b"\n\n x ,,\n')
+    table = read_table(p)
+    assert table.frame.collect().to_dicts() == [
+        {ROW: 0, "k": "01", "v": "1.10", "w": "a,b"},
+        {ROW: 2, "k": " x ", "v": None, "w": None},
+    ]
+    assert table.line_of(2) == 4
+
+
+@pytest.mark.parametrize("content,line", [
+    (b'k,v\na,"x\ny"\nb,2,3\n', "{p}:4: 3 fields where the header has 2; quote cells that contain commas"),
+    (b'k,v\na,"x\ny"\nb,\xe9\n', "{p}:4: byte 14 is not UTF-8; save the file as UTF-8"),
+    (b'k,v\na,1\nb,"' + b"h" * (FIELD_LIMIT + 1) + b'"\n', "{p}:3: unreadable CSV (field larger than field limit "
+     f"({FIELD_LIMIT})); end lines with \\n or \\r\\n and quote fields that hold line breaks"),
+])
+def test_locate_csv_problem(tmp_path: Path, content: bytes, line: str) -> None:
+    p = tmp_path / "t.csv"
+    assert locate_csv_problem(content, p, 2).line() == line.format(p=p)
+
+
+def test_locate_csv_problem_after_a_bom_and_when_it_finds_none(tmp_path: Path) -> None:
+    p = tmp_path / "t.csv"
+    assert locate_csv_problem(b"\xef\xbb\xbfk,v\n1,2,3\n", p, 2).where == f"{p}:2"
+    found = locate_csv_problem(b"k,v\n1,2\n", p, 2)
+    assert found.where == str(p)
+    assert found.line() == f"{p}: polars could not read this CSV; check quoting and delimiters"
+    assert locate_csv_problem(b"k,v\n1\n", p, 2).where == str(p)  # too few fields is no problem here
+
+
+def test_csv_polars_failure_without_a_located_line(tmp_path: Path) -> None:
+    p = tmp_path / "t.csv"
+    p.write_bytes(b'k,v\n1,2\n3,"x"y\n')
+    err = _malformed(p)
+    assert err.where == str(p) and err.hint == ""
+    assert err.line().startswith(f"{p}: unreadable CSV (could not parse `\"x\"y`")
+
+
+def test_csv_bad_byte_line_through_read_table(tmp_path: Path) -> None:
+    p = tmp_path / "t.csv"
+    p.write_bytes(b'k,v\na,"x\ny"\nb,\xe9\n')
+    assert _malformed(p).line() == f"{p}:4: byte 14 is not UTF-8; save the file as UTF-8"
+
+
+def test_jsonl_rows_columns_and_lines(tmp_path: Path) -> None:
+    p = tmp_path / "t.ndjson"
+    data = b'\xef\xbb\xbf{"a": 1.10, "b": true}\r\n  \n\t\n{"c": false, "a": -0, "b": null}\n{}\n'
+    p.write_bytes(data)
+    table = read_table(p, frozenset(), ("z", "a"))
+    assert table.format == "jsonl" and table.columns == ["a", "b", "c", "z"]
+    assert table.sha256 == hashlib.sha256(data).hexdigest()
+    assert table.frame.collect().to_dicts() == [
+        {ROW: 0, "a": "1.10", "b": "true", "c": None, "z": None},
+        {ROW: 1, "a": "-0", "b": None, "c": "false", "z": None},
+        {ROW: 2, "a": None, "b": None, "c": None, "z": None},
+    ]
+    assert [table.line_of(0), table.line_of(1), table.line_of(2), table.line_of(3)] == [1, 4, 5, 5]
+
+
+def test_empty_jsonl_has_the_named_columns_and_no_rows(tmp_path: Path) -> None:
+    p = tmp_path / "t.jsonl"
+    p.write_bytes(b"\n\n")
+    table = read_table(p, frozenset(), ("k", "v"))
+    assert table.columns == ["k", "v"]
+    frame = table.frame.collect()
+    assert frame.height == 0 and frame.columns == [ROW, "k", "v"] and frame.schema[ROW] == pl.UInt32
+    bare = read_table(p)
+    assert bare.columns == [] and bare.frame.collect().columns == [ROW]
+
+
+def test_jsonl_json_columns_hold_json_text(tmp_path: Path) -> None:
+    p = tmp_path / "t.jsonl"
+    p.write_text('{"j": "x", "s": [1.0, "é", {"k": true}], "n": 2.50, "t": "x", "o": {"é": null}, "z": null}\n',
+                 encoding="utf-8")
+    table = read_table(p, frozenset({"j", "s", "z"}))
+    assert table.frame.drop(ROW).collect().to_dicts() == [
+        {"j": '"x"', "s": '[1.0,"é",{"k":true}]', "n": "2.50", "t": "x", "o": '{"é":null}', "z": None},
+    ]
+
+
+@pytest.mark.parametrize("content,line", [
+    (b'{"k": 1}\n\n{"k": \n',
+     "{p}:3: not valid JSON (Expecting value: line 1 column 7 (char 6)); one JSON object per line"),
+    (b'{"k": 1}\n"x"\n', "{p}:2: expected a JSON object, found str"),
+    (b'{"k": 1}\nnull\n', "{p}:2: expected a JSON object, found NoneType"),
+    (b'[{"k": 1}]\n', "{p}:1: expected a JSON object, found list"),
+    (b'{"k": Infinity}\n', "{p}:1: not valid JSON (Infinity is not JSON); one JSON object per line"),
+    (b'{"k": -Infinity}\n', "{p}:1: not valid JSON (-Infinity is not JSON); one JSON object per line"),
+    (b'{"o": {"x": 1, "x": 2}}\n', "{p}:1: not valid JSON (key 'x' repeated in one object); one JSON object per line"),
+    (b'{"k": 1}\n{"k": "\\udc00"}\n', "{p}:2: line is not UTF-8 text; save the file as UTF-8"),
+    (b'{"\\ud800": 1}\n', "{p}:1: line is not UTF-8 text; save the file as UTF-8"),
+    (b'{"k": "\xe9"}\n', "{p}:1: line is not UTF-8 text; save the file as UTF-8"),
+    (b'{"k": 1}\n{"k": ' + b"[" * 400 + b"]" * 400 + b"}\n", "{p}:2: JSON nested too deeply"),
+    (b'{"k": ' + b"[" * 100000 + b"]" * 100000 + b"}\n", "{p}:1: JSON nested too deeply"),
+])
+def test_bad_jsonl_lines(tmp_path: Path, content: bytes, line: str) -> None:
+    p = tmp_path / "t.jsonl"
+    p.write_bytes(content)
+    assert _malformed(p).line() == line.format(p=p)
+
+
+def test_escaped_text_that_is_valid(tmp_path: Path) -> None:
+    p = tmp_path / "t.jsonl"
+    p.write_bytes(b'{"k": "\\u00e9\\ud83d\\ude00\\n"}\n')
+    assert _cells(p) == [{"k": "é\U0001f600\n"}]
+
+
+def test_unique_keys_object() -> None:
+    assert unique_keys_object([("a", 1), ("b", 2)]) == {"a": 1, "b": 2}
+    assert list(unique_keys_object([("b", 1), ("a", 2)])) == ["b", "a"]
+    with pytest.raises(ValueError, match=r"^key 'a' repeated in one object$"):
+        unique_keys_object([("a", 1), ("b", 2), ("a", 1)])
+
+
+def test_to_json_text() -> None:
+    assert to_json_text(JsonNumber("1.10")) == "1.10"
+    assert to_json_text({"é": [JsonNumber("1e3"), True, None, "ü"], "b": {}}) == '{"é":[1e3,true,null,"ü"],"b":{}}'
+    assert to_json_text([]) == "[]"
+    assert to_json_text('say "hi"') == '"say \\"hi\\""'
+    assert to_json_text(False) == "false"
