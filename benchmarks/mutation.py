@@ -198,13 +198,13 @@ def _env() -> dict[str, str]:
 def _record(score: Score) -> None:
     rows = _rows()
     rows[score.module] = (f"| `{score.module}` | {score.killed} | {score.judged} | {score.rate:.1f}% | "
-                          f"{score.excluded} | {datetime.date.today().isoformat()} |")
+                          f"{score.excluded} | {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC |")
     head = ("# The project's own mutation score\n\n"
             "Written by `python3 dev.py mutation [MODULE ...]` (see `benchmarks/mutation.py`): mutmut with\n"
             "forkserver isolation, each module judged by the test files listed for it in `pyproject.toml`\n"
             "(`[tool.tri-agent.mutation.modules]`). Timeouts count as killed; *left out* are mutants listed with\n"
             "a reason in `benchmarks/mutation-equivalents.toml` and lines marked `# pragma: no mutate`. A row's\n"
-            "date is when that module was last measured.\n\n"
+            "date is when that module was last measured: a test added later is not in it.\n\n"
             "| module | killed | of N | rate | left out | date |\n|---|---:|---:|---:|---:|---|\n")
     REPORT.write_text(head + "\n".join(rows[m] for m in sorted(rows)) + "\n")
 
