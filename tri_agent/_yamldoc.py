@@ -108,7 +108,7 @@ def _bounded(root: yaml.Node, where: str) -> None:
                 raise MalformedInput("YAML refers to itself (a recursive alias)", where=_at(where, node))
             entered.add(id(node))
             stack.append((node, True))
-            stack += [(c, False) for c in children if id(c) not in size]
+            stack += [(c, False) for c in children]  # a child already sized is skipped when popped
             continue
         size[id(node)] = (1 + sum(size[id(c)][0] for c in children),
                           1 + max((size[id(c)][1] for c in children), default=0))
