@@ -323,6 +323,7 @@ def test_csv_cells_quoted_escaped_partly_quoted_and_their_lines(tmp_path: Path) 
         "first.csv": '"O\'Brien ""the quoted""",x\n',
         "escaped.csv": 'id,who\n1,"M\\u00fcller-L\\u00fcdenscheid"\n',
         "partly.csv": 'id,who\n1,"Müller-Lüden"scheid\n',
+        "glued.csv": 'XMüller-Lüdenscheid,"Müller-Lüden"scheid\n',  # the plain field is another text
         "last.csv": 'id,who\n1,"O\'Brien ""the quoted"""',  # no final newline
         "many.csv": 'id,who\n1,"O\'Brien ""the quoted"""\n2,"some\nnote"\n',
         "wide.csv": 'id,note,avg\n1,"two\nlines",78.35\n',
@@ -330,6 +331,7 @@ def test_csv_cells_quoted_escaped_partly_quoted_and_their_lines(tmp_path: Path) 
     report = _scan(tmp_path, rows, files, key=["case"])
     assert _seen(report) == ["escaped.csv:2 value field 'name' of row 1 (case=c-1)",
                              "first.csv:1 value field 'who' of row 1 (case=c-1)",
+                             "glued.csv:1 value field 'name' of row 1 (case=c-1)",
                              "last.csv:2 value field 'who' of row 1 (case=c-1)",
                              "many.csv:2 value field 'who' of row 1 (case=c-1)",
                              "partly.csv:2 value field 'name' of row 1 (case=c-1)",

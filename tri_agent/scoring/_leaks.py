@@ -275,7 +275,11 @@ def _literal(token: str) -> str | None:
 
 
 def _csv_cells(text: str) -> list[tuple[int, str]]:
-    """(offset of its record, cell) of every CSV cell not written verbatim in its record (quoted, partly quoted)."""
+    """(offset of its record, cell) of every CSV cell not written out as a plain field (quoted, partly quoted).
+
+    A plain field is in the raw text between separators, where the raw scan finds it; any other cell may hide a
+    value (``Kiwiz,"Ki"wi`` is the cells ``Kiwiz`` and ``Kiwi``).
+    """
     out = []
     line_ends = [m.end() for m in re.finditer("\n", text)] + [len(text)]
     reader = csv.reader(io.StringIO(text))  # line breaks are already "\n" (_canon)
@@ -283,8 +287,8 @@ def _csv_cells(text: str) -> list[tuple[int, str]]:
     try:
         for record in reader:
             end = line_ends[reader.line_num - 1]
-            raw = text[start:end]
-            out += [(start, cell) for cell in record if cell not in raw]
+            fields = f",{text[start:end]},".replace("\n", ",")  # a plain field is ",field," here
+            out += [(start, cell) for cell in record if f",{cell}," not in fields]
             start = end
     except csv.Error:
         pass  # not really CSV: the raw and literal scans still ran
