@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import tomllib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -141,17 +142,17 @@ def _score(scratch: Path, module: str, equivalents: dict[str, tuple[str, str]]) 
     score = Score(module)
     diffs: list[str] = []
     seen_equivalent: set[str] = set()
-    for name, status in re.findall(r"^\s+(\S+): (.+)$", listed, flags=re.MULTILINE):
-        if status in LEFT_OUT:
-            score.excluded += 1
-            continue
-        if status not in KILLED | NOT_KILLED:
-            raise SystemExit(f"mutation: {module}: mutant {name} ended {status!r}; rerun, or report a mutmut bug")
-        if status in KILLED:
-            score.killed += 1
-            score.judged += 1
-            continue
-        diff = _show(scratch, name)
+    outcomes = re.findall(r"^\s+(\S+): (.+)$", listed, flags=re.MULTILINE)
+    unknown = next(((n, s) for n, s in outcomes if s not in KILLED | NOT_KILLED | LEFT_OUT), None)
+    if unknown is not None:
+        raise SystemExit(f"mutation: {module}: mutant {unknown[0]} ended {unknown[1]!r}; rerun, or report a mutmut bug")
+    score.excluded = sum(s in LEFT_OUT for _, s in outcomes)
+    score.killed = sum(s in KILLED for _, s in outcomes)
+    score.judged = score.killed
+    alive = [(n, s) for n, s in outcomes if s in NOT_KILLED]
+    with ThreadPoolExecutor(max_workers=4) as pool:  # one `mutmut show` is a second of start-up, mostly waiting
+        shown = list(pool.map(lambda ns: _show(scratch, ns[0]), alive))
+    for (name, status), diff in zip(alive, shown, strict=True):
         if _same_codec(diff) or (name in equivalents and equivalents[name][0] in diff):
             score.excluded += 1
             seen_equivalent.add(name)

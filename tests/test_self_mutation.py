@@ -63,3 +63,29 @@ def test_an_unknown_module_is_one_line_and_exit_2(tool: ModuleType, capsys: pyte
     assert tool.main(["scoring._nope"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("mutation: unknown module 'scoring._nope'; listed in pyproject.toml") and err.count("\n") == 1
+
+
+def test_scoring_counts_timeouts_as_killed_and_leaves_out_only_matching_equivalents(
+        tool: ModuleType, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    listed = ("    m.x__mutmut_1: killed\n    m.x__mutmut_2: timeout\n    m.x__mutmut_3: survived\n"
+              "    m.x__mutmut_4: no tests\n    m.x__mutmut_5: survived\n    m.x__mutmut_6: skipped\n"
+              "    m.x__mutmut_7: survived\n    m.x__mutmut_8: survived\n")
+    diffs = {"m.x__mutmut_3": _diff("    a = 1", "    a = 2"), "m.x__mutmut_4": _diff("    b = 1", "    b = 2"),
+             "m.x__mutmut_5": _diff("    c = 1", "    c = None"),
+             "m.x__mutmut_7": _diff('    t = s.encode("utf-8")', '    t = s.encode("UTF-8")'),
+             "m.x__mutmut_8": _diff("    d = 1", "    d = 3")}
+    monkeypatch.setattr(tool.subprocess, "run", lambda *a, **k: type("Done", (), {"stdout": listed})())
+    monkeypatch.setattr(tool, "_show", lambda _scratch, name: diffs[name])
+    monkeypatch.setattr(tool, "SURVIVORS", tmp_path)
+    equivalents = {"m.x__mutmut_5": ("+    c = None", "c is never read again, so no value of it matters"),
+                   "m.x__mutmut_8": ("+    d = 4", "a stale entry: the change recorded is not the mutant's")}
+    score = tool._score(tmp_path, "m", equivalents)
+    assert (score.killed, score.judged, score.excluded) == (2, 5, 3)
+    assert score.survivors == ["m.x__mutmut_3", "m.x__mutmut_4", "m.x__mutmut_8"]
+    assert "equivalent entry m.x__mutmut_8 no longer matches" in capsys.readouterr().err
+    written = (tmp_path / "m.txt").read_text()
+    assert written.startswith("## m.x__mutmut_3: survived\n") and "## m.x__mutmut_4: no tests\n" in written
+    monkeypatch.setattr(tool.subprocess, "run", lambda *a, **k: type("Done", (), {"stdout": "    m.y: segfault\n"
+                                                                                  "    m.z: not checked\n"})())
+    with pytest.raises(SystemExit, match=r"mutant m\.z ended 'not checked'"):
+        tool._score(tmp_path, "m", {})
