@@ -291,3 +291,49 @@ def test_what_goes_wrong_inside_a_tool_reaches_the_role_as_one_line(tmp_path: Pa
     with pytest.raises(ToolError) as err:
         examiner.call("exam_build", {"seed": "x"})
     assert str(err.value) == "exam_build: seed must be digits; pass a number"
+
+
+def test_more_odd_calls_answer_exactly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def silent(_args: dict[str, Any]) -> str:
+        raise ValueError()
+
+    box = _role_box(tmp_path, "judge", {"exam/judge/a b.md": "x\n"}, engine={"score": silent})
+    with pytest.raises(ToolError) as err:
+        box.call("read", [])  # type: ignore[arg-type]
+    assert str(err.value) == "read: arguments must be an object, not list"
+    with pytest.raises(ToolError) as err:
+        box.call("score", {})
+    assert str(err.value) == "score failed: ValueError: ValueError"
+    assert box.call("read", {"path": "exam/judge/a b.md"}) == "x\n"  # a space is no control character
+    with pytest.raises(ToolError) as err:
+        box.call("write", {"path": "exam/tickets/x.md", "content": "\udcff"})
+    assert str(err.value) == "content holds an unpaired surrogate: it is not text; write UTF-8 text"
+    assert box.call("file_ticket", {"route": "orchestrator", "title": "t", "body": "b"}).endswith(
+        "for the orchestrator")
+
+
+def test_list_never_walks_into_a_linked_folder(tmp_path: Path) -> None:
+    box = _role_box(tmp_path, "builder", {"target/a.py": ""})
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "secret.txt").write_text("s\n")
+    (box.workspace / "target" / "link").symlink_to(tmp_path / "outside")
+    assert box.call("list", {"path": "target"}) == "target/a.py"
+
+
+def test_read_refuses_a_link_even_past_the_path_check(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A link made between the check and the open (a race) is still not followed."""
+    box = _role_box(tmp_path, "builder")
+    (tmp_path / "secret.txt").write_text("s\n")
+    (box.workspace / "x").symlink_to(tmp_path / "secret.txt")
+    monkeypatch.setattr(ToolBox, "resolve", lambda self, path: (path, self.root / path))
+    with pytest.raises(ToolError) as err:
+        box.call("read", {"path": "x"})
+    assert str(err.value) == "cannot read x: Too many levels of symbolic links"
+
+
+def test_search_cuts_only_when_there_are_more_hits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    box = _role_box(tmp_path, "builder", {"a.md": "hit\nhit\n", "b.md": "none\n"})
+    monkeypatch.setattr("tri_agent.isolation._tools.SEARCH_CAP", 2)
+    assert box.call("search", {"pattern": "hit"}) == "a.md:1: hit\na.md:2: hit"
+    (box.workspace / "b.md").write_text("hit\n")
+    assert box.call("search", {"pattern": "hit"}) == "a.md:1: hit\na.md:2: hit\n(cut at 2 hits)"

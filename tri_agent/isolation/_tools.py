@@ -109,7 +109,7 @@ class ToolBox:
         if rel.is_absolute() or "\\" in path or "\0" in path:
             return self._refuse(f"path {path!r} is not relative to your workspace")
         _check_name(path)
-        parts = [p for p in rel.parts if p != "."]
+        parts = list(rel.parts)  # PurePosixPath drops "." components itself
         if ".." in parts:
             return self._refuse(f"path {path!r} leaves your workspace")
         current = self.root
@@ -171,7 +171,7 @@ def _read(box: ToolBox, args: dict[str, Any]) -> str:
         raise ToolError(f"cannot read {rel}: {exc.strerror}") from None
     with os.fdopen(fd, "rb") as f:
         data = f.read(READ_CAP + 1)
-    text = data[:READ_CAP].decode("utf-8", errors="replace")
+    text = data[:READ_CAP].decode(errors="replace")
     return text + (f"\n(cut at {READ_CAP} bytes)" if len(data) > READ_CAP else "")
 
 
@@ -185,7 +185,7 @@ def _search(box: ToolBox, args: dict[str, Any]) -> str:
     for rel in (r for r in listing if not r.startswith("(")):
         text = _read(box, {"path": rel})
         hits += [f"{rel}:{i}: {line[:200]}" for i, line in enumerate(text.splitlines(), 1) if pattern.search(line)]
-        if len(hits) >= SEARCH_CAP:
+        if len(hits) > SEARCH_CAP:
             return "\n".join(hits[:SEARCH_CAP]) + f"\n(cut at {SEARCH_CAP} hits)"
     return "\n".join(hits) or "(no match)"
 
