@@ -301,6 +301,9 @@ def test_csv_header(tmp_path: Path, content: bytes, columns: list[str] | None) -
     (b"k,v\rx,y\n1,2\n", "unreadable header (new-line character seen in unquoted field - do you need to open "
                          "the file in universal-newline mode?); end lines with \\n or \\r\\n; the header names "
                          "the columns"),
+    (b"\rk,v\n1,2\n", "unreadable header (new-line character seen in unquoted field - do you need to open "
+                         "the file in universal-newline mode?); end lines with \\n or \\r\\n; the header names "
+                         "the columns"),
     (b"\n1,2\n", "no header row; the first line must name the columns"),
     (b"\r\n1,2\n", "no header row; the first line must name the columns"),
     (b" , \t\n1,2\n", "no header row; the first line must name the columns"),
@@ -445,3 +448,25 @@ def test_csv_lines_of_a_file_that_changed_to_bad_bytes(tmp_path: Path) -> None:
     table = read_table(p)
     p.write_bytes(b'k,v\na,"\xff\n2"\nb,3\n')  # lines are read lazily: a byte that is not UTF-8 never stops them
     assert [table.line_of(0), table.line_of(1)] == [2, 4]
+
+
+def test_unreadable_table_knows_no_lines_of_the_file(tmp_path: Path) -> None:
+    p = tmp_path / "t.csv"
+    p.write_bytes(b'k\n"a\nb"\nc\n')
+    table = unreadable_table(p, ("k",), "x")
+    assert [table.line_of(0), table.line_of(1)] == [2, 3]  # row + 2: it has no rows, its file is never parsed
+
+
+def test_csv_lines_of_a_file_emptied_since(tmp_path: Path) -> None:
+    p = tmp_path / "t.csv"
+    p.write_bytes(b"k\n1\n")
+    table = read_table(p)
+    p.write_bytes(b"")
+    assert table.line_of(0) == 2
+
+
+def test_locate_csv_problem_on_the_first_line(tmp_path: Path) -> None:
+    p = tmp_path / "t.csv"
+    assert locate_csv_problem(b"a,b,c\n", p, 2).line() == f"{p}:1: 3 fields where the header has 2; " \
+        "quote cells that contain commas"
+    assert locate_csv_problem(b"\nk\xff\n", p, 1).line() == f"{p}:2: byte 2 is not UTF-8; save the file as UTF-8"

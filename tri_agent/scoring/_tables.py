@@ -231,8 +231,7 @@ def _parse_jsonl(data: bytes, path: Path, json_columns: frozenset[str]) -> tuple
             values.append(cell)
         lines.append(lineno)
     frame = pl.DataFrame({name: pl.Series(name, v, dtype=pl.String) for name, v in columns.items()})
-    frame = frame.with_row_index(ROW) if columns else pl.DataFrame({ROW: pl.Series([], dtype=pl.UInt32)})
-    return list(columns), lines, frame
+    return list(columns), lines, frame.with_row_index(ROW)  # no columns: still the index, no rows
 
 
 def _parse_jsonl_line(raw: bytes, where: str) -> dict[str, Any]:
