@@ -112,7 +112,8 @@ def _check_seal_request(sealed_before: bool, reseal: bool, expect: str | None, r
         raise UsageError("--reseal needs --expect NEW_DIGEST and a non-empty --reason TEXT",
                          hint="get the digest with: tri-agent seal DIR --dry-run")
     try:
-        (reason or "").encode("utf-8")
+        if reason is not None:
+            reason.encode("utf-8")
     except UnicodeEncodeError:
         raise UsageError("--reason is not valid UTF-8 text", hint="write the reason in UTF-8") from None
 
@@ -174,8 +175,8 @@ def _pair_renames(missing: list[Entry], added: list[Entry]) -> list[Finding]:
         for e in added
         if e.path not in renamed_to
     ]
-    order = {"modified": 0, "renamed": 1, "missing": 2, "added": 3}
-    return sorted(out, key=lambda f: (order[f.kind], f.path))
+    order = ("renamed", "missing", "added")  # diff puts the modified files first
+    return sorted(out, key=lambda f: (order.index(f.kind), f.path))
 
 
 def read_log(root: Path) -> list[SealLogEntry]:
@@ -206,8 +207,12 @@ def exact_lines(raw: bytes, canonical: Callable[[bytes], bytes]) -> tuple[list[b
 
 
 def _log_line(line: bytes) -> bytes:
-    entry = SealLogEntry.model_validate_json(line)
-    return json.dumps(entry.model_dump(mode="json"), sort_keys=True, ensure_ascii=False).encode("utf-8")
+    return _log_bytes(SealLogEntry.model_validate_json(line))
+
+
+def _log_bytes(entry: SealLogEntry) -> bytes:
+    # every field is an int, a str or None: the Python dump is already the JSON one
+    return json.dumps(entry.model_dump(), sort_keys=True, ensure_ascii=False).encode("utf-8")
 
 
 def _log_findings(root: Path, digest: str) -> list[Finding]:
@@ -231,33 +236,31 @@ def _log_findings(root: Path, digest: str) -> list[Finding]:
 
 
 def _log_line_problem(line: bytes, i: int, previous: bytes | None) -> str:
-    try:
-        entry = SealLogEntry.model_validate_json(line)
-    except ValueError:
-        return "not a seal log entry"
+    entry = SealLogEntry.model_validate_json(line)  # exact_lines has already refused a line that is no entry
     want = hashlib.sha256(previous).hexdigest() if previous is not None else None
     if entry.seq != i or entry.previous_line_sha256 != want:
         return "chain broken (a line was removed, reordered or rewritten)"
     return ""
 
 
-def _log_record(root: Path, action: str, digest: str, old: str | None, reason: str | None) -> bytes:
+def _log_record(root: Path, action: Literal["seal", "reseal"], digest: str, old: str | None,
+                reason: str | None) -> bytes:
     path = root / SEAL_LOG_NAME
     lines = path.read_bytes().splitlines() if path.exists() else []
     entry = SealLogEntry(
         seq=len(lines),
-        action="reseal" if action == "reseal" else "seal",
+        action=action,
         digest=digest,
         previous_digest=old,
         reason=reason,
         at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         previous_line_sha256=hashlib.sha256(lines[-1]).hexdigest() if lines else None,
     )
-    return (json.dumps(entry.model_dump(mode="json"), sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+    return _log_bytes(entry) + b"\n"
 
 
 def _append_log(root: Path, record: bytes) -> None:
-    fd = os.open(root / SEAL_LOG_NAME, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    fd = os.open(root / SEAL_LOG_NAME, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     try:
         os.write(fd, record)
         os.fsync(fd)
