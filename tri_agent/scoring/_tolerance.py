@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Context, Decimal, Inexact, InvalidOperation
+from functools import partial
 from typing import Any, Literal, NamedTuple
 
 import polars as pl
@@ -115,25 +116,21 @@ def _clip(raw: str) -> str:
     return repr(raw if len(raw) <= 60 else raw[:57] + "...")
 
 
-def _compare_decimal(tolerance: Decimal) -> Callable[[str, str], Cell]:
-    def compare(expected: str, actual: str) -> Cell:
-        e, a = parse_decimal(expected), parse_decimal(actual)
-        try:
-            delta = EXACT.subtract(a, e)
-        except (Inexact, InvalidOperation):
-            raise BadValue(f"cannot subtract {expected!r} from {actual!r} exactly") from None
-        ok = EXACT.abs(delta) <= tolerance
-        return Cell(ok, None if ok else "out_of_tolerance", delta)
+def _compare_decimal(tolerance: Decimal, expected: str, actual: str) -> Cell:
+    # a module-level function bound with functools.partial (not a closure made at import), so that what it
+    # does is also what the project's own mutation run can reach
+    e, a = parse_decimal(expected), parse_decimal(actual)
+    try:
+        delta = EXACT.subtract(a, e)
+    except (Inexact, InvalidOperation):
+        raise BadValue(f"cannot subtract {expected!r} from {actual!r} exactly") from None
+    ok = EXACT.abs(delta) <= tolerance
+    return Cell(ok, None if ok else "out_of_tolerance", delta)
 
-    return compare
 
-
-def _compare_by(read: Callable[[str], object]) -> Callable[[str, str], Cell]:
-    def compare(expected: str, actual: str) -> Cell:
-        ok = read(expected) == read(actual)
-        return Cell(ok, None if ok else "not_equal")
-
-    return compare
+def _compare_by(read: Callable[[str], object], expected: str, actual: str) -> Cell:
+    ok = read(expected) == read(actual)
+    return Cell(ok, None if ok else "not_equal")
 
 
 def _valid_decimal(x: pl.Expr) -> pl.Expr:
@@ -190,18 +187,18 @@ _TEXT_FAST = FastPath(not_blank, _equal_text)
 CLASSES: dict[str, ToleranceClass] = {
     c.name: c
     for c in (
-        ToleranceClass("amount", "exact decimal, |actual - expected| <= 0.01", _compare_decimal(Decimal("0.01")),
-                       _DECIMAL_FAST, Decimal("0.01"), parse_decimal),
-        ToleranceClass("ratio", "exact decimal, |actual - expected| <= 1e-6", _compare_decimal(Decimal("1e-6")),
-                       _DECIMAL_FAST, Decimal("1e-6"), parse_decimal),
-        ToleranceClass("count", "integer equality", _compare_by(parse_count), FastPath(_valid_count, _equal_count),
-                       None, parse_count),
-        ToleranceClass("status", "exact equality against an enum", _compare_by(str), _TEXT_FAST),
-        ToleranceClass("text", "exact string equality", _compare_by(str), _TEXT_FAST),
+        ToleranceClass("amount", "exact decimal, |actual - expected| <= 0.01",
+                       partial(_compare_decimal, Decimal("0.01")), _DECIMAL_FAST, Decimal("0.01"), parse_decimal),
+        ToleranceClass("ratio", "exact decimal, |actual - expected| <= 1e-6",
+                       partial(_compare_decimal, Decimal("1e-6")), _DECIMAL_FAST, Decimal("1e-6"), parse_decimal),
+        ToleranceClass("count", "integer equality", partial(_compare_by, parse_count),
+                       FastPath(_valid_count, _equal_count), None, parse_count),
+        ToleranceClass("status", "exact equality against an enum", partial(_compare_by, str), _TEXT_FAST),
+        ToleranceClass("text", "exact string equality", partial(_compare_by, str), _TEXT_FAST),
         ToleranceClass("json", "semantic JSON equality (key order ignored, list order kept)",
-                       _compare_by(canonical_json), None, None, canonical_json),
+                       partial(_compare_by, canonical_json), None, None, canonical_json),
         ToleranceClass("set", "unordered list equality, duplicates significant",
-                       _compare_by(canonical_set), None, None, canonical_set),
+                       partial(_compare_by, canonical_set), None, None, canonical_set),
     )
 }
 
