@@ -92,7 +92,7 @@ def test_any_text_is_data_or_one_line_of_our_error(text: str) -> None:
         assert exc.exit_code == 3 and "\n" not in exc.line()
 
 
-# ---- each bound at its edge and one past it, the exact line users see ---------------------------------------------
+# a small model for load(), and the one line a refusal shows
 
 class Inner(BaseModel):
     n: int
@@ -141,6 +141,8 @@ def _load_refused(tmp_path: Path, text: str | bytes, model: type[BaseModel] = Do
     assert caught.value.exit_code == 3
     return caught.value.line().replace(str(path), "doc.yaml")
 
+
+# ---- each bound at its edge and one past it, the exact line users see ---------------------------------------------
 
 def test_a_document_of_exactly_the_byte_bound_loads_and_one_byte_more_is_refused(monkeypatch: pytest.MonkeyPatch,
                                                                                  tmp_path: Path) -> None:
