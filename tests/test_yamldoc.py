@@ -286,3 +286,11 @@ def test_a_missing_or_unreadable_file_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError) as folder:
         load(tmp_path, Doc)
     assert folder.value.line() == f"cannot read {tmp_path}: Is a directory" and folder.value.exit_code == 2
+
+
+def test_a_long_unreadable_value_is_still_one_short_line(tmp_path: Path) -> None:
+    path = tmp_path / "x.yaml"
+    path.write_text("b: !!bool " + "x" * 5000 + "\n")
+    with pytest.raises(MalformedInput) as err:
+        _yamldoc.data(path.read_text(), str(path))
+    assert err.value.line() == f"{path}:1: cannot read '{'x' * 57}...' as bool; quote it if it is text"

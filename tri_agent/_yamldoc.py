@@ -141,8 +141,9 @@ def _check_node(node: yaml.Node, measured: tuple[int, int], where: str) -> None:
             if read is not None:
                 read(_SCALARS, node)
         except (ValueError, LookupError, AttributeError) as exc:  # 2020-13-45, 0x_, !!bool maybe: not YAML's errors
-            why = f" ({exc})" if isinstance(exc, ValueError) else ""
-            raise MalformedInput(f"cannot read {node.value!r} as {node.tag.removeprefix('tag:yaml.org,2002:')}{why}",
+            why = f" ({str(exc)[:120]})" if isinstance(exc, ValueError) else ""  # one line, however long the value
+            shown = node.value if len(node.value) <= 60 else node.value[:57] + "..."
+            raise MalformedInput(f"cannot read {shown!r} as {node.tag.removeprefix('tag:yaml.org,2002:')}{why}",
                                  where=_at(where, node), hint="quote it if it is text") from None
 
 
