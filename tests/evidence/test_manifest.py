@@ -278,6 +278,7 @@ def test_an_interrupted_hash_of_a_large_file_never_keeps_the_process_alive(tmp_p
     big = tmp_path / "big"
     with big.open("wb") as f:
         f.truncate(64 << 20)
+    assert hash_file(str(big)) == (hashlib.sha256(bytes(64 << 20)).hexdigest(), 64 << 20, False)  # uninterrupted
     code = (
         "import sys, time\n"
         "from tri_agent.evidence import _manifest\n"
