@@ -377,6 +377,7 @@ def _canonical(line: bytes) -> bytes:
     (b"{a}\n", [b"{a}"], []),
     (b"{a}\n{b}\n", [b"{a}", b"{b}"], []),
     (b"{a}\n{b}", [b"{a}", b"{b}"], [(0, "the last line has no final newline (bytes cut or added)")]),
+    (b"{a b}\n{c d}", [b"{a b}", b"{c d}"], [(0, "the last line has no final newline (bytes cut or added)")]),
     (b"x\n{b} \ny\n", [b"x", b"{b} ", b"y"], [
         (1, "not an entry"), (2, "not byte-exact (line end, spacing or key order changed)"), (3, "not an entry")]),
     (b"\n", [b""], [(1, "not an entry")]),
@@ -498,7 +499,7 @@ def test_a_lost_seal_log_keeps_the_directory_sealed(tmp_path: Path) -> None:
     assert [(e["seq"], e["action"], e["previous_digest"]) for e in _lines(d)] == [(0, "reseal", digest)]
 
 
-@pytest.mark.parametrize("count", [1, 3])
+@pytest.mark.parametrize("count", [1, 2, 3])
 def test_preview_names_the_first_refusal_and_counts_the_rest(tmp_path: Path, count: int) -> None:
     d = _tree(tmp_path / "d")
     for i in range(count):
