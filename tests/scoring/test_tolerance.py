@@ -185,7 +185,7 @@ def test_numbers_at_the_exponent_limits_still_subtract_exactly() -> None:
 def test_nan_and_infinity_are_no_json_in_json_and_set_cells(cls: str, constant: str) -> None:
     with pytest.raises(BadValue) as err:
         check_expected(CLASSES[cls], f"[{constant}]")
-    assert str(err.value) == f"needs JSON text, found '[{constant}]' (ValueError)"
+    assert str(err.value) == f"needs JSON text, found {constant}, which JSON has no literal for"
 
 
 def test_json_errors_name_the_value_clipped() -> None:
@@ -208,3 +208,47 @@ def test_each_class_says_its_rule_and_tolerance() -> None:
     assert rules["ratio"] == ("exact decimal, |actual - expected| <= 1e-6", Decimal("1e-6"))
     assert {n: t for n, (_, t) in rules.items() if t is None} == dict.fromkeys(
         ["count", "status", "text", "json", "set"])
+
+
+def test_json_null_is_blank_only_with_ascii_whitespace_around() -> None:
+    assert is_blank(" null\t", "json") and is_blank("null", "set")
+    assert not is_blank("\u2003null", "json")  # an em space is not blank: the cell is malformed JSON
+    assert not is_blank("null", "text")
+
+
+def test_a_json_null_answer_is_blank_for_json_and_set() -> None:
+    for cls in ("json", "set"):
+        with pytest.raises(BadValue) as err:
+            check_expected(CLASSES[cls], "null")
+        assert str(err.value) == "the answer key holds a blank value; blank is not a value"
+
+
+@pytest.mark.parametrize(("raw", "canonical"), [
+    ('{"b": 1, "a": "\u00e9"}', '{"a":"\u00e9","b":1}'),
+    ('{"\u00e9": [1.50, 2]}', '{"\u00e9":[1.5,2]}'),
+    ('"x"', '"x"'),
+    ("1.00000000000000000000000000000000001", "1.00000000000000000000000000000000001"),
+    ("[0.0, -0]", "[0,0]"),
+])
+def test_canonical_json_is_exact_text(raw: str, canonical: str) -> None:
+    assert canonical_json(raw) == canonical
+
+
+def test_canonical_set_sorts_canonical_elements() -> None:
+    assert canonical_set('[2, "\u00e9", 1.0, {"b": 1, "a": 2}]') == '["\u00e9",1,2,{"a":2,"b":1}]'
+    assert canonical_set("[]") == "[]"
+
+
+def test_clip_keeps_sixty_characters_and_cuts_sixty_one() -> None:
+    for n, clipped in ((60, False), (61, True)):
+        raw = "x" * n
+        with pytest.raises(BadValue) as err:
+            canonical_set(raw)
+        shown = repr(raw[:57] + "...") if clipped else repr(raw)
+        assert str(err.value) == f"needs JSON text, found {shown} (JSONDecodeError)"
+
+
+def test_a_failed_cell_is_false_not_just_falsy() -> None:
+    assert compare_cell(CLASSES["text"], "a", " ") == (False, "missing_field", None)
+    enum = frozenset({"ok", "late"})
+    assert compare_cell(CLASSES["status"], "ok", "gone", enum) == (False, "not_in_enum", None)

@@ -94,12 +94,14 @@ def _load_json(raw: str) -> Any:
     try:
         return json.loads(raw, parse_float=Decimal, parse_int=Decimal, parse_constant=_no_constant,
                           object_pairs_hook=unique_keys_object)
+    except BadValue:
+        raise
     except (ValueError, RecursionError, ArithmeticError) as exc:
         raise BadValue(f"needs JSON text, found {_clip(raw)} ({type(exc).__name__})") from None
 
 
 def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON value")
+    raise BadValue(f"needs JSON text, found {name}, which JSON has no literal for")
 
 
 def _dump(value: Any) -> str:
