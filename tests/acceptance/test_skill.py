@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import yaml
@@ -32,3 +33,22 @@ def test_install_skill(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-
     assert merged["model"] == "opus" and merged["permissions"]["deny"][0] == "Read(./.env)"
     assert any(rule.startswith("Read(//") and rule.endswith("/tri-agent/**)") for rule in merged["permissions"]["deny"])
     assert merged["sandbox"]["filesystem"]["denyRead"] == merged["sandbox"]["filesystem"]["denyWrite"]
+
+
+def test_every_trap_names_a_guard_that_exists() -> None:
+    text = skill_source().read_text()
+    traps = text.split("## 4. The traps")[1]
+    rows = [line for line in traps.splitlines() if line.startswith("| **")]
+    assert len(rows) >= 10
+    root = Path(__file__).resolve().parents[2]
+    preset = yaml.safe_load((root / "presets" / "warehouse.yaml").read_text())
+    classes = {c["id"] for c in preset["mutation_bug_classes"]}
+    for row in rows:
+        guards = row.split("|")[-2]
+        cited = re.findall(r"`(tests/[\w/]+\.py)(?:::(\w+))?`", guards)
+        named = re.findall(r"`([a-z]+(?:-[a-z]+)*)`", guards)
+        assert cited or named, f"trap without a guard: {row[:60]}"
+        for path, name in cited:
+            source = (root / path).read_text(encoding="utf-8")
+            assert not name or f"def {name}(" in source, f"{path}::{name} does not exist"
+        assert set(named) <= classes, f"unknown bug class in {row[:60]}"
