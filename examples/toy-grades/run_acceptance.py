@@ -12,7 +12,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -21,12 +20,24 @@ GIT = ["git", "-c", "user.name=tri-agent demo", "-c", "user.email=demo@invalid"]
 
 
 NOT_CERTIFIED = 9  # what a simulation that passes the protocol must end with
+MARK = ".tri-agent-demo"  # only a folder this script made is ever cleared
+
+
+def fresh(out: Path) -> Path:
+    """The demo's one results folder, emptied of the previous demo (and of nothing else)."""
+    if out.exists() and any(out.iterdir()):
+        if not (out / MARK).exists():
+            sys.exit(f"{out} holds files this demo did not write; set TRI_AGENT_EXAMPLE_OUT to an empty folder")
+        shutil.rmtree(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / MARK).write_text("written by examples/toy-grades/run_acceptance.py; cleared by its next run\n")
+    return out
 
 
 def main() -> int:
-    out = Path(os.environ.get("TRI_AGENT_EXAMPLE_OUT") or tempfile.mkdtemp(prefix="toy-acceptance-"))
+    out = fresh(Path(os.environ.get("TRI_AGENT_EXAMPLE_OUT") or HERE / "out" / "acceptance").resolve())
     work = out / "toy-grades"
-    shutil.copytree(HERE, work, ignore=shutil.ignore_patterns("builds", "runs", "mutation", "evidence",
+    shutil.copytree(HERE, work, ignore=shutil.ignore_patterns("builds", "runs", "mutation", "evidence", "out",
                                                               "SCOREBOARD.md", "__pycache__"))
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "baseline as the agent built it"]):
         subprocess.run([*GIT, *args], cwd=work, check=True, capture_output=True)
@@ -39,6 +50,8 @@ def main() -> int:
     if board.exists():
         print(board.read_text(encoding="utf-8"))
     verify = subprocess.run([TRI, "verify-trail", str(work)], env=env).returncode
+    print(f"results: {work} (SCOREBOARD.md, REPORT.html, ACCEPTANCE.json, the tickets in exam/tickets/); "
+          f"evidence store: {out / 'state'}")
     if code != NOT_CERTIFIED:
         print(f"expected exit {NOT_CERTIFIED} (passed, not certified: a simulation), got {code}", file=sys.stderr)
         return code or 1
