@@ -470,3 +470,15 @@ def test_locate_csv_problem_on_the_first_line(tmp_path: Path) -> None:
     assert locate_csv_problem(b"a,b,c\n", p, 2).line() == f"{p}:1: 3 fields where the header has 2; " \
         "quote cells that contain commas"
     assert locate_csv_problem(b"\nk\xff\n", p, 1).line() == f"{p}:2: byte 2 is not UTF-8; save the file as UTF-8"
+
+
+@pytest.mark.parametrize("make", ["rows", "unreadable", "jsonl"])
+def test_empty_and_all_null_columns_are_text(tmp_path: Path, make: str) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"g": null, "v": "1"}\n')
+    table = {"rows": lambda: table_from_rows("x", [{"g": None}]),
+             "unreadable": lambda: unreadable_table(tmp_path / "gone.csv", ("g",), "why"),
+             "jsonl": lambda: read_table(path)}[make]()
+    frame = table.frame.collect()
+    assert frame.schema["g"] == pl.String
+    assert frame.filter(pl.col("g").str.strip_chars() == "").height == 0

@@ -76,8 +76,7 @@ class Table:
 def table_from_rows(name: str, rows: list[dict[str, str | None]], columns: tuple[str, ...] = ()) -> Table:
     """An in-memory table (e.g. one case's actual rows); ``name`` stands in for a path in messages."""
     names = list(dict.fromkeys([*columns, *(k for r in rows for k in r)]))
-    data = {n: pl.Series(n, [r.get(n) for r in rows], dtype=pl.String) for n in names}
-    frame = pl.DataFrame(data).with_row_index(ROW)
+    frame = _text_frame({n: [r.get(n) for r in rows] for n in names}).with_row_index(ROW)
     digest: Future[str] = Future()
     digest.set_result(_sha256(json.dumps(rows, sort_keys=True).encode()))
     return Table(Path(name), "jsonl", names, frame.lazy(), digest, list(range(1, len(rows) + 1)))
@@ -89,7 +88,7 @@ def unreadable_table(path: Path, columns: tuple[str, ...], why: str) -> Table:
         raw = path.read_bytes() if path.is_file() and not path.is_symlink() else b""
     except OSError:
         raw = b""
-    frame = pl.DataFrame({c: pl.Series(c, [], pl.String) for c in columns}).with_row_index(ROW)
+    frame = _text_frame({c: [] for c in columns}).with_row_index(ROW)
     digest: Future[str] = Future()
     digest.set_result(_sha256(raw))
     return Table(path, table_format(path), list(columns), frame.lazy(), digest, [], why)
@@ -166,7 +165,7 @@ def _csv_header(data: bytes, path: Path) -> list[str]:
 
 def _parse_csv(data: bytes, path: Path, ncols: int) -> pl.DataFrame:
     try:
-        frame = pl.read_csv(data, infer_schema=False, encoding="utf8", quote_char='"').with_row_index(ROW)
+        frame = pl.read_csv(data, infer_schema=False).with_row_index(ROW)  # every cell read as text
         # a blank line is a record of nulls (polars and the csv module agree): no row, as in JSONL
         return frame.filter(~pl.all_horizontal(pl.exclude(ROW).is_null()))
     except pl.exceptions.PolarsError as exc:
@@ -224,14 +223,17 @@ def _parse_jsonl(data: bytes, path: Path, json_columns: frozenset[str]) -> tuple
             if name not in columns:
                 columns[name] = [None] * len(lines)
         try:
-            cells = [_cell(row.get(name), name in json_columns) for name in columns]
+            for name, values in columns.items():
+                values.append(_cell(row.get(name), name in json_columns))
         except RecursionError:
             raise MalformedInput("JSON nested too deeply", where=f"{path}:{lineno}") from None
-        for values, cell in zip(columns.values(), cells, strict=True):
-            values.append(cell)
         lines.append(lineno)
-    frame = pl.DataFrame({name: pl.Series(name, v, dtype=pl.String) for name, v in columns.items()})
-    return list(columns), lines, frame.with_row_index(ROW)  # no columns: still the index, no rows
+    return list(columns), lines, _text_frame(columns).with_row_index(ROW)  # no columns: still the index, no rows
+
+
+def _text_frame(columns: dict[str, list[str | None]]) -> pl.DataFrame:
+    """Every column text, also when it is empty or all null (polars would make those its Null type)."""
+    return pl.DataFrame(columns, schema=dict.fromkeys(columns, pl.String))
 
 
 def _parse_jsonl_line(raw: bytes, where: str) -> dict[str, Any]:
