@@ -26,7 +26,7 @@ from ..sandbox._process import Completed, base_env
 from ..scoring._caliber import Caliber, EqualPair, Monotone, load_caliber
 from ..scoring._grading import ScoreInputs, score
 from ..scoring._tables import ROW, read_table
-from ..scoring._tolerance import EXACT, parse_count, parse_decimal
+from ..scoring._tolerance import EXACT, outside, parse_count, parse_decimal
 from ._formats import BuildChecks, BuildRecord, Case, ExamConfig, Pair, load_exam, read_cases, read_pairs
 
 
@@ -291,7 +291,9 @@ def _corrupt(answers: Path, caliber: Caliber, out: Path) -> Path:
     if not rows:
         raise InfrastructureFailure("the oracle wrote an empty answer key", hint="every exam needs answer rows")
     name, spec = next(iter(caliber.fields.items()))
-    rows[0][name] = _changed(str(rows[0][name]), spec.cls, spec.values)
+    value = str(rows[0][name])
+    # a field's own bound may be wide (absolute "5"): step past it, not by a fixed 1
+    rows[0][name] = outside(spec.tolerance.bound(), value) if spec.tolerance else _changed(value, spec.cls, spec.values)
     out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     return out
 

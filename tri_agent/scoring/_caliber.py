@@ -13,19 +13,65 @@ differences that tolerance would otherwise hide).
 from __future__ import annotations
 
 import hashlib
+from decimal import Decimal
+from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from .. import _yamldoc
-from ._tolerance import CLASSES, ClassName
+from ._tolerance import CLASSES, Bound, ClassName, ToleranceClass, parse_decimal, with_bound
 
 Match = str | list[str]
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _decimal_text(value: object) -> str:
+    # a YAML float has lost digits before anyone sees it (0.1 is not 1/10): a bound must be written as text
+    if not isinstance(value, str):
+        raise ValueError(f"write the bound as a quoted decimal string like \"0.005\", not {value!r}")
+    if parse_decimal(value) <= 0:  # parse_decimal refuses NaN, Infinity and anything but a decimal literal
+        raise ValueError(f"must be greater than zero, found {value!r}")
+    return value
+
+
+DecimalText = Annotated[str, BeforeValidator(_decimal_text, json_schema_input_type=str)]
+
+
+class Tolerance(_Strict):
+    """A field's own tolerance in place of its class's default: ``{absolute: "0.005"}``, ``{relative: "1e-9"}``
+    (both together: the wider bound holds) or ``{digits: 6}``; the sealed value is the reference."""
+
+    absolute: DecimalText | None = Field(default=None, description="Largest |actual - expected| that passes, "
+                                         "as a decimal string.")
+    relative: DecimalText | None = Field(default=None, description="Largest |actual - expected| / |expected| "
+                                         "that passes, as a decimal string below 1; at an expected zero only "
+                                         "zero passes (add 'absolute' for a floor).")
+    digits: int | None = Field(default=None, ge=1, le=50, strict=True, description="Significant digits that must "
+                               "agree: |actual - expected| at most half a unit in the expected value's last such "
+                               "digit; at an expected zero only zero passes.")
+
+    @model_validator(mode="after")
+    def _one_shape(self) -> Tolerance:
+        if self.digits is not None and (self.absolute is not None or self.relative is not None):
+            raise ValueError("'digits' cannot be combined with 'absolute' or 'relative'")
+        if self.digits is None and self.absolute is None and self.relative is None:
+            raise ValueError("declare 'absolute', 'relative' or 'digits'")
+        if self.relative is not None and parse_decimal(self.relative) >= 1:
+            raise ValueError(f"relative {self.relative!r} must be below 1 (1 passes any value of the same sign)")
+        return self
+
+    def bound(self) -> Bound:
+        return Bound(absolute=Decimal(self.absolute or 0), relative=Decimal(self.relative or 0), digits=self.digits)
+
+
+@lru_cache(maxsize=512)
+def _rule(cls: ClassName, tolerance: Tolerance | None) -> ToleranceClass:
+    return CLASSES[cls] if tolerance is None else with_bound(CLASSES[cls], tolerance.bound())
 
 
 class FieldSpec(_Strict):
@@ -36,6 +82,8 @@ class FieldSpec(_Strict):
     places: int | None = Field(default=None, ge=0, le=18, description="For amount and ratio: the decimal places "
                                "the spec prescribes; an actual value written with other places fails (wrong_places) "
                                "even when it is within tolerance.")
+    tolerance: Tolerance | None = Field(default=None, description="For amount and ratio: the field's own bound "
+                                        "in place of the class's default; null: the class's default.")
 
     @model_validator(mode="after")
     def _values_only_for_status(self) -> FieldSpec:
@@ -43,7 +91,13 @@ class FieldSpec(_Strict):
             raise ValueError("'values' is only meaningful for class status")
         if self.places is not None and self.cls not in ("amount", "ratio"):
             raise ValueError("'places' is only meaningful for classes amount and ratio")
+        if self.tolerance is not None and self.cls not in ("amount", "ratio"):
+            raise ValueError(f"'tolerance' is only meaningful for classes amount and ratio, not {self.cls}")
         return self
+
+    def rule(self) -> ToleranceClass:
+        """The class this field is judged by: its class, with the field's own bound when it declares one."""
+        return _rule(self.cls, self.tolerance)
 
 
 class Selector(_Strict):
@@ -140,7 +194,8 @@ class Caliber(_Strict):
     schema_version: Literal[1] = Field(default=1, description="Version of the caliber format.")
     key: list[str] = Field(min_length=1, description="Columns that together identify a row: unique, never blank, "
                                                      "and not scored fields.")
-    fields: dict[str, FieldEntry] = Field(min_length=1, description="field -> class, or {class, values}.")
+    fields: dict[str, FieldEntry] = Field(min_length=1, description="field -> class, or {class, values, places, "
+                                          "tolerance}.")
     behaviors: Behaviors | None = Field(default=None, description="Channel 2; null: behaviours are not scored.")
     relations: list[Relation] = Field(default_factory=list, description="Channel 3; empty: no relation is checked.")
     drift: Drift = Field(default_factory=Drift, description="How the drift audit of amount and ratio fields judges.")

@@ -216,7 +216,7 @@ def _judge_row(row: dict[str, Any], key: list[str], fields: dict[str, FieldSpec]
 
 def _judge_cell(row: dict[str, Any], name: str, spec: FieldSpec,
                 expected: Table) -> tuple[str | None, Decimal | None]:
-    cls, enum = CLASSES[spec.cls], frozenset(spec.values) if spec.values is not None else None
+    cls, enum = spec.rule(), frozenset(spec.values) if spec.values is not None else None
     try:
         sealed = check_expected(cls, row[_E + name], enum)
     except BadValue as exc:
@@ -240,7 +240,7 @@ def _channel(fields: dict[str, FieldSpec], tally: _Tally, n_expected: int, n_act
         for name, spec in fields.items()
     }
     audits = [_audit(n, s, tally.deltas.get(n, []), drift) for n, s in fields.items()
-              if drift is not None and CLASSES[s.cls].tolerance is not None]
+              if drift is not None and s.rule().bound is not None]
     passed = n_expected - tally.failed_rows
     return AnswersChannel(
         verdict="pass" if not tally.failures else "fail", passed=passed, total=n_expected + tally.unexpected,
@@ -259,7 +259,7 @@ def _audit(name: str, spec: FieldSpec, deltas: list[Decimal], drift: Drift) -> D
     share = Fraction(str(drift.direction_share))
     systematic = len(deltas) >= drift.min_cases and max(up, down) * share.denominator >= share.numerator * len(deltas)
     return DriftAudit(
-        field=name, cls=spec.cls, tolerance=str(CLASSES[spec.cls].tolerance), nonzero=len(deltas),
+        field=name, cls=spec.cls, tolerance=str(spec.rule().bound), nonzero=len(deltas),
         positive=up, negative=down, top_deltas=[DeltaCount(delta=format(d, "f"), count=c) for d, c in top],
         systematic=systematic,
     )

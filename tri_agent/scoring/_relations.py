@@ -15,7 +15,7 @@ from .._errors import MalformedInput, UsageError
 from ._caliber import Caliber, EqualPair, Idempotent, Match, Monotone, Ordered, Selector, SumOfParts
 from ._report import Attribution, RelationFailure, RelationOutcome, RelationsChannel
 from ._tables import ROW, Table
-from ._tolerance import CLASSES, EXACT, BadValue, Cell, compare_cell, is_blank, parse_count, parse_decimal
+from ._tolerance import EXACT, BadValue, Cell, compare_cell, is_blank, parse_count, parse_decimal
 
 Row = dict[str, str | None]
 KeyTuple = tuple[str, ...]
@@ -103,7 +103,7 @@ def _sum_detail(rel: SumOfParts, ctx: _Context, rows: list[Row]) -> str:
     if len(totals) != 1:
         return f"expected one total row, found {len(totals)}"
     total_field = rel.total_field or rel.field
-    cls = CLASSES[ctx.caliber.fields[rel.field].cls]
+    cls = ctx.caliber.fields[rel.field].rule()
     try:
         read = parse_count if cls.name == "count" else parse_decimal
         summed = Decimal(0)
@@ -169,7 +169,7 @@ def _compare_values(ctx: _Context, name: str, first: str | None, second: str | N
     if first is None or is_blank(first):
         return Cell(is_blank(second), None if is_blank(second) else "not_equal")
     try:
-        return compare_cell(CLASSES[spec.cls], first, second)
+        return compare_cell(spec.rule(), first, second)
     except BadValue:
         return Cell(False, "not_equal")
 

@@ -60,7 +60,9 @@ class DriftAudit(BaseModel):
 
     field: str = Field(description="Scored field audited.")
     cls: str = Field(description="Its tolerance class: amount or ratio.")
-    tolerance: str = Field(description="The class's tolerance as a decimal literal (0.01 or 0.000001).")
+    tolerance: str = Field(description="The field's tolerance: a decimal literal (the class's 0.01 or 0.000001, "
+                           "or the field's own absolute bound), 'relative R', 'A or relative R', or 'D significant "
+                           "digits'.")
     nonzero: int = Field(description="Passing cells with a non-zero difference.")
     positive: int = Field(description="Of those, actual above expected.")
     negative: int = Field(description="Of those, actual below expected.")

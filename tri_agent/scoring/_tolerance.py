@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Context, Decimal, Inexact, InvalidOperation
 from functools import partial
 from typing import Any, Literal, NamedTuple
@@ -118,7 +118,43 @@ def _clip(raw: str) -> str:
     return repr(raw if len(raw) <= 60 else raw[:57] + "...")
 
 
-def _compare_decimal(tolerance: Decimal, expected: str, actual: str) -> Cell:
+@dataclass(frozen=True)
+class Bound:
+    """How far an actual decimal may lie from its sealed value: an absolute bound, a bound relative to the
+    sealed value (with both, the wider one holds), or agreement to ``digits`` significant digits.
+
+    The sealed value is the reference: relative and digit bounds scale with it, not with the actual value,
+    so a bound never depends on what the target wrote. At a sealed zero both give a zero bound (zero has no
+    magnitude and no significant digit): only an exact zero passes, unless an absolute bound is declared too.
+    """
+
+    absolute: Decimal = Decimal(0)
+    relative: Decimal = Decimal(0)
+    digits: int | None = None
+
+    def allowed(self, expected: Decimal) -> Decimal:
+        """The largest |actual - expected| that passes, computed exactly."""
+        if self.digits is not None:
+            return half_unit(expected, self.digits)
+        return max(self.absolute, EXACT.multiply(self.relative, EXACT.abs(expected)))
+
+    def __str__(self) -> str:
+        if self.digits is not None:
+            return f"{self.digits} significant digits"
+        parts = [str(self.absolute)] if self.absolute else []
+        parts += [f"relative {self.relative}"] if self.relative else []
+        return " or ".join(parts)
+
+
+def half_unit(expected: Decimal, digits: int) -> Decimal:
+    """Half a unit in the ``digits``-th significant place of ``expected``: 0.000123 to 3 digits is 5E-7, so
+    0.0001234 passes and 0.0001236 does not. Zero has no significant digit: its bound is zero."""
+    if expected.is_zero():
+        return Decimal(0)
+    return Decimal(5).scaleb(expected.adjusted() - digits, EXACT)
+
+
+def _compare_decimal(bound: Bound, expected: str, actual: str) -> Cell:
     # a module-level function bound with functools.partial (not a closure made at import), so that what it
     # does is also what the project's own mutation run can reach
     e, a = parse_decimal(expected), parse_decimal(actual)
@@ -126,7 +162,7 @@ def _compare_decimal(tolerance: Decimal, expected: str, actual: str) -> Cell:
         delta = EXACT.subtract(a, e)
     except (Inexact, InvalidOperation):
         raise BadValue(f"cannot subtract {expected!r} from {actual!r} exactly") from None
-    ok = EXACT.abs(delta) <= tolerance
+    ok = EXACT.abs(delta) <= bound.allowed(e)
     return Cell(ok, None if ok else "out_of_tolerance", delta)
 
 
@@ -180,19 +216,21 @@ class ToleranceClass:
     rule: str
     compare: Callable[[str, str], Cell]
     fast: FastPath | None
-    tolerance: Decimal | None = None
+    tolerance: Decimal | None = None  # the decimal classes' default absolute bound
     validate: Callable[[str], object] = str
+    bound: Bound | None = None  # what decimal cells are judged by: the default, or a field's own (``with_bound``)
 
 
 _DECIMAL_FAST = FastPath(_valid_decimal, _equal_decimal)
+_CENT, _MICRO = Bound(absolute=Decimal("0.01")), Bound(absolute=Decimal("1e-6"))
 _TEXT_FAST = FastPath(not_blank, _equal_text)
 CLASSES: dict[str, ToleranceClass] = {
     c.name: c
     for c in (
         ToleranceClass("amount", "exact decimal, |actual - expected| <= 0.01",
-                       partial(_compare_decimal, Decimal("0.01")), _DECIMAL_FAST, Decimal("0.01"), parse_decimal),
+                       partial(_compare_decimal, _CENT), _DECIMAL_FAST, _CENT.absolute, parse_decimal, _CENT),
         ToleranceClass("ratio", "exact decimal, |actual - expected| <= 1e-6",
-                       partial(_compare_decimal, Decimal("1e-6")), _DECIMAL_FAST, Decimal("1e-6"), parse_decimal),
+                       partial(_compare_decimal, _MICRO), _DECIMAL_FAST, _MICRO.absolute, parse_decimal, _MICRO),
         ToleranceClass("count", "integer equality", partial(_compare_by, parse_count),
                        FastPath(_valid_count, _equal_count), None, parse_count),
         ToleranceClass("status", "exact equality against an enum", partial(_compare_by, str), _TEXT_FAST),
@@ -203,6 +241,18 @@ CLASSES: dict[str, ToleranceClass] = {
                        partial(_compare_by, canonical_set), None, None, canonical_set),
     )
 }
+
+
+def with_bound(cls: ToleranceClass, bound: Bound) -> ToleranceClass:
+    """A decimal class judged by a field's own bound instead of its default (the fast path is unchanged: it only
+    ever proves a zero difference, which every bound admits)."""
+    return replace(cls, rule=f"exact decimal, within {bound}", compare=partial(_compare_decimal, bound), bound=bound)
+
+
+def outside(bound: Bound, value: str) -> str:
+    """A decimal literal beyond ``bound`` from ``value`` (what a corrupted key holds, whatever the field allows)."""
+    v = parse_decimal(value)
+    return format(EXACT.add(v, EXACT.add(bound.allowed(v), 1)), "f")
 
 
 def decimal_places(text: str) -> int:
