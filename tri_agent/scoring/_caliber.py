@@ -107,10 +107,28 @@ class Selector(_Strict):
     where_not: dict[str, Match] = Field(default_factory=dict, description="column -> excluded value(s)")
 
 
-class SumOfParts(_Strict):
+class Scope(_Strict):
+    """The cases a relation checks, by how their run ended (the observed behaviour, which channel 2 holds to
+    the sealed one: a target cannot leave a relation's scope without failing channel 2)."""
+
+    behavior: Match = Field(description="Behaviour category, or list of them, a case's run must have ended in; "
+                                        "the rows of a case whose run ended otherwise are not checked.")
+
+    def admits(self, observed: set[str] | None) -> bool:
+        """A case with no observed behaviour is checked: a filter may only ever leave out what it names."""
+        allowed = self.behavior if isinstance(self.behavior, list) else [self.behavior]
+        return not observed or any(b in allowed for b in observed)
+
+
+class _Relation(_Strict):
+    name: str = Field(description="Relation name, unique in the caliber; reports name its outcome by it.")
+    scope: Scope | None = Field(default=None, description="Only the cases whose run ended in these behaviours "
+                                "(needs 'behaviors'); null: every case.")
+
+
+class SumOfParts(_Relation):
     """The parts' ``field`` adds up to the total row's ``total_field``, within the field's tolerance."""
 
-    name: str = Field(description="Relation name, unique in the caliber; reports name its outcome by it.")
     kind: Literal["sum_of_parts"] = Field(description="Relation kind: sum_of_parts.")
     field: str = Field(description="Amount, ratio or count field summed over the part rows.")
     total_field: str | None = Field(default=None, description="Defaults to 'field'.")
@@ -119,10 +137,9 @@ class SumOfParts(_Strict):
     total: Selector = Field(description="Selects the total row within each group; exactly one must match.")
 
 
-class EqualPair(_Strict):
+class EqualPair(_Relation):
     """Two cases whose inputs differ only in a way the spec says is irrelevant give equal outputs."""
 
-    name: str = Field(description="Relation name, unique in the caliber; reports name its outcome by it.")
     kind: Literal["equal_pair"] = Field(description="Relation kind: equal_pair.")
     case_column: str = Field(description="Column naming the case a row belongs to.")
     pairs: list[tuple[str, str]] = Field(default_factory=list, description="Case pairs; a build adds generated ones.")
@@ -130,19 +147,17 @@ class EqualPair(_Strict):
     order_insensitive: bool = Field(default=True, description="Compare rows as a multiset, not a sequence.")
 
 
-class Idempotent(_Strict):
+class Idempotent(_Relation):
     """Replaying the same input (``--replay``) gives the same table, row for row."""
 
-    name: str = Field(description="Relation name, unique in the caliber; reports name its outcome by it.")
     kind: Literal["idempotent"] = Field(description="Relation kind: idempotent.")
     fields: list[str] | None = Field(default=None, description="Fields that must be equal in the replay, with no "
                                                                "tolerance; default all caliber fields.")
 
 
-class Monotone(_Strict):
+class Monotone(_Relation):
     """A superset input never shrinks a count: for each (subset, superset) case pair, row by row."""
 
-    name: str = Field(description="Relation name, unique in the caliber; reports name its outcome by it.")
     kind: Literal["monotone"] = Field(description="Relation kind: monotone.")
     case_column: str = Field(description="Column naming the case a row belongs to.")
     field: str = Field(description="Count field that must not shrink from the subset case to the superset case.")
@@ -150,10 +165,9 @@ class Monotone(_Strict):
                                          description="(subset case, superset case) pairs; a build adds generated ones.")
 
 
-class Ordered(_Strict):
+class Ordered(_Relation):
     """The selected rows of each group appear in the order of ``field`` (as written, compared as text)."""
 
-    name: str = Field(description="Relation name, unique in the caliber; reports name its outcome by it.")
     kind: Literal["ordered"] = Field(description="Relation kind: ordered.")
     field: str = Field(description="Column whose values must not decrease from row to row (code-point order).")
     by: list[str] = Field(default_factory=list, description="Check separately within each group of these columns.")
@@ -213,6 +227,7 @@ class Caliber(_Strict):
         if len(set(names)) != len(names):
             raise ValueError("relation names must be unique")
         for rel in self.relations:
+            _check_scope(rel, self.behaviors, self.key)
             if isinstance(rel, Ordered):
                 if rel.field not in (*self.key, *self.fields):
                     raise ValueError(f"relation {rel.name!r} orders by {rel.field!r}, which is neither a key column "
@@ -237,6 +252,26 @@ def _check_relation_fields(rel: SumOfParts | EqualPair | Idempotent | Monotone, 
         raise ValueError(f"relation {rel.name!r}: sum_of_parts needs an amount, ratio or count field")
     if isinstance(rel, Monotone) and fields[rel.field].cls != "count":
         raise ValueError(f"relation {rel.name!r}: monotone needs a count field")
+
+
+def _check_scope(rel: _Relation, behaviors: Behaviors | None, key: list[str]) -> None:
+    """A scope reads the observed behaviour of each row's case: it needs the behaviour channel, and rows that
+    carry the behaviour tables' key (for a pair relation, its case column alone)."""
+    if rel.scope is None:
+        return
+    if behaviors is None:
+        raise ValueError(f"relation {rel.name!r} has a scope, which needs a 'behaviors' section")
+    named = rel.scope.behavior if isinstance(rel.scope.behavior, list) else [rel.scope.behavior]
+    unknown = [b for b in named if b not in behaviors.values]
+    if unknown:
+        raise ValueError(f"relation {rel.name!r}: scope behaviour {unknown[0]!r} is not one of the declared "
+                         f"behaviors {behaviors.values}")
+    if not set(behaviors.key) <= set(key):
+        raise ValueError(f"relation {rel.name!r} has a scope, but the behaviour key {behaviors.key} is not part "
+                         f"of the caliber's key {key}, so a row's case cannot be told")
+    if isinstance(rel, EqualPair | Monotone) and behaviors.key != [rel.case_column]:
+        raise ValueError(f"relation {rel.name!r} has a scope, which for a pair relation needs the behaviour key "
+                         f"to be its case column [{rel.case_column!r}], not {behaviors.key}")
 
 
 def load_caliber(path: Path) -> tuple[Caliber, str]:

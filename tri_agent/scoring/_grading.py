@@ -12,7 +12,7 @@ from pathlib import Path
 from .._errors import MalformedInput, UsageError
 from ._caliber import Caliber, FieldSpec, load_caliber
 from ._channels import compare_tables, validate_keys
-from ._relations import evaluate
+from ._relations import Observed, evaluate
 from ._report import AnswersChannel, InputDigest, ScoreReport
 from ._tables import Table, read_actual, read_table
 
@@ -45,7 +45,8 @@ def score(inputs: ScoreInputs) -> ScoreReport:
     replay_defects = _replay_defects(caliber.key, replay)
     if replay is not None:
         digests.append(_table_digest("replay", replay, None))
-    relations = evaluate(caliber, actual, replay, failing) if caliber.relations else None
+    observed = _observed(caliber, inputs.observed_behaviors) if any(r.scope for r in caliber.relations) else None
+    relations = evaluate(caliber, actual, replay, failing, observed) if caliber.relations else None
     report = ScoreReport(verdict="pass", blockers=[], caliber_sha256=caliber_sha, answers_sha256=answers.sha256,
                          actual_sha256=actual.sha256, inputs=digests, answers=channel1, behaviors=behaviors,
                          relations=relations)
@@ -84,6 +85,19 @@ def _behaviors(caliber: Caliber, inputs: ScoreInputs, digests: list[InputDigest]
     digests += [_table_digest("expected_behaviors", expected, channel.rows_expected),
                 _table_digest("observed_behaviors", observed, channel.rows_actual)]
     return channel
+
+
+def _observed(caliber: Caliber, path: Path | None) -> Observed | None:
+    """Case (its behaviour key) -> the behaviours its run was observed to end in, for scoped relations."""
+    b = caliber.behaviors
+    if path is None or b is None:
+        return None
+    frame = read_table(path, columns=(*b.key, b.field)).frame.collect()
+    observed: Observed = {}
+    for row in frame.iter_rows(named=True):
+        if row[b.field] is not None:
+            observed.setdefault(tuple(str(row[c]) for c in b.key), set()).add(row[b.field])
+    return observed
 
 
 def _blockers(report: ScoreReport, caliber: Caliber) -> list[str]:

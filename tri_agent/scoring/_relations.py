@@ -8,7 +8,7 @@ is attributed to the exam: the caliber declared an identity the spec does not pr
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from .._errors import MalformedInput, UsageError
@@ -19,6 +19,8 @@ from ._tolerance import EXACT, BadValue, Cell, compare_cell, is_blank, parse_cou
 
 Row = dict[str, str | None]
 KeyTuple = tuple[str, ...]
+Observed = dict[KeyTuple, set[str]]
+AnyRelation = SumOfParts | EqualPair | Idempotent | Monotone | Ordered
 
 
 @dataclass(frozen=True)
@@ -47,8 +49,13 @@ class _Context:
         return "engine" if hit else "exam"
 
 
-def evaluate(caliber: Caliber, actual: Table, replay: Table | None, failing: set[KeyTuple]) -> RelationsChannel:
-    """Check every relation the caliber declares; a relation that cannot run is a usage error."""
+def evaluate(caliber: Caliber, actual: Table, replay: Table | None, failing: set[KeyTuple],
+             observed: Observed | None = None) -> RelationsChannel:
+    """Check every relation the caliber declares; a relation that cannot run is a usage error.
+
+    ``observed`` maps a case (its values of the behaviour key) to the behaviours its runs ended in; a scoped
+    relation needs it.
+    """
     if any(isinstance(r, Idempotent) for r in caliber.relations) and replay is None:
         name = next(r.name for r in caliber.relations if isinstance(r, Idempotent))
         raise UsageError(f"relation {name!r} is idempotent and needs a second run", hint="pass --replay ACTUAL2")
@@ -57,11 +64,31 @@ def evaluate(caliber: Caliber, actual: Table, replay: Table | None, failing: set
         raise MalformedInput(f"relation {empty[0]!r} has no case pairs, so it would check nothing",
                              hint="list pairs in the caliber, or score with the caliber a build wrote")
     ctx = _Context(caliber, _rows(actual), _rows(replay) if replay is not None else None, failing)
-    outcomes = [_KINDS[r.kind](r, ctx) for r in caliber.relations]
+    outcomes = [_KINDS[r.kind](*_scoped(r, ctx, observed)) for r in caliber.relations]
     passed = sum(o.checked - o.failed for o in outcomes)
     total = sum(o.checked for o in outcomes)
     return RelationsChannel(verdict="pass" if passed == total else "fail", passed=passed, total=total,
                             relations=outcomes)
+
+
+def _scoped(rel: AnyRelation, ctx: _Context, observed: Observed | None) -> tuple[AnyRelation, _Context]:
+    """The relation and the rows it checks: with a scope, only the cases whose run ended in its behaviours
+    (and, for a pair relation, only the pairs whose two cases both did)."""
+    if rel.scope is None:
+        return rel, ctx
+    if observed is None or ctx.caliber.behaviors is None:
+        raise UsageError(f"relation {rel.name!r} is scoped by behaviour and needs the observed behaviours",
+                         hint="pass --expected-behaviors F --observed-behaviors F")
+    columns, admits = ctx.caliber.behaviors.key, rel.scope.admits
+
+    def kept(rows: list[Row]) -> list[Row]:
+        return [r for r in rows if admits(observed.get(tuple(str(r.get(c)) for c in columns)))]
+
+    ctx = replace(ctx, rows=kept(ctx.rows), replay=kept(ctx.replay) if ctx.replay is not None else None)
+    if isinstance(rel, EqualPair | Monotone):
+        pairs = [(a, b) for a, b in rel.pairs if admits(observed.get((a,))) and admits(observed.get((b,)))]
+        rel = rel.model_copy(update={"pairs": pairs})
+    return rel, ctx
 
 
 def _rows(table: Table) -> list[Row]:
@@ -77,7 +104,7 @@ def _hit(value: str | None, match: Match) -> bool:
     return value in match if isinstance(match, list) else value == match
 
 
-def _outcome(rel: SumOfParts | EqualPair | Idempotent | Monotone | Ordered, checked: int,
+def _outcome(rel: AnyRelation, checked: int,
              failures: list[RelationFailure]) -> RelationOutcome:
     # each checked instance yields at most one failure, so they count directly
     return RelationOutcome(name=rel.name, kind=rel.kind, checked=checked, failed=len(failures), failures=failures)
