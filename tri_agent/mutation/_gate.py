@@ -445,7 +445,8 @@ def _case_findings(exam: _Exam, case: Case, result: _Seen) -> frozenset[str]:
     actual = table_from_rows(f"<{case.case}>", result.rows, columns)
     try:
         channel, _ = compare_tables(exam.caliber.key, dict(exam.caliber.fields), expected, actual,
-                                    exam.caliber.drift, allow_empty=True)
+                                    exam.caliber.drift, allow_empty=True,
+                                    blank_keys=frozenset(exam.caliber.blank_keys or ()))
     except MalformedInput as exc:
         return frozenset({f"unreadable|{exc.message}"})
     found = {f"{f.key}|{f.field}|{f.reason}|{f.actual}" for f in channel.failures}

@@ -206,8 +206,12 @@ class Caliber(_Strict):
     """The scoring contract."""
 
     schema_version: Literal[1] = Field(default=1, description="Version of the caliber format.")
-    key: list[str] = Field(min_length=1, description="Columns that together identify a row: unique, never blank, "
-                                                     "and not scored fields.")
+    key: list[str] = Field(min_length=1, description="Columns that together identify a row: unique, never blank "
+                                                     "(unless 'blank_keys' says so), and not scored fields.")
+    blank_keys: list[str] | None = Field(default=None, description="Key columns in which a blank string (empty "
+                                         "or spaces) is a value, e.g. the group of rows that have none; a null or "
+                                         "an absent column is still no value. In CSV, which has no null, an empty "
+                                         "cell of such a column is the empty string.")
     fields: dict[str, FieldEntry] = Field(min_length=1, description="field -> class, or {class, values, places, "
                                           "tolerance}.")
     behaviors: Behaviors | None = Field(default=None, description="Channel 2; null: behaviours are not scored.")
@@ -218,6 +222,9 @@ class Caliber(_Strict):
     def _consistent(self) -> Caliber:
         if len(set(self.key)) != len(self.key):
             raise ValueError(f"key {self.key} names a column twice")
+        stray = [c for c in self.blank_keys or [] if c not in self.key]
+        if stray:
+            raise ValueError(f"blank_keys: {stray[0]!r} is not a key column (key: {self.key})")
         if self.behaviors is not None and self.behaviors.field in self.behaviors.key:
             raise ValueError(f"behaviors: {self.behaviors.field!r} is both the key and the behaviour field")
         overlap = set(self.key) & set(self.fields)

@@ -10,7 +10,7 @@ by the reference implementation.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
@@ -21,7 +21,7 @@ from .._errors import MalformedInput
 from ._caliber import Drift, FieldSpec
 from ._report import AnswersChannel, CellFailure, DeltaCount, DriftAudit, FieldTally
 from ._tables import ROW, Table, unreadable_table
-from ._tolerance import CLASSES, EXACT, BadValue, check_expected, compare_cell, decimal_places, not_blank
+from ._tolerance import BLANK_CHARS, CLASSES, EXACT, BadValue, check_expected, compare_cell, decimal_places, not_blank
 
 _E, _A = "\x1fe:", "\x1fa:"
 _RE, _RA = "\x1f_re", "\x1f_ra"
@@ -39,22 +39,24 @@ class _Tally:
 
 
 def compare_tables(key: list[str], fields: dict[str, FieldSpec], expected: Table, actual: Table,
-                   drift: Drift | None = None, allow_empty: bool = False) -> tuple[AnswersChannel, set[KeyTuple]]:
+                   drift: Drift | None = None, allow_empty: bool = False,
+                   blank_keys: frozenset[str] = frozenset()) -> tuple[AnswersChannel, set[KeyTuple]]:
     """Score ``actual`` against ``expected``; returns the channel and the keys of every failing row.
 
     An empty answer key proves nothing and is refused, unless the caller scores one case of a larger
-    key (``allow_empty``), where "this case has no rows" is a legitimate expectation.
+    key (``allow_empty``), where "this case has no rows" is a legitimate expectation. In the key columns
+    ``blank_keys`` names, a blank string is a value (a null is still none).
     """
     _require_columns(key, fields, expected)
-    actual = _keyed(key, actual)
-    e, a = _load(key, fields, expected, actual)
+    actual = blank_as_value(_keyed(key, actual), blank_keys)
+    e, a = _load(key, fields, blank_as_value(expected, blank_keys), actual)
     if e.height == 0 and not allow_empty:
         raise MalformedInput("the answer key has no rows; an empty key would pass anything",
                              where=str(expected.path), hint="check that the oracle wrote its answers")
-    _check_keys(key, e, expected)
+    _check_keys(key, e, expected, blank_keys)
     tally = _Tally()
     n_actual = a.height
-    a, repeated = _usable(key, a, tally)
+    a, repeated = _usable(key, a, tally, blank_keys)
     rows = _interesting_rows(key, fields, e, a)
     for row in rows.iter_rows(named=True):
         _judge_row(row, key, fields, expected, tally, repeated)
@@ -75,10 +77,25 @@ def _keyed(key: list[str], actual: Table) -> Table:
                                                      f"(columns: {', '.join(actual.columns) or 'none'})")
 
 
-def _usable(key: list[str], a: pl.DataFrame, tally: _Tally) -> tuple[pl.DataFrame, set[KeyTuple]]:
+def blank_as_value(table: Table, blank_keys: frozenset[str]) -> Table:
+    """In CSV no cell is null: an empty cell of a column where blank is a value is the empty string (polars
+    reads an unquoted empty cell as null). JSONL keeps its nulls: there a null is no value."""
+    columns = [c for c in table.columns if c in blank_keys]
+    if table.format != "csv" or not columns:
+        return table
+    return replace(table, frame=table.frame.with_columns(pl.col(c).fill_null("") for c in columns))
+
+
+def _key_present(key: list[str], blank_keys: frozenset[str]) -> pl.Expr:
+    """Every key cell holds a value: not null, and not blank unless blank is a value in its column."""
+    return pl.all_horizontal([pl.col(c).is_not_null() if c in blank_keys else not_blank(pl.col(c)) for c in key])
+
+
+def _usable(key: list[str], a: pl.DataFrame, tally: _Tally,
+            blank_keys: frozenset[str] = frozenset()) -> tuple[pl.DataFrame, set[KeyTuple]]:
     """The target's rows that can be matched: a row with a blank key fails as blank_key, and every row of a
     repeated key is set aside (each such key fails as duplicate_key: which of its rows is the answer?)."""
-    blank = ~pl.all_horizontal([not_blank(pl.col(c)) for c in key])
+    blank = ~_key_present(key, blank_keys)
     for _ in range(a.filter(blank).height):
         tally.unexpected += 1
         tally.failures.append(((), -1, CellFailure(key={}, field=None, cls=None, expected=None, actual=None,
@@ -101,13 +118,13 @@ def _repeated_unexpected(key: list[str], e: pl.DataFrame, repeated: set[KeyTuple
                                                   expected=None, actual=None, reason="duplicate_key")))
 
 
-def validate_keys(key: list[str], table: Table) -> None:
-    """Refuse a table (e.g. a replay) whose keys are absent, blank or duplicated."""
+def validate_keys(key: list[str], table: Table, blank_keys: frozenset[str] = frozenset()) -> None:
+    """Refuse a table (e.g. a replay) whose keys are absent, blank (where blank is no value) or duplicated."""
     absent = [c for c in key if c not in table.columns]
     if absent:
         raise MalformedInput(f"column {absent[0]!r} is absent", where=f"{table.path}:1")
-    frame = table.frame.select(*key, pl.col(ROW).alias(_RA)).collect()
-    _check_keys(key, frame, table)
+    frame = blank_as_value(table, blank_keys).frame.select(*key, pl.col(ROW).alias(_RA)).collect()
+    _check_keys(key, frame, table, blank_keys)
 
 
 def _require_columns(key: list[str], fields: dict[str, FieldSpec], expected: Table) -> None:
@@ -130,16 +147,25 @@ def _load(key: list[str], fields: dict[str, FieldSpec], expected: Table,
     return e_frame, a_frame
 
 
-def _check_keys(key: list[str], frame: pl.DataFrame, table: Table) -> None:
+def _check_keys(key: list[str], frame: pl.DataFrame, table: Table, blank_keys: frozenset[str] = frozenset()) -> None:
     """Refuse blank and duplicate keys, naming file:line."""
-    blank = ~pl.all_horizontal([not_blank(pl.col(c)) for c in key])
+    blank = ~_key_present(key, blank_keys)
     row_col = _RE if _RE in frame.columns else _RA
-    first_blank = frame.filter(blank).select(row_col).head(1)
+    first_blank = frame.filter(blank).select(row_col, *key).head(1)
     if first_blank.height:
-        raise MalformedInput("blank key value; blank is not a value", where=table.where(first_blank.item()),
-                             hint=f"every row needs {', '.join(key)}")
+        raise MalformedInput(_why_blank(first_blank.row(0, named=True), key, blank_keys),
+                             where=table.where(first_blank[row_col].item()), hint=f"every row needs {', '.join(key)}")
     if not _unique(key, frame):
         _raise_duplicate(key, frame, row_col, table)
+
+
+def _why_blank(row: dict[str, Any], key: list[str], blank_keys: frozenset[str]) -> str:
+    if not blank_keys:
+        return "blank key value; blank is not a value"
+    column = next(c for c in key if row[c] is None or (c not in blank_keys and not row[c].strip(BLANK_CHARS)))
+    if column in blank_keys:
+        return f"null key value in {column!r}; a null is no value, even where blank_keys lets a blank string be one"
+    return f"blank key value in {column!r}; blank is not a value (blank_keys does not name {column!r})"
 
 
 def _unique(key: list[str], frame: pl.DataFrame) -> bool:

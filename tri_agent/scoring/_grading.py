@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .._errors import MalformedInput, UsageError
 from ._caliber import Caliber, FieldSpec, load_caliber
-from ._channels import compare_tables, validate_keys
+from ._channels import blank_as_value, compare_tables, validate_keys
 from ._relations import Observed, evaluate
 from ._report import AnswersChannel, InputDigest, ScoreReport
 from ._tables import Table, read_actual, read_table
@@ -34,15 +34,17 @@ def score(inputs: ScoreInputs) -> ScoreReport:
     caliber, caliber_sha = load_caliber(inputs.caliber)
     columns = (*caliber.key, *caliber.fields)
     json_columns = frozenset(n for n, f in caliber.fields.items() if f.cls in ("json", "set"))
-    answers = read_table(inputs.answers, json_columns, columns)
-    actual = read_actual(inputs.actual, json_columns, columns)  # the target's answer: scored, never refused
-    channel1, failing = compare_tables(caliber.key, dict(caliber.fields), answers, actual, caliber.drift)
+    blank = frozenset(caliber.blank_keys or ())  # key columns where a blank string is a value
+    answers = blank_as_value(read_table(inputs.answers, json_columns, columns), blank)
+    actual = blank_as_value(read_actual(inputs.actual, json_columns, columns), blank)  # scored, never refused
+    channel1, failing = compare_tables(caliber.key, dict(caliber.fields), answers, actual, caliber.drift,
+                                       blank_keys=blank)
     digests = [_digest("caliber", inputs.caliber, caliber_sha),
                _table_digest("answers", answers, channel1.rows_expected),
                _table_digest("actual", actual, channel1.rows_actual)]
     behaviors = _behaviors(caliber, inputs, digests)
-    replay = read_actual(inputs.replay, json_columns, columns) if inputs.replay else None
-    replay_defects = _replay_defects(caliber.key, replay)
+    replay = blank_as_value(read_actual(inputs.replay, json_columns, columns), blank) if inputs.replay else None
+    replay_defects = _replay_defects(caliber.key, replay, blank)
     if replay is not None:
         digests.append(_table_digest("replay", replay, None))
     observed = _observed(caliber, inputs.observed_behaviors) if any(r.scope for r in caliber.relations) else None
@@ -54,14 +56,14 @@ def score(inputs: ScoreInputs) -> ScoreReport:
     return report.model_copy(update={"blockers": blockers, "verdict": "fail" if blockers else "pass"})
 
 
-def _replay_defects(key: list[str], replay: Table | None) -> list[str]:
+def _replay_defects(key: list[str], replay: Table | None, blank_keys: frozenset[str]) -> list[str]:
     """What makes the target's second run unusable as a table (it is the target's answer: a red score)."""
     if replay is None:
         return []
     if replay.defect is not None:
         return [replay.defect]
     try:
-        validate_keys(key, replay)
+        validate_keys(key, replay, blank_keys)
     except MalformedInput as exc:
         return [exc.line()]
     return []

@@ -133,7 +133,10 @@ def extract_rows(output: Path, extract: Extract, case: str) -> tuple[list[dict[s
 
 
 def _table_rows(path: Path) -> list[dict[str, Cell]]:
-    frame = read_table(path).frame.drop(ROW).collect()
+    table = read_table(path)
+    frame = table.frame.drop(ROW).collect()
+    if table.format == "csv":  # CSV has no null: an empty cell is the empty string (a blank key may be a value)
+        frame = frame.fill_null("")
     return [{k: v for k, v in row.items()} for row in frame.iter_rows(named=True)]
 
 
