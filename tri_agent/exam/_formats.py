@@ -58,6 +58,27 @@ class Extract(_Strict):
 
     file: str = Field(description="Output file relative to the case's output folder.")
     format: Literal["csv", "jsonl", "json"] = Field(description="json: a list of objects.")
+    rename: dict[str, str] | None = Field(default=None, description="Output column -> the name the caliber uses, "
+                                          "all at once (a swap works); a column the output lacks, or a new name it "
+                                          "already has, leaves the case without rows, with the reason.")
+    failed_output: Literal["score", "none"] = Field(default="score", description="What a failed run (timed out or "
+                                                    "exited non-zero) writes: 'score' reads and scores it like any "
+                                                    "other; 'none' expects nothing (an empty file is nothing): its "
+                                                    "rows are not read, and a row it wrote is a finding that fails "
+                                                    "the score.")
+
+    @field_validator("rename")
+    @classmethod
+    def _one_to_one(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        for old, new in (value or {}).items():
+            if not new or new == "case":
+                raise ValueError(f"rename {old!r} -> {new!r}: the new name must be non-empty and not 'case' (the "
+                                 "gateway writes the case id there)")
+        targets = list((value or {}).values())
+        twice = sorted({n for n in targets if targets.count(n) > 1})
+        if twice:
+            raise ValueError(f"rename maps two columns onto {twice[0]!r}")
+        return value
 
 
 class Case(_Strict):

@@ -27,6 +27,7 @@ class ScoreInputs:
     expected_behaviors: Path | None = None
     observed_behaviors: Path | None = None
     replay: Path | None = None
+    findings: tuple[str, ...] = ()  # what the run itself showed wrong (a failed run's stray output): each a blocker
 
 
 def score(inputs: ScoreInputs) -> ScoreReport:
@@ -53,6 +54,7 @@ def score(inputs: ScoreInputs) -> ScoreReport:
                          actual_sha256=actual.sha256, inputs=digests, answers=channel1, behaviors=behaviors,
                          relations=relations)
     blockers = _blockers(report, caliber) + [f"replay: {d}" for d in replay_defects]
+    blockers += [f"run: {f}" for f in inputs.findings]
     return report.model_copy(update={"blockers": blockers, "verdict": "fail" if blockers else "pass"})
 
 

@@ -23,7 +23,7 @@ from threading import Lock
 from ..exam._formats import Case
 from ..sandbox._jail import Jail, odd_files
 from ..sandbox._process import Completed, base_env
-from ._target import PLACEHOLDERS, Cell, Target, extract_rows
+from ._target import PLACEHOLDERS, Cell, Target, extract_rows, failed
 from ._trace import traceable
 
 SERVER = r'''
@@ -217,14 +217,15 @@ def _fingerprint(target: Target, job: dict[str, object], result: dict[str, objec
         (p.relative_to(output).as_posix(), hashlib.sha256(p.read_bytes()).hexdigest())
         for p in sorted(output.rglob("*")) if p.is_file())
     return Fingerprint(outputs, target.classify(done), done.exit_code, hashlib.sha256(stdout).hexdigest(),
-                       _rows(target, output, case, odd), timed_out)
+                       _rows(target, output, case, odd, failed(done)), timed_out)
 
 
-def _rows(target: Target, output: Path, case: Case | None, odd: list[str]) -> tuple[dict[str, Cell], ...] | None:
+def _rows(target: Target, output: Path, case: Case | None, odd: list[str],
+          run_failed: bool) -> tuple[dict[str, Cell], ...] | None:
     extract = case and (case.extract or target.config.extract)
     if case is None or not extract or odd:  # a link in the output is never followed: no rows, as the gateway
         return None if case is None else ()
-    return tuple(extract_rows(output, extract, case.case)[0])
+    return tuple(extract_rows(output, extract, case.case, run_failed)[0])
 
 
 def _read(path: Path, cap: int) -> bytes:

@@ -37,7 +37,7 @@ from ..exam._formats import BuildRecord, Case, read_cases
 from ..sandbox._jail import Jail, odd_files, written
 from ..sandbox._process import base_env
 from ..scoring._grading import ScoreInputs
-from ._target import PLACEHOLDERS, Cell, Target, extract_rows
+from ._target import PLACEHOLDERS, Cell, Target, extract_rows, failed, stray_output
 from ._trace import COVERAGE, LINES_NAME, SHIM, SHIM_NAME, read_coverage, read_lines, traceable, wrapped, write_coverage
 
 # case runs side by side: one per core this process may use, at most 4 (a target's ``jobs`` can lower it)
@@ -55,6 +55,8 @@ class Provenance(BaseModel):
     seconds: float = Field(description="Wall time of the run (not part of the fingerprint).")
     behavior: str = Field(description="Behaviour category the target's rules gave this run.")
     extract_error: str | None = Field(description="Why no rows could be read from the output, if so.")
+    stray_output: str | None = Field(default=None, description="A failed run wrote output its extract rule says it "
+                                     "must not (failed_output: none): the finding, which fails the score.")
     inputs: dict[str, str] = Field(description="Input file -> SHA-256.")
     outputs: dict[str, str] = Field(description="Output file -> SHA-256 (the fingerprint).")
     stdout_sha256: str = Field(description="SHA-256 of the target's standard output.")
@@ -85,6 +87,8 @@ class RunRecord(BaseModel):
                                  "target; empty: none, the target ran with the orchestrator's own access.")
     unread: dict[str, str] = Field(default_factory=dict, description="Case -> why the output its extract rule "
                                    "names could not be read (never written, unreadable); its rows count as missing.")
+    stray_output: dict[str, str] = Field(default_factory=dict, description="Case -> what its failed run wrote though "
+                                         "its extract rule says failed_output: none (each fails the score).")
 
 
 class Gateway:
@@ -150,7 +154,9 @@ class Gateway:
         odd = odd_files(output_dir)
         for rel in odd:  # a link may point at any file the orchestrator can read: never follow, never keep it
             (output_dir / rel).unlink()
-        rows, error = extract_rows(output_dir, extract, case.case)
+        run_failed = failed(done)
+        rows, error = extract_rows(output_dir, extract, case.case, run_failed)
+        stray = stray_output(output_dir, extract, case.case, run_failed)
         if odd:
             rows, error = [], f"the case left links or special files in its output ({', '.join(odd[:3])})"
         size = written([output_dir, home, work / "tmp"]) + max(written([target_dir]) - self.built_size, 0)
@@ -159,6 +165,7 @@ class Gateway:
         provenance = Provenance(
             case=case.case, argv=template, exit_code=done.exit_code, timed_out=done.timed_out,
             seconds=round(done.seconds, 3), behavior=self.target.classify(done), extract_error=error,
+            stray_output=stray,
             inputs=_fingerprint(input_dir), outputs=_fingerprint(output_dir),
             stdout_sha256=hashlib.sha256(done.stdout).hexdigest(),
             stderr_sha256=hashlib.sha256(done.stderr).hexdigest(), env_sha256=_env_digest(env, values),
@@ -285,6 +292,7 @@ def _write_run(out: Path, build: Path, target: Target, results: list[CaseResult]
         behaviors_sha256=hashlib.sha256(behaviors.encode()).hexdigest(),
         isolation=sorted(set.intersection(*(set(r.isolation) for r in results))) if results else [],
         unread={r.provenance.case: r.provenance.extract_error for r in results if r.provenance.extract_error},
+        stray_output={r.provenance.case: r.provenance.stray_output for r in results if r.provenance.stray_output},
     )
     (out / "run.json").write_text(record.model_dump_json(indent=1) + "\n", encoding="utf-8")
     return record
@@ -331,5 +339,8 @@ def run_score_inputs(build: Path, run_dir: Path) -> ScoreInputs:
     behaviors = build / "sealed" / "behaviors.jsonl"
     observed = run_dir / "observed_behaviors.jsonl"
     has_behaviors = behaviors.is_file() and observed.is_file()
+    provenance = run_dir / "provenance.jsonl"
+    strays = [p for p in _read_provenance(provenance) if p.stray_output] if provenance.is_file() else []
     return ScoreInputs(build / "caliber.yaml", build / "sealed" / "answers.jsonl", run_dir / "actual.jsonl",
-                       behaviors if has_behaviors else None, observed if has_behaviors else None)
+                       behaviors if has_behaviors else None, observed if has_behaviors else None,
+                       findings=tuple(f"case {p.case}: {p.stray_output}" for p in strays))

@@ -55,6 +55,15 @@ class BehaviorRule(_Strict):
         return code_ok and (self.stderr is None or re.search(self.stderr, stderr) is not None)
 
 
+# A run *failed* when it timed out or exited non-zero: exactly the runs the exit matchers 'timeout' and 'nonzero'
+# select (the default rules call them timeout and rejected), whatever category a rule then gives them.
+FAILED = (BehaviorRule(exit="timeout", behavior="failed"), BehaviorRule(exit="nonzero", behavior="failed"))
+
+
+def failed(done: Completed) -> bool:
+    return any(rule.matches(done, "") for rule in FAILED)
+
+
 DEFAULT_BEHAVIORS = (
     BehaviorRule(exit="timeout", behavior="timeout"),
     BehaviorRule(exit=0, behavior="accepted"),
@@ -116,34 +125,74 @@ class Target:
         return next((r.behavior for r in self.config.behaviors if r.matches(done, stderr)), "unclassified")
 
 
-def extract_rows(output: Path, extract: Extract, case: str) -> tuple[list[dict[str, Cell]], str | None]:
+def extract_rows(output: Path, extract: Extract, case: str,
+                 run_failed: bool = False) -> tuple[list[dict[str, Cell]], str | None]:
     """The case's actual rows, each with a leading ``case`` column, and why extraction failed (if it did).
 
     A target that writes nothing or garbage is not malformed *input*: its rows are simply absent, and
-    the scorer fails them as missing.
+    the scorer fails them as missing. A failed run under ``failed_output: none`` is not read at all (what it
+    wrote is ``stray_output``'s business).
     """
+    if run_failed and extract.failed_output == "none":
+        return [], None
+    return _read_rows(output, extract, case)
+
+
+def stray_output(output: Path, extract: Extract, case: str, run_failed: bool) -> str | None:
+    """The finding when a failed run wrote rows (or an unreadable, non-empty file) though its extract rule says
+    ``failed_output: none``; an empty file, such as a shell redirect leaves, is no output."""
+    if not run_failed or extract.failed_output != "none":
+        return None
+    rows, error = _read_rows(output, extract, case)
+    path = output / extract.file
+    written = rows or (error is not None and path.is_file() and path.stat().st_size > 0)
+    if not written:
+        return None
+    what = f"{len(rows)} row(s) to {extract.file}" if rows else f"an unreadable {extract.file}"
+    return f"the run failed but wrote {what}; the target file expects no output from a failed run (failed_output: none)"
+
+
+def _read_rows(output: Path, extract: Extract, case: str) -> tuple[list[dict[str, Cell]], str | None]:
     path = (output / extract.file).resolve()
     if not path.is_relative_to(output.resolve()) or not path.is_file():
         return [], f"no output file {extract.file}"
     try:
-        rows = _json_rows(path) if extract.format == "json" else _table_rows(path)
+        columns, rows = _json_rows(path) if extract.format == "json" else _table_rows(path)
     except Exception as exc:  # any unreadable output is an absent output
         return [], f"unreadable {extract.file}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+    if extract.rename:
+        problem = _rename_problem(columns, extract.rename)
+        if problem:
+            return [], f"{extract.file}: {problem}"
+        rows = [{extract.rename.get(k, k): v for k, v in r.items()} for r in rows]
     return [{"case": case, **{k: v for k, v in r.items() if k != "case"}} for r in rows], None
 
 
-def _table_rows(path: Path) -> list[dict[str, Cell]]:
+def _rename_problem(columns: list[str], rename: dict[str, str]) -> str | None:
+    """Why ``rename`` cannot apply to these columns: a column to rename is not there, or a new name is taken."""
+    absent = [old for old in rename if old not in columns]
+    if absent:
+        return f"rename: column {absent[0]!r} is not in the output (columns: {', '.join(columns) or 'none'})"
+    renamed = [rename.get(c, c) for c in columns]
+    taken = sorted({n for n in renamed if renamed.count(n) > 1})
+    if taken:
+        return f"rename: {taken[0]!r} would name two columns (the output already has one)"
+    return None
+
+
+def _table_rows(path: Path) -> tuple[list[str], list[dict[str, Cell]]]:
     table = read_table(path)
     frame = table.frame.drop(ROW).collect()
     if table.format == "csv":  # CSV has no null: an empty cell is the empty string (a blank key may be a value)
         frame = frame.fill_null("")
-    return [{k: v for k, v in row.items()} for row in frame.iter_rows(named=True)]
+    return table.columns, [{k: v for k, v in row.items()} for row in frame.iter_rows(named=True)]
 
 
-def _json_rows(path: Path) -> list[dict[str, Cell]]:
+def _json_rows(path: Path) -> tuple[list[str], list[dict[str, Cell]]]:
     data = json.loads(path.read_text(encoding="utf-8"), parse_float=JsonNumber, parse_int=JsonNumber,
                       object_pairs_hook=unique_keys_object)
     if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
         raise ValueError("expected a JSON list of objects")
-    return [{k: None if v is None else v if isinstance(v, str) else to_json_text(v) for k, v in r.items()}
+    rows = [{k: None if v is None else v if isinstance(v, str) else to_json_text(v) for k, v in r.items()}
             for r in data]
+    return list(dict.fromkeys(k for r in rows for k in r)), rows
