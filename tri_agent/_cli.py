@@ -243,6 +243,18 @@ def _init(args: argparse.Namespace) -> int:
     return ExitCode.PASS
 
 
+def _new(args: argparse.Namespace) -> int:
+    from .acceptance._scaffold import scaffold
+
+    made = scaffold(args.project, args.preset)
+    print(f"wrote {made.project}: the {made.preset} skeleton, {len(made.files)} files (spec/, target/, target.yaml, "
+          "exam/, scripted/roles.yaml, acceptance.yaml); each says what to replace")
+    print(made.cost_note)
+    print(f"git: {made.git}")
+    print(f"next: tri-agent check {made.project}, then the exam commands of docs/authoring.md")
+    return ExitCode.PASS
+
+
 def _check(args: argparse.Namespace) -> int:
     from .acceptance._check import ready
     from .sandbox._jail import configure
@@ -471,6 +483,11 @@ def _parser() -> argparse.ArgumentParser:
                     help="scripted, in-session, command, anthropic or openai (default scripted)")
     it.add_argument("--non-interactive", action="store_true", help="never ask; every answer comes from a flag")
     it.set_defaults(handler=_init)
+
+    nw = sub.add_parser("new", help="write a complete, working acceptance project for a preset into a new folder")
+    nw.add_argument("project", type=Path, help="the new (or empty) folder")
+    nw.add_argument("--preset", required=True, help="a preset whose target is a command: warehouse, document")
+    nw.set_defaults(handler=_new)
 
     ac = sub.add_parser("accept", help="run the hard acceptance of a project to a decision")
     ac.add_argument("--allow-unsandboxed", action="store_true", help=UNSANDBOXED)
