@@ -12,10 +12,11 @@ classes this site realises and the node whose lines a case must execute for the 
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeGuard
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -59,43 +60,56 @@ class Instance:
 
 # --- helpers over nodes --------------------------------------------------------------------------------------------
 
+_EMPTY = cst.Module(body=[])  # renders a node alone with the default formatting
+
+
 def _code(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
+    return _EMPTY.code_for_node(node)
 
 
 def _expr(text: str) -> cst.BaseExpression:
     return cst.parse_expression(text)
 
 
-def _call_name(node: cst.Call) -> str:
-    """``f`` for f(...), ``a.b`` for a.b(...), '' otherwise."""
+def _call_name(node: cst.CSTNode) -> str | None:
+    """``f`` for a call f(...), ``a.b`` for a.b(...); None for any other node."""
+    if not isinstance(node, cst.Call):
+        return None
     func = node.func
     if isinstance(func, cst.Name):
         return func.value
     if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
         return f"{func.value.value}.{func.attr.value}"
-    return ""
-
-
-def _method(node: cst.Call) -> str:
-    return node.func.attr.value if isinstance(node.func, cst.Attribute) else ""
-
-
-def _string_value(node: cst.CSTNode) -> str | None:
-    if isinstance(node, cst.SimpleString) and not node.prefix.lower().startswith(("b", "f")):
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
     return None
 
 
-def _stops(stmt: cst.BaseStatement) -> bool:
-    """A statement that ends the path: raise, return, continue, break, or a call to exit."""
-    if not isinstance(stmt, cst.SimpleStatementLine):
+def _method(node: cst.CSTNode) -> str | None:
+    """``m`` for a call x.m(...); None for any other node."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        return node.func.attr.value
+    return None
+
+
+def _string_value(node: cst.CSTNode) -> str | None:
+    """The text of a plain string literal (bytes are not text; an f-string is not a SimpleString)."""
+    value = node.evaluated_value if isinstance(node, cst.SimpleString) else None
+    return value if isinstance(value, str) else None
+
+
+def _codec(node: cst.CSTNode) -> str | None:
+    """The codec a string literal names, in lower case (codec names are case-insensitive)."""
+    value = _string_value(node)
+    return None if value is None else value.lower()
+
+
+def _stops(line: cst.CSTNode) -> TypeGuard[cst.SimpleStatementLine | cst.SimpleStatementSuite]:
+    """A line that ends the path: raise, return, continue, break, or a call to exit."""
+    if not isinstance(line, cst.SimpleStatementLine | cst.SimpleStatementSuite):
         return False
-    for small in stmt.body:
+    for small in line.body:
         if isinstance(small, cst.Raise | cst.Return | cst.Continue | cst.Break):
             return True
-        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and _call_name(small.value) in _EXITS:
+        if isinstance(small, cst.Expr) and _call_name(small.value) in _EXITS:
             return True
     return False
 
@@ -103,12 +117,14 @@ def _stops(stmt: cst.BaseStatement) -> bool:
 _EXITS = ("sys.exit", "exit", "os._exit", "abort", "quit")
 
 
-def _body(node: cst.BaseSuite) -> list[cst.BaseStatement]:
-    return list(node.body) if isinstance(node, cst.IndentedBlock) else []
+def _lines(suite: cst.BaseSuite) -> list[cst.CSTNode]:
+    """A block's lines: a one-line block (``if x: return``) is a single line."""
+    return list(suite.body) if isinstance(suite, cst.IndentedBlock) else [suite]
 
 
-def _with_body(suite: cst.IndentedBlock, body: list[cst.BaseStatement]) -> cst.IndentedBlock:
-    return suite.with_changes(body=body)
+def _line(suite: cst.BaseSuite, small: cst.BaseSmallStatement) -> cst.CSTNode:
+    """``small`` as one more line of ``suite``: a line of its own, or one more statement of a one-line block."""
+    return cst.SimpleStatementLine([small]) if isinstance(suite, cst.IndentedBlock) else small
 
 
 # --- the operators ----------------------------------------------------------------------------------------------
@@ -119,9 +135,15 @@ _SWAPS = {"HALF_UP": ("HALF_EVEN", "HALF_DOWN"), "HALF_EVEN": ("HALF_UP",), "HAL
 
 
 def _mode_of(node: cst.CSTNode) -> str | None:
-    name = node.attr.value if isinstance(node, cst.Attribute) else node.value if isinstance(node, cst.Name) else \
-        _string_value(node)
-    if not isinstance(name, str):
+    """The mode a rounding argument names (ROUND_UP, decimal.ROUND_UP, "ROUND_UP", "HALF_UP"); None for an alias
+    or an expression (a bare UP is some other name)."""
+    if isinstance(node, cst.Attribute):
+        name: str | None = node.attr.value
+    elif isinstance(node, cst.Name):
+        name = node.value
+    else:
+        name = _string_value(node)
+    if name is None:
         return None
     mode = name.removeprefix("ROUND_")
     return mode if mode in _MODES and (name.startswith("ROUND_") or mode.startswith("HALF_")) else None
@@ -150,10 +172,9 @@ def _normalisation(node: cst.CSTNode) -> list[Site]:
     args = [a.value for a in node.args]
     if any(_string_value(a) == _BOM for a in args):
         return []  # a byte-order-mark step: the encoding operator's
-    if method in _NORMALISERS and isinstance(receiver, cst.Name) and receiver.value == "str" and len(args) == 1:
-        return [Site(node, args[0], (_NORMALISERS[method],), node)]
-    if method in _NORMALISERS and not (isinstance(receiver, cst.Name) and receiver.value == "str"):
-        return [Site(node, receiver, (_NORMALISERS[method],), node)]
+    on_str = isinstance(receiver, cst.Name) and receiver.value == "str"  # str.strip(x, ...): x passes through
+    if method in _NORMALISERS and (args or not on_str):
+        return [Site(node, args[0] if on_str else receiver, (_NORMALISERS[method],), node)]
     if method == "normalize" and len(args) == 2:
         return [Site(node, args[1], ("unicode-normalisation",), node)]
     return []
@@ -193,7 +214,7 @@ _EMITTERS = ("append", "appendleft", "extend", "insert", "writerow", "writerows"
 
 def _row_dropped(node: cst.CSTNode) -> list[Site]:
     """A row of output (a total, a subtotal, a line) never emitted: the statement that adds it is gone."""
-    if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call) and _method(node.value) in _EMITTERS:
+    if isinstance(node, cst.Expr) and _method(node.value) in _EMITTERS:
         return [Site(node, cst.Pass(), ("missing-total", "field-dropped"), node)]
     return []
 
@@ -202,12 +223,11 @@ def _early_return(node: cst.CSTNode) -> list[Site]:
     """A function returns before its last loop or block has run (what it built so far)."""
     if not isinstance(node, cst.FunctionDef) or not isinstance(node.body, cst.IndentedBlock):
         return []
-    body = _body(node.body)
-    last = body[-1] if body else None
+    *before, last = node.body.body
     if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[0], cst.Return)
             and last.body[0].value is not None):
         return []
-    blocks = [s for s in body[:-1] if isinstance(s, cst.For | cst.While | cst.If | cst.With | cst.Try)]
+    blocks = [s for s in before if isinstance(s, cst.For | cst.While | cst.If | cst.With | cst.Try)]
     if not blocks:
         return []
     block = blocks[-1]
@@ -216,38 +236,43 @@ def _early_return(node: cst.CSTNode) -> list[Site]:
 
 def _loop_cut(node: cst.CSTNode) -> list[Site]:
     """A loop stops after its first pass."""
-    if isinstance(node, cst.For | cst.While) and isinstance(node.body, cst.IndentedBlock) and node.body.body:
-        cut = _with_body(node.body, [*node.body.body, cst.SimpleStatementLine([cst.Break()])])
-        return [Site(node.body, cut, ("early-return",), node.body.body[0])]
+    if isinstance(node, cst.For | cst.While):
+        cut = node.body.with_changes(body=[*node.body.body, _line(node.body, cst.Break())])
+        return [Site(node.body, cut, ("early-return",), _lines(node.body)[0])]
     return []
 
 
 def _swallowed(node: cst.CSTNode) -> list[Site]:
     """An error handler that stops (raises, exits) now swallows the error and carries on."""
-    if isinstance(node, cst.ExceptHandler) and isinstance(node.body, cst.IndentedBlock) and \
-            any(_stops(s) for s in node.body.body):
-        quiet = _with_body(node.body, [cst.SimpleStatementLine([cst.Pass()])])
-        return [Site(node.body, quiet, ("swallowed-exception", "validation-skipped"), node.body.body[0])]
+    if isinstance(node, cst.ExceptHandler) and any(_stops(line) for line in _lines(node.body)):
+        quiet = node.body.with_changes(body=[_line(node.body, cst.Pass())])
+        return [Site(node.body, quiet, ("swallowed-exception", "validation-skipped"), _lines(node.body)[0])]
     return []
 
 
 def _validation(node: cst.CSTNode) -> list[Site]:
     """A check skipped: an ``if`` that stops (raise, exit, return, continue) never fires; a filter dropped."""
-    if isinstance(node, cst.If) and isinstance(node.body, cst.IndentedBlock) and node.body.body and \
-            _stops(node.body.body[0]):
-        skips = any(isinstance(s, cst.Continue) for line in node.body.body[:1]
-                    for s in getattr(line, "body", ()))
-        classes = ("blank-lines", "validation-skipped") if skips else ("validation-skipped", "format-check-skipped")
-        never = _expr(f"({_code(node.test)}) and False")  # the condition still runs: only the check is gone
-        return [Site(node.test, never, classes, node.body.body[0])]
+    if isinstance(node, cst.If):
+        return _check_skipped(node)
     if isinstance(node, cst.CompFor) and node.ifs:
         return [Site(node, node.with_changes(ifs=[]), ("blank-lines", "validation-skipped"), node)]
     return []
 
 
+def _check_skipped(node: cst.If) -> list[Site]:
+    """An ``if`` whose first line stops never fires; one that skips (continue) is a blank-line filter."""
+    first = _lines(node.body)[0]
+    if not _stops(first):
+        return []
+    skips = any(isinstance(s, cst.Continue) for s in first.body)
+    classes = ("blank-lines", "validation-skipped") if skips else ("validation-skipped", "format-check-skipped")
+    never = _expr(f"({_code(node.test)}) and False")  # the condition still runs: only the check is gone
+    return [Site(node.test, never, classes, first)]
+
+
 def _precision(node: cst.CSTNode) -> list[Site]:
     """Precision lost: a quantize step dropped, or a decimal built from a float."""
-    if isinstance(node, cst.Call) and _method(node) == "quantize" and isinstance(node.func, cst.Attribute):
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "quantize":
         return [Site(node, node.func.value, ("precision",), node)]
     if isinstance(node, cst.Call) and _call_name(node) in ("Decimal", "decimal.Decimal") and len(node.args) == 1 \
             and not isinstance(node.args[0].value, cst.SimpleString | cst.Integer | cst.Float):
@@ -260,7 +285,7 @@ def _order(node: cst.CSTNode) -> list[Site]:
     """Order lost where it is specified: a sort removed."""
     if isinstance(node, cst.Call) and _call_name(node) == "sorted" and node.args:
         return [Site(node, _expr(f"list({_code(node.args[0].value)})"), ("order-lost",), node)]
-    if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call) and _method(node.value) == "sort":
+    if isinstance(node, cst.Expr) and _method(node.value) == "sort":
         return [Site(node, cst.Pass(), ("order-lost",), node)]
     return []
 
@@ -277,11 +302,11 @@ _ENCODINGS = {"utf-8-sig": "utf-8", "utf-16": "utf-16-le", "utf_8_sig": "utf-8"}
 
 def _encoding(node: cst.CSTNode) -> list[Site]:
     """An encoding step skipped: the byte-order mark kept, a declared encoding ignored."""
-    value = _string_value(node)
-    if value is not None and value.lower() in _ENCODINGS:
-        return [Site(node, cst.SimpleString(f'"{_ENCODINGS[value.lower()]}"'), ("encoding",), node)]
+    codec = _codec(node)
+    if codec is not None and codec in _ENCODINGS:
+        return [Site(node, cst.SimpleString(f'"{_ENCODINGS[codec]}"'), ("encoding",), node)]
     if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "encoding" and \
-            (_string_value(node.value) or "").lower() in ("utf-8", "utf8"):
+            _codec(node.value) in ("utf-8", "utf8"):
         return [Site(node.value, cst.SimpleString('"latin-1"'), ("encoding",), node)]
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
             any(_string_value(a.value) == _BOM for a in node.args):
@@ -383,31 +408,37 @@ def _of_file(baseline: Path, rel: str, operators: list[Operator], classes: list[
 def _instance(module: cst.Module, positions: object, rel: str, op: Operator, site: Site, cls: str,
               seen: dict[str, int]) -> Instance:
     where, reach = positions[site.node], positions[site.reach]  # type: ignore[index]
-    original = _slice(module.code, (where.start.line, where.start.column), (where.end.line, where.end.column))
-    replacement = _replacement_code(module, site.replacement)
+    mutated = module.deep_replace(site.node, site.replacement)  # type: ignore[type-var]  # a FlattenSentinel too
+    assert isinstance(mutated, cst.Module)
+    code, changed = module.code, mutated.code
+    start, end = _span(code, changed, _offset(code, where.start.line, where.start.column),
+                       _offset(code, where.end.line, where.end.column))
+    original, replacement = code[start:end], changed[start:len(changed) - (len(code) - end)]
     key = f"{op.id}\0{rel}\0{original}\0{replacement}"
     seen[key] = seen.get(key, 0) + 1  # the same edit at two places: two mutants, told apart by their order
     digest = hashlib.sha256(f"{key}\0{seen[key]}".encode()).hexdigest()[:10]
-    mutated = module.deep_replace(site.node, cast(Any, site.replacement))
-    assert isinstance(mutated, cst.Module)
     return Instance(id=f"{op.id}:{rel}:{digest}", operator=op.id, bug_class=cls, file=rel,
-                    start=(where.start.line, where.start.column + 1), end=(where.end.line, where.end.column + 1),
-                    original=original, replacement=replacement, mutated=mutated.code,
-                    reach=(reach.start.line, reach.end.line))
+                    start=_position(code, start), end=_position(code, end), original=original,
+                    replacement=replacement, mutated=changed, reach=(reach.start.line, reach.end.line))
 
 
-def _slice(text: str, start: tuple[int, int], end: tuple[int, int]) -> str:
-    """The source between two (line, 0-based column) positions, as written."""
-    lines = text.splitlines(keepends=True)
-    if start[0] == end[0]:
-        return lines[start[0] - 1][start[1]:end[1]]
-    return lines[start[0] - 1][start[1]:] + "".join(lines[start[0]:end[0] - 1]) + lines[end[0] - 1][:end[1]]
+def _span(before: str, after: str, start: int, end: int) -> tuple[int, int]:
+    """The node's span [start, end) of ``before``, widened just enough that the replacement put over it gives
+    ``after``: a statement brings along what its node's extent leaves out (the comments above it)."""
+    head = min(start, len(os.path.commonprefix([before, after])))  # noqa: RUF071 (characters, not paths)
+    tail = min(len(before) - end, len(os.path.commonprefix([before[head:][::-1], after[head:][::-1]])))  # noqa: RUF071
+    return head, len(before) - tail
 
 
-def _replacement_code(module: cst.Module, node: _Replacement) -> str:
-    if isinstance(node, cst.FlattenSentinel):
-        return "".join(module.code_for_node(n) for n in node.nodes)
-    return module.code_for_node(node)
+def _offset(text: str, line: int, column: int) -> int:
+    """The index in ``text`` of a (line, 0-based column) position."""
+    return sum(len(s) + 1 for s in text.split("\n")[:line - 1]) + column
+
+
+def _position(text: str, offset: int) -> tuple[int, int]:
+    """The (line, 1-based column) of an index in ``text``."""
+    before = text[:offset]
+    return before.count("\n") + 1, len(before) - before.rfind("\n")
 
 
 def walk(instances_: list[Instance]) -> Iterator[tuple[str, list[Instance]]]:
@@ -424,13 +455,10 @@ def concrete(baseline: Path, rel: str, mutant_id: str, bug_class: str, find: str
     if not path.is_relative_to(baseline.resolve()) or not path.is_file() or (baseline / rel).is_symlink():
         return f"file {rel!r} is not a file of the target"
     text = path.read_text(encoding="utf-8", errors="replace")
-    if text.count(find) != 1:
-        return f"its text occurs {text.count(find)} times in {rel} (must be once): written for other code"
-    offset = text.index(find)
-    line = text.count("\n", 0, offset) + 1
-    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
-    end = line + find.count("\n")
-    end_column = len(find.rsplit("\n", 1)[-1]) + (column if end == line else 1)
-    return Instance(id=f"judge:{mutant_id}", operator="judge", bug_class=bug_class, file=rel, start=(line, column),
-                    end=(end, end_column), original=find, replacement=replace,
-                    mutated=text.replace(find, replace), reach=(line, end))
+    occurs = text.count(find)
+    if occurs != 1:
+        return f"its text occurs {occurs} times in {rel} (must be once): written for other code"
+    before = text.split(find)[0]
+    start, end = _position(text, len(before)), _position(text, len(before) + len(find))
+    return Instance(id=f"judge:{mutant_id}", operator="judge", bug_class=bug_class, file=rel, start=start, end=end,
+                    original=find, replacement=replace, mutated=text.replace(find, replace), reach=(start[0], end[0]))
