@@ -215,7 +215,7 @@ def _verify_trail(args: argparse.Namespace) -> int:
 
 
 def _init(args: argparse.Namespace) -> int:
-    from .acceptance._config import check_spec, survey, write_config
+    from .acceptance._config import check_spec, flag_settings, survey, write_config
     from .targets._presets import get_preset
 
     drivers = dict.fromkeys(("examiner", "builder", "tester", "judge"), "scripted")
@@ -227,7 +227,8 @@ def _init(args: argparse.Namespace) -> int:
     answers = {"scope": args.scope, "spec": args.spec, "depth": args.depth, "gate_n": args.gate_n,
                "target_kind": args.target_kind}
     ask = input if sys.stdin.isatty() and not args.non_interactive else None
-    config = survey(answers, ask, lambda kind: get_preset(kind).relative_cost, drivers)  # type: ignore[arg-type]
+    config = survey(answers, ask, lambda kind: get_preset(kind).relative_cost, drivers,  # type: ignore[arg-type]
+                    settings=flag_settings(vars(args)))
     get_preset(config.target_kind)
     spec = check_spec(args.project, config)
     if not spec.ok:
@@ -481,6 +482,21 @@ def _parser() -> argparse.ArgumentParser:
     it.add_argument("--target-kind", help="preset: warehouse, document")
     it.add_argument("--driver", action="append", default=[], metavar="ROLE=DRIVER",
                     help="scripted, in-session, command, anthropic or openai (default scripted)")
+    it.add_argument("--target", metavar="FILE", help="the target file, relative to the project (target.yaml)")
+    it.add_argument("--exam", metavar="DIR", help="the exam folder, relative to the project (exam)")
+    it.add_argument("--evidence", metavar="DIR", help="the run's state folder (default under $XDG_STATE_HOME)")
+    it.add_argument("--script", metavar="FILE", help="recorded role actions, for scripted drivers")
+    it.add_argument("--budget-usd", metavar="X", help="cap on the whole run's model spend (20)")
+    it.add_argument("--model", action="append", default=[], metavar="ROLE=MODEL", help="model of an API-driven role")
+    it.add_argument("--model-option", action="append", default=[], metavar="ROLE.KEY=VALUE",
+                    help="base_url, api (responses or chat), api_key_env or temperature ('none': not sent)")
+    it.add_argument("--command", action="append", default=[], metavar="ROLE=COMMAND LINE", dest="commands",
+                    help="argv of a command-driven role, split like a shell line")
+    it.add_argument("--limit", action="append", default=[], metavar="ROLE.KEY=VALUE",
+                    help="what one episode may spend: turns, seconds, budget_usd, output_bytes, write_bytes")
+    it.add_argument("--mutmut", metavar="N", help="mutmut's syntactic mutants per round (0)")
+    it.add_argument("--hunt-seeds", metavar="N", help="fresh generator seeds a survivor is hunted over (20)")
+    it.add_argument("--jobs", metavar="J", help="mutants the gate judges side by side (2)")
     it.add_argument("--non-interactive", action="store_true", help="never ask; every answer comes from a flag")
     it.set_defaults(handler=_init)
 

@@ -9,14 +9,15 @@ byte-identically, and that the project is a clean git work tree, each failure sa
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import _yamldoc
 from .._errors import UsageError
@@ -122,27 +123,96 @@ def cost_note(depth: Depth, relative_cost: float, drivers: dict[str, DriverName]
             f"(relative cost {relative_cost:g}x of the warehouse preset). Answering is consent.")
 
 
+ROLES: tuple[Role, ...] = ("examiner", "builder", "tester", "judge")
+NONE_WORDS = ("none", "null")  # a model option given as one of these is sent as no value (temperature: none)
+
+
+def _split(item: str, flag: str, shape: str) -> tuple[str, str]:
+    head, eq, value = item.partition("=")
+    if not eq or not head or not value:
+        raise UsageError(f"{flag} {item!r} is not {shape}", hint=f"roles: {', '.join(ROLES)}")
+    return head, value
+
+
+def _role(role: str, flag: str, item: str) -> str:
+    if role not in ROLES:
+        raise UsageError(f"{flag} {item!r} names no role", hint=f"roles: {', '.join(ROLES)}")
+    return role
+
+
+def _by_role(items: list[str], flag: str) -> dict[str, str]:
+    """``ROLE=VALUE`` items, the last one of a role winning."""
+    pairs = [(_split(i, flag, "ROLE=VALUE"), i) for i in items]
+    return {_role(role, flag, i): value for (role, value), i in pairs}
+
+
+def _by_role_key(items: list[str], flag: str) -> dict[str, dict[str, str]]:
+    """``ROLE.KEY=VALUE`` items, grouped by role."""
+    out: dict[str, dict[str, str]] = {}
+    for item in items:
+        path, value = _split(item, flag, "ROLE.KEY=VALUE")
+        role, dot, key = path.partition(".")
+        if not dot or not key:
+            raise UsageError(f"{flag} {item!r} is not ROLE.KEY=VALUE", hint=f"roles: {', '.join(ROLES)}")
+        out.setdefault(_role(role, flag, item), {})[key] = value
+    return out
+
+
+def _argv(line: str, role: str) -> list[str]:
+    try:
+        return shlex.split(line)
+    except ValueError as exc:
+        raise UsageError(f"--command {role}={line!r}: {exc}", hint="quote it like a shell line") from None
+
+
+def flag_settings(flags: dict[str, Any]) -> dict[str, object]:
+    """The fields of acceptance.yaml beyond the survey's questions, from init's flags (argparse's names; --command
+    is ``commands``, apart from the subcommand's name); a flag not given keeps the field's default. Values stay
+    text: the config model validates and converts them."""
+    out: dict[str, object] = {k: flags[k] for k in ("target", "exam", "evidence", "script", "budget_usd")
+                              if flags.get(k) is not None}
+    models: dict[str, dict[str, str | None]] = {r: {"model": m} for r, m in _by_role(flags.get("model") or [],
+                                                                                   "--model").items()}
+    for role, options in _by_role_key(flags.get("model_option") or [], "--model-option").items():
+        models.setdefault(role, {}).update({k: None if v.lower() in NONE_WORDS else v for k, v in options.items()})
+    commands = {r: _argv(line, r) for r, line in _by_role(flags.get("commands") or [], "--command").items()}
+    mutation = {k: flags[k] for k in ("mutmut", "hunt_seeds", "jobs") if flags.get(k) is not None}
+    limits = _by_role_key(flags.get("limit") or [], "--limit")
+    extra = {"models": models, "commands": commands, "limits": limits, "mutation": mutation}
+    return out | {k: v for k, v in extra.items() if v}
+
+
 def survey(answers: dict[str, str | None], ask: Callable[[str], str] | None, relative_cost: Callable[[str], float],
-           drivers: dict[str, DriverName], now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> AcceptanceConfig:
-    """Fill the config from flags, asking ``ask`` for the rest (None: non-interactive, all flags needed)."""
+           drivers: dict[str, DriverName], now: Callable[[], datetime] = lambda: datetime.now(UTC),
+           settings: dict[str, object] | None = None) -> AcceptanceConfig:
+    """Fill the config from flags, asking ``ask`` for the rest (None: non-interactive, all flags needed);
+    ``settings`` holds the other fields (``flag_settings``)."""
     missing = [flag for name, _, flag in QUESTIONS if not answers.get(name)]
     if missing and ask is None:
         raise UsageError(f"the survey needs answers: {', '.join(missing)}",
                          hint="pass them as flags, or run in a terminal")
     filled = dict(answers)
-    depth: Depth = filled.get("depth") if filled.get("depth") in DEPTHS else "standard"  # type: ignore[assignment]
-    note = cost_note(depth, relative_cost(str(filled.get("target_kind") or "warehouse")), drivers)
     for name, question, _ in QUESTIONS:
         if not filled.get(name):
             assert ask is not None
-            filled[name] = ask(f"{question}\n  ({note})\n> ").strip()
+            filled[name] = ask(f"{question}\n  ({_note(filled, relative_cost, drivers)})\n> ").strip()
+    note = _note(filled, relative_cost, drivers)  # of the settings as answered: the note recorded and printed
     data = {"scope": filled["scope"], "spec": [s.strip() for s in str(filled["spec"]).split(",") if s.strip()],
             "depth": filled["depth"], "gate_n": filled["gate_n"], "target_kind": filled["target_kind"],
-            "drivers": drivers, "consent": {"given_at": now().strftime("%Y-%m-%dT%H:%M:%SZ"), "cost_note": note}}
+            "drivers": drivers, **(settings or {}),
+            "consent": {"given_at": now().strftime("%Y-%m-%dT%H:%M:%SZ"), "cost_note": note}}
     try:
         return AcceptanceConfig.model_validate(data)
-    except ValueError as exc:
-        raise UsageError(f"survey answer rejected: {str(exc).splitlines()[1:3]}") from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise UsageError(f"survey answer rejected: {where}: {first['msg']}",
+                         hint="fix that flag or answer (tri-agent init --help)") from None
+
+
+def _note(filled: dict[str, str | None], relative_cost: Callable[[str], float], drivers: dict[str, DriverName]) -> str:
+    depth: Depth = filled.get("depth") if filled.get("depth") in DEPTHS else "standard"  # type: ignore[assignment]
+    return cost_note(depth, relative_cost(str(filled.get("target_kind") or "warehouse")), drivers)
 
 
 def write_config(project: Path, config: AcceptanceConfig) -> Path:
