@@ -139,7 +139,9 @@ def toy_project(dest: Path, gate_n: int | None = None, hunt_seeds: int = 3) -> P
     import shutil
     import subprocess
 
-    shutil.copytree(TOY, dest, ignore=shutil.ignore_patterns("builds", "runs", "mutation", "evidence", "SCOREBOARD.md"))
+    # out/: the demo's results, a git work tree of its own, never part of a copy
+    shutil.copytree(TOY, dest, ignore=shutil.ignore_patterns("builds", "runs", "mutation", "evidence", "SCOREBOARD.md",
+                                                             "out"))
     config = dest / "acceptance.yaml"
     text = config.read_text() if gate_n is None else config.read_text().replace("gate_n: 3", f"gate_n: {gate_n}")
     config.write_text(text + ("" if hunt_seeds == 20 else f"mutation: {{hunt_seeds: {hunt_seeds}}}\n"))

@@ -135,3 +135,25 @@ def test_a_key_changed_after_its_pin_stops_the_round(toy_build: Path, tmp_path: 
     assert err.value.exit_code == 4
     with pytest.raises(TamperDetected):
         _pin_build(run, build, "build-round-0001")  # type: ignore[arg-type]  # a replayed round's rebuild
+
+
+def test_resolved_tickets_are_guarded_again_against_every_key_since(toy_build: Path) -> None:
+    from tri_agent.acceptance._judging import case_files, guarded_texts
+    from tri_agent.acceptance._tickets import Ticket, redacted_text
+
+    answers = (toy_build / "sealed" / "answers.jsonl").read_text()
+    inputs = "".join(p.read_text() for p in (toy_build / "visible" / "inputs").rglob("*.csv"))
+    sealed = next(v for v in (json.loads(x)["average"] for x in answers.splitlines()) if v not in inputs)
+    old = Ticket(id="t-old", route="builder", signature="builder:average:x", title="average wrong", cases=["c-1"],
+                 body=f"the target wrote '{sealed}'.").markdown()  # its own output then; a later key holds it
+    clean = Ticket(id="t-ok", route="builder", signature="builder:count:x", title="count wrong", cases=[],
+                   body="the target wrote '3'.").markdown()
+    texts = {"t-old": old, "t-ok": clean}
+    assert guarded_texts(texts, [toy_build]) == {"t-old": redacted_text(old), "t-ok": clean}
+    assert redacted_text(old) == ("# average wrong\n\nticket: t-old\nroute: builder\ncases: c-1\n\n(redacted: the "
+                                  "description shares a value with a later round's sealed answers)\n")
+    assert guarded_texts(texts, []) == texts and guarded_texts({}, [toy_build]) == {}
+    case = json.loads((toy_build / "visible" / "cases.jsonl").read_text().splitlines()[0])["case"]
+    files = case_files(toy_build / "visible", case)
+    assert list(files) == ["scores.csv"] and files["scores.csv"].startswith("student,group,score\n")
+    assert case_files(toy_build / "visible", "") == {} and case_files(toy_build / "visible", "c-none") == {}

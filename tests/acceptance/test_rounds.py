@@ -26,7 +26,9 @@ GIT = ["git", "-c", "user.name=tri-agent-test", "-c", "user.email=test@invalid"]
 
 
 def _project(dest: Path) -> Path:
-    shutil.copytree(TOY, dest, ignore=shutil.ignore_patterns("builds", "runs", "mutation", "evidence", "SCOREBOARD.md"))
+    # out/: the demo's results, a git work tree of its own, never part of a copy
+    shutil.copytree(TOY, dest, ignore=shutil.ignore_patterns("builds", "runs", "mutation", "evidence", "SCOREBOARD.md",
+                                                             "out"))
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "baseline"]):
         subprocess.run([*GIT, *args], cwd=dest, check=True, capture_output=True)
     return dest
@@ -117,6 +119,20 @@ def test_the_final_round_runs_the_baseline_and_every_case_ever_red(accepted: Pat
     assert set(layers) == {"examiner", "builder", "tester", "judge"} and "write-audit" in layers["tester"]
 
 
+def test_tickets_resolved_later_move_aside_and_the_open_folder_holds_only_open_ones(accepted: Path) -> None:
+    filed = sorted(p.name.removeprefix("builder-") for p in (_records(accepted) / "round-0001" / "tickets").glob(
+        "builder-*.md"))
+    assert len(filed) >= 2  # both planted bugs at least (the seeds are drawn at random)
+    for folder in (accepted / "exam" / "tickets" / "builder", _state(accepted).work / "exam" / "tickets" / "builder"):
+        assert sorted(p.name for p in folder.iterdir()) == ["resolved"]  # no round after the first filed any
+        assert sorted(p.name for p in (folder / "resolved").iterdir()) == filed
+        for name in filed:
+            text = (folder / "resolved" / name).read_text()
+            original = (_records(accepted) / "round-0001" / "tickets" / f"builder-{name}").read_text()
+            header = original.partition("\n\n")[2].partition("\n\n")[0]
+            assert text == original.replace(header, header + "\nresolved: round 2 (last filed in round 1)", 1)
+
+
 def test_resuming_a_finished_run_plays_no_more_rounds(accepted: Path, tmp_path: Path) -> None:
     project = _clone(accepted, tmp_path / "toy")
     before = _store(project).digest()
@@ -128,7 +144,7 @@ def test_a_nondeterministic_baseline_stops_in_preflight(tmp_path: Path) -> None:
     from tri_agent import InfrastructureFailure
 
     project = tmp_path / "toy"
-    shutil.copytree(TOY, project, ignore=shutil.ignore_patterns("builds", "runs", "evidence", "SCOREBOARD.md"))
+    shutil.copytree(TOY, project, ignore=shutil.ignore_patterns("builds", "runs", "evidence", "SCOREBOARD.md", "out"))
     grades = project / "target" / "grades.py"
     grades.write_text(grades.read_text().replace("def main():", "def main():\n    import os\n"
                                                  "    open(sys.argv[2] + '.stamp', 'w').write(os.urandom(8).hex())"))

@@ -38,7 +38,7 @@ from ..scoring._report import ScoreReport
 from ..targets._gateway import Provenance, rerun
 from ._config import MutationSettings
 from ._smells import Change, Smell, is_test_file, smells
-from ._tickets import Route, Ticket, guard, smell_tickets, ticket_id, tickets_from
+from ._tickets import Route, Sources, Ticket, guard, redacted_text, smell_tickets, ticket_id, tickets_from
 
 _CASE_ID = re.compile(r"\bc-[0-9a-f]{8,64}\b")
 _MAX = 1 << 20  # larger files are data, not code: code.json keeps their digest only
@@ -198,14 +198,41 @@ def guarded(tickets: list[Ticket], build: Path, keys: list[Path] | None = None) 
                  columns)
 
 
-def score_tickets(build: Path, report: ScoreReport, keys: list[Path] | None = None) -> list[Ticket]:
+def score_tickets(build: Path, report: ScoreReport, keys: list[Path] | None = None, plan: str = "") -> list[Ticket]:
+    """Tickets for ``report``, pointing into the build's inputs and caliber and the exam's test plan (``plan``)."""
     visible = build / "visible"
+    sources = Sources(inputs=lambda case: case_files(visible, case), caliber=load_caliber(build / "caliber.yaml")[0],
+                      plan=plan)
+    return guarded(tickets_from(report, sources), build, keys)
 
-    def case_input(case: str) -> str | None:
-        files = sorted((visible / "inputs" / case).glob("*")) if case else []
-        return files[0].read_text(encoding="utf-8", errors="replace") if files else None
 
-    return guarded(tickets_from(report, case_input), build, keys)
+def guarded_texts(texts: dict[str, str], keys: list[Path]) -> dict[str, str]:
+    """Ticket texts (id -> markdown), each whose text holds a value of any key of the run cut to its header lines: a
+    ticket resolved rounds ago was guarded against the keys of its day only."""
+    if not texts or not keys:
+        return texts
+    columns = sorted({c for b in keys for c in load_caliber(b / "caliber.yaml")[0].key})
+    with tempfile.TemporaryDirectory(prefix="tri-resolved-") as tmp:
+        for tid, text in texts.items():
+            (Path(tmp) / f"{tid}.md").write_text(text, encoding="utf-8")
+        hits = scan_leaks([b / "sealed" / "answers.jsonl" for b in keys], [Path(tmp)],
+                          inputs=[b / "visible" for b in keys], key=columns).hits
+    leaking = {Path(h.where.rpartition(":")[0]).stem for h in hits}
+    return {tid: redacted_text(text) if tid in leaking else text for tid, text in texts.items()}
+
+
+_LOCATE = 1 << 20  # what a ticket reads of each input file: a huge input is located in its first MiB only
+
+
+def case_files(visible: Path, case: str) -> dict[str, str]:
+    """A case's input files (path under its folder -> text, the first MiB), in path order."""
+    folder = visible / "inputs" / case
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink()) if case else []
+    out = {}
+    for path in files:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            out[path.relative_to(folder).as_posix()] = handle.read(_LOCATE)
+    return out
 
 
 class FileState(BaseModel):

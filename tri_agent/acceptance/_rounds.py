@@ -72,7 +72,7 @@ from ._preflight import Configuration, check_configuration, configuration, expos
 from ._scoreboard import TIMINGS, Deepening, RoundSummary, write_reports
 from ._smells import Change, Smell
 from ._state import RunState, check_pin, commitment, locate, secret, seed, state_home
-from ._tickets import Ticket, ticket_id, ticket_kind
+from ._tickets import Ticket, builder_folder, ticket_id, ticket_kind
 from ._verify import certification_of
 
 _VOLATILE = frozenset({"seconds", "duration", "at", "given_at"})  # never in evidence: reruns must match
@@ -166,7 +166,7 @@ def accept(project: Path, *, resume: bool = False) -> Verdict:
         outcome, facts = _play_round(run, k, progress)
         progress, _ = advance(progress, outcome.result, facts)
         _record(run, outcome, progress, facts)
-        _file(run, outcome.tickets)  # only once sealed: a replayed round sees what an uninterrupted one saw
+        _file(run)  # only once sealed: a replayed round sees what an uninterrupted one saw
     if progress.decision == "escalate":
         _escalate(store, progress, _fuse_cause(progress))
     return _verdict(run, progress)
@@ -414,6 +414,7 @@ def _materialize(run: _Run) -> None:
         route, _, name = path.name.partition("-")
         (run.exam / "tickets" / route).mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, run.exam / "tickets" / route / name)
+    _deliver(run.exam / "tickets" / "builder", {}, _builder_tickets(run)[1])
 
 
 def _stage(run: _Run, seen: tuple[Path, ...] = (), builds: dict[str, Path] | None = None) -> Stage:
@@ -512,7 +513,9 @@ def _tickets(run: _Run, rnd: _Round, name: str, report: ScoreReport | None, ran:
              written: dict[str, list[Path]]) -> list[Ticket]:
     # everything the roles may write, every round: a hard-coded answer is flagged until it is gone
     build, keys = _key(run, rnd.build, f"build-{name}"), _keys(run)
-    return ((judging.score_tickets(build, report, keys) if report else [])
+    plan = run.exam / "TESTPLAN.md"
+    text = plan.read_text(encoding="utf-8", errors="replace") if plan.is_file() else ""
+    return ((judging.score_tickets(build, report, keys, text) if report else [])
             + judging.skipped_tickets(build, ran, rnd.k)
             + judging.leak_tickets(build, [run.project / s for s in run.config.spec], written, keys)
             + judging.smell_and_guard(build, found, keys))
@@ -597,20 +600,39 @@ def _deepening(store: EvidenceStore, rnd: _Round, mutation: MutationSummary | No
                      new_mutants=sorted(set(judged) - set(progress.mutants_used)))
 
 
-def _file(run: _Run, tickets: list[Ticket]) -> None:
-    """Deliver the builder's tickets where a session playing the builder reads them (the last round's only),
-    audited on the way like anything a builder receives."""
+def _file(run: _Run) -> None:
+    """Deliver the builder's tickets where a session playing the builder reads them: the last round's open
+    and, in ``resolved/``, every earlier one since resolved; audited on the way like anything a builder receives."""
     folder = run.project / "exam" / "tickets" / "builder"
     shutil.rmtree(folder, ignore_errors=True)
-    mine = [t for t in tickets if t.route == "builder"]
+    open_tickets, resolved = _builder_tickets(run)
     with tempfile.TemporaryDirectory(prefix="tri-deliver-") as tmp:
         staged = Path(tmp) / "exam" / "tickets" / "builder"
         staged.mkdir(parents=True)
-        for t in mine:
-            (staged / f"{t.id}.md").write_text(t.markdown(), encoding="utf-8")
+        _deliver(staged, open_tickets, resolved)
         before_launch(load_charter("builder").contract, Path(tmp), {}, _keys(run))
-        if mine:
+        if open_tickets or resolved:
             shutil.copytree(staged, folder)
+
+
+def _builder_tickets(run: _Run) -> tuple[dict[str, str], dict[str, str]]:
+    """(open, resolved) builder tickets, id -> text, from the sealed rounds' tickets (never a live folder); the
+    resolved ones guarded again, against every key pinned since they were filed."""
+    rounds = []
+    for entry in (e for e in run.store.entries() if e.kind == "round"):
+        folder = run.store.root / "records" / entry.name / "tickets"
+        rounds.append((int(entry.name.removeprefix("round-")), {
+            path.name.removeprefix("builder-").removesuffix(".md"): path.read_text(encoding="utf-8")
+            for path in sorted(folder.glob("builder-*.md"))}))
+    open_tickets, resolved = builder_folder(rounds)
+    return open_tickets, judging.guarded_texts(resolved, _keys(run))
+
+
+def _deliver(folder: Path, open_tickets: dict[str, str], resolved: dict[str, str]) -> None:
+    for sub, tickets in (("", open_tickets), ("resolved", resolved)):
+        for tid, text in tickets.items():
+            (folder / sub).mkdir(parents=True, exist_ok=True)
+            (folder / sub / f"{tid}.md").write_text(text, encoding="utf-8")
 
 
 def _facts(rnd: _Round, report: ScoreReport | None, stable: bool, mutation: MutationSummary | None,
