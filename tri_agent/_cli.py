@@ -252,7 +252,8 @@ def _new(args: argparse.Namespace) -> int:
           "exam/, scripted/roles.yaml, acceptance.yaml); each says what to replace")
     print(made.cost_note)
     print(f"git: {made.git}")
-    print(f"next: tri-agent check {made.project}, then the exam commands of docs/authoring.md")
+    print(f"next: tri-agent check {made.project}; tri-agent accept {made.project} runs the dry run (every role "
+          "scripted: exit 9, passed but not certified); docs/authoring.md says what to replace, in which order")
     return ExitCode.PASS
 
 
