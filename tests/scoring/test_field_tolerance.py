@@ -265,3 +265,8 @@ def test_sum_of_parts_judges_the_total_within_the_fields_own_bound(tmp_path: Pat
     assert within.relations is not None and within.relations.verdict == "pass"
     beyond = _score(tmp_path, [dict(r) for r in ANSWERS[:2]] + [dict(ANSWERS[2], total="3.6")])
     assert beyond.relations is not None and beyond.relations.relations[0].failed == 1
+
+
+def test_outside_writes_plain_decimal_notation_as_an_oracle_would() -> None:
+    # -1.00000001 + (1E-9 + 1) is -9E-9, which str() would write in scientific notation
+    assert outside(Bound(absolute=Decimal("1E-9")), "-1.00000001") == "-0.000000009"

@@ -188,3 +188,26 @@ def test_the_scope_is_sealed_with_the_caliber(tmp_path: Path) -> None:
     _write_caliber(load_caliber(tmp_path / "c.yaml")[0], tmp_path / "plain.yaml")
     assert load_caliber(tmp_path / "plain.yaml")[1] != sha
     assert b"scope" not in (tmp_path / "plain.yaml").read_bytes()
+
+
+def test_a_behaviour_key_equal_to_the_calibers_key_is_enough(tmp_path: Path) -> None:
+    text = ("schema_version: 1\nkey: [case]\nfields: {n: count}\nbehaviors: {values: [accepted]}\nrelations:\n"
+            "  - {name: sorted, kind: ordered, field: n, scope: {behavior: accepted}}\n")
+    (tmp_path / "c.yaml").write_text(text)
+    assert load_caliber(tmp_path / "c.yaml")[0].relations[0].scope == Scope(behavior="accepted")
+
+
+def test_scope_messages_name_everything(tmp_path: Path) -> None:
+    cases = {
+        _caliber(SUM % ", scope: {behavior: crashed}"):
+            "relation 'groups-sum': scope behaviour 'crashed' is not one of the declared behaviors "
+            "['accepted', 'rejected', 'warned']",
+        _caliber(SUM % SCOPED).replace("behaviors: {", "behaviors: {key: [run], "):
+            "relation 'groups-sum' has a scope, but the behaviour key ['run'] is not part of the caliber's key "
+            "['case', 'group'], so a row's case cannot be told",
+    }
+    for text, message in cases.items():
+        (tmp_path / "c.yaml").write_text(text)
+        with pytest.raises(MalformedInput) as err:
+            load_caliber(tmp_path / "c.yaml")
+        assert err.value.message.endswith(f"(document): Value error, {message}")

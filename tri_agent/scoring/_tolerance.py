@@ -151,7 +151,7 @@ def half_unit(expected: Decimal, digits: int) -> Decimal:
     0.0001234 passes and 0.0001236 does not. Zero has no significant digit: its bound is zero."""
     if expected.is_zero():
         return Decimal(0)
-    return Decimal(5).scaleb(expected.adjusted() - digits, EXACT)
+    return Decimal((0, (5,), expected.adjusted() - digits))  # built from its digits: exact, whatever the context
 
 
 def _compare_decimal(bound: Bound, expected: str, actual: str) -> Cell:
