@@ -82,7 +82,7 @@ def test_toy_tickets_point_at_the_row_the_input_line_and_the_promise(toy_build: 
     assert total[0].endswith("', column 'total': the target wrote '" + total[0].split("wrote '")[1])
     case, group = total[0].split("case ")[1].split(",")[0], total[0].split("group=")[1].split(",")[0].strip("'")
     lines = (toy_build / "visible" / "inputs" / case / "scores.csv").read_text().splitlines()
-    first = next(i for i, line in enumerate(lines, 1) if group in line)
+    first = next(i for i, line in enumerate(lines, 1) if group in line.split(","))  # the key as a whole cell
     assert total[1] == f"Input: scores.csv line {first}: {lines[first - 1]!r}"
     assert total[2] == "Spec: caliber field 'total' is amount: exact decimal, |actual - expected| <= 0.01"
     assert total[3].startswith("Test plan: TESTPLAN.md line 13: 5. Metamorphic relations: group totals and counts")
@@ -208,6 +208,13 @@ def test_the_input_line_is_the_first_that_holds_every_key_value_in_any_input_fil
     assert locate(files, ["EUR", "BOLT"]) == ("more.csv", 1, "BOLT,EUR,3")
     assert locate(files, ["BOLT", "USD"]) is None and locate(files, []) is None and locate(files, [" ", ""]) is None
     assert locate(files, ["ACME", " "]) == ("orders.csv", 2, "ACME,USD,1")  # a blank value looks for nothing
+    # a whole cell first, in any file; then the text of any line
+    spaced = {"a.csv": "s1, ACME,1\ns2,ACMEX;2\n", "b.tsv": "s3\tACME|3\n", "c.json": '{"c": "ACME"}\n'}
+    assert locate(spaced, ["ACME"]) == ("b.tsv", 1, "s3\tACME|3")
+    assert locate(spaced, [" ACME"]) == ("a.csv", 1, "s1, ACME,1")
+    assert locate(spaced, ["ACMEX", "2"]) == ("a.csv", 2, "s2,ACMEX;2")
+    assert locate({"c.json": '{"c": "ACME"}\n'}, ["ACME"]) == ("c.json", 1, '{"c": "ACME"}')
+    assert locate({"a.csv": "x,ACME\n", "b.csv": "ACME,EUR\n"}, ["ACME", "EUR"]) == ("b.csv", 1, "ACME,EUR")
     [moved] = tickets_from(_report([_cell("c-2", "label", "not_equal", actual="b", customer="BOLT", currency="EUR")]),
                            SOURCES)
     assert "Input: more.csv line 1: 'BOLT,EUR,3'\n" in moved.body

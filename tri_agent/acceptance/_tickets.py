@@ -103,17 +103,31 @@ def tickets_from(report: ScoreReport, sources: Sources = Sources()) -> list[Tick
 
 # --- where to look: the row, the input line, the promise -----------------------------------------------------
 
+_CELL = re.compile(r"[,;\t|]")  # what separates the cells of a delimited line
+
+
 def locate(files: dict[str, str], values: list[str]) -> tuple[str, int, str] | None:
     """(file, line number, line) of the first line of ``files`` that holds every one of ``values`` (a row's key
-    as the target wrote it); None when no line does, or when there is no value to look for."""
+    as the target wrote it): as whole cells of a delimited line if any line has them so (``Chemistry`` is not
+    `` Chemistry``), else anywhere in the line; None when no line does, or when there is no value to look for."""
     wanted = [v for v in values if v.strip()]
     if not wanted:
         return None
-    for name, text in files.items():
-        for number, line in enumerate(text.splitlines(), 1):
-            if all(v in line for v in wanted):
-                return name, number, line
+    for holds in (_in_cells, _in_text):
+        for name, text in files.items():
+            for number, line in enumerate(text.splitlines(), 1):
+                if holds(line, wanted):
+                    return name, number, line
     return None
+
+
+def _in_cells(line: str, wanted: list[str]) -> bool:
+    cells = set(_CELL.split(line))
+    return all(v in cells for v in wanted)
+
+
+def _in_text(line: str, wanted: list[str]) -> bool:
+    return all(v in line for v in wanted)
 
 
 def _input_line(case: str, values: list[str], sources: Sources) -> tuple[str, str | None]:
