@@ -42,14 +42,19 @@ def ensure_env(extras: str) -> dict[str, str]:
     return env
 
 
+SYSTEM_PACKAGES = {"bwrap": "bubblewrap", "chromium": "chromium"}  # command -> the Debian package that brings it
+
+
 def ensure_system_packages() -> None:
-    """bubblewrap backs the OS-sandbox tests; install it where we can (root with apt), else they skip."""
-    if shutil.which("bwrap") or not shutil.which("apt-get") or not hasattr(os, "geteuid") or os.geteuid() != 0:
+    """bubblewrap backs the OS-sandbox tests, chromium the report's browser test (driven by Playwright, never a
+    downloaded browser); install what is missing where we can (root with apt), else those tests skip."""
+    missing = [package for command, package in SYSTEM_PACKAGES.items() if not shutil.which(command)]
+    if not missing or not shutil.which("apt-get") or not hasattr(os, "geteuid") or os.geteuid() != 0:
         return
-    print("dev.py: installing bubblewrap (apt-get)", flush=True)
+    print(f"dev.py: installing {', '.join(missing)} (apt-get)", flush=True)
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
     subprocess.run(["apt-get", "update", "-qq"], check=False, **quiet)  # type: ignore[call-overload]
-    subprocess.run(["apt-get", "install", "-y", "-qq", "bubblewrap"], check=False, **quiet)  # type: ignore[call-overload]
+    subprocess.run(["apt-get", "install", "-y", "-qq", *missing], check=False, **quiet)  # type: ignore[call-overload]
 
 
 def _run(cmd: list[str], env: dict[str, str] | None = None) -> int:

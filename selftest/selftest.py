@@ -469,7 +469,8 @@ def _(d: Path) -> None:
 def _(d: Path) -> None:
     copy = d / "acceptance"
     shutil.copytree(TOY, copy, ignore=shutil.ignore_patterns("builds", "runs", "mutation", "evidence", "SCOREBOARD.md",
-                                                              "TIMINGS.json", "ACCEPTANCE.json", "REPORT.html"))
+                                                              "TIMINGS.json", "ACCEPTANCE.json", "REPORT.html",
+                                                              "out"))  # out/: the demo's results, a git tree
     config = copy / "acceptance.yaml"
     config.write_text(config.read_text().replace("gate_n: 3", "gate_n: 1"))  # red, green, final
     git = ["git", "-c", "user.name=selftest", "-c", "user.email=selftest@invalid"]

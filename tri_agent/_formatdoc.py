@@ -266,6 +266,18 @@ consent: {given_at: "2026-11-30T10:00:00Z", cost_note: "about $1.20 per round at
  "deepening": {"new_cases": 16, "exam_files_changed": [], "new_mutants": ["m-tab-padded"]},
  "simulation": false, "cost_usd": {"tester": 0.03}, "isolation": {"tester": ["physical-omission"]}}
 """),
+    "acceptance-report": Doc("`ACCEPTANCE.json` in the project, rewritten after every round and at the end",
+                             "the engine (from the trail alone)", "json", """\
+{"verdict": "PASSED, NOT CERTIFIED after 5 rounds: a simulation: the builder replayed recorded actions (scripted)",
+ "decision": "accepted", "certified": false,
+ "reasons": ["a simulation: the builder replayed recorded actions (scripted)"], "escalation": null,
+ "drivers": {"builder": "scripted", "examiner": "anthropic", "judge": "anthropic", "tester": "anthropic"},
+ "units": {"answers": "rows: expected rows whose every field passed / expected rows plus unexpected rows"},
+ "schema_version": 1, "trail_digest": "7acb1c998eddef22c59db7a8f6cb4724b4db5ea4e32fed35e08a18e1d9772ce3",
+ "records": [{"schema_version": 1, "seq": 0, "name": "preflight", "kind": "preflight", "digest": "1b80d796",
+              "previous_line_sha256": null}],
+ "rounds": []}
+"""),
     "gate-result": Doc("`gate.json` in a round's record", "the engine", "json", """\
 {"schema_version": 1, "round": 1, "green": false, "reasons": ["140/142 pass"]}
 """),

@@ -11,7 +11,7 @@ from .acceptance._config import AcceptanceConfig
 from .acceptance._gate import GateResult, Progress, RoundFacts, Verdict
 from .acceptance._judging import CodeSnapshot, RerunRecord
 from .acceptance._preflight import Configuration
-from .acceptance._scoreboard import RoundSummary
+from .acceptance._scoreboard import AcceptanceReport, RoundSummary
 from .acceptance._smells import Smell
 from .acceptance._state import Pin
 from .drivers._command import Request, Response
@@ -64,6 +64,7 @@ FORMATS: dict[str, type[BaseModel]] = {
     "trail-entry": TrailEntry,
     "acceptance": AcceptanceConfig,
     "round-summary": RoundSummary,
+    "acceptance-report": AcceptanceReport,
     "gate-result": GateResult,
     "progress": Progress,
     "smell": Smell,

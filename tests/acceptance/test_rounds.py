@@ -133,6 +133,17 @@ def test_tickets_resolved_later_move_aside_and_the_open_folder_holds_only_open_o
             assert text == original.replace(header, header + "\nresolved: round 2 (last filed in round 1)", 1)
 
 
+def test_each_rounds_mutation_report_names_its_target_round_seed_and_exam(accepted: Path) -> None:
+    state = _state(accepted)
+    page = (state.runs / "round-0002" / "mutation" / "mutation-report.html").read_text()
+    build = json.loads((_records(accepted) / "round-0002" / "build.json").read_text())
+    seed = json.loads((_records(accepted) / "round-0002" / "seeds.json").read_text())["revealed"]["round-2"]
+    assert f"<tr><th>round</th><td>round 2</td></tr><tr><th>seed</th><td>{seed}</td></tr>" in page
+    assert (f"<tr><th>exam</th><td>toy-grades, built at seed {seed}: visible digest {build['visible_digest']}, "
+            f"sealed digest {build['sealed_digest']}</td></tr>") in page
+    assert f"<tr><th>target</th><td>{accepted.resolve() / 'target'} (tree digest " in page
+
+
 def test_resuming_a_finished_run_plays_no_more_rounds(accepted: Path, tmp_path: Path) -> None:
     project = _clone(accepted, tmp_path / "toy")
     before = _store(project).digest()

@@ -10,11 +10,11 @@ from __future__ import annotations
 import html
 import json
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, Field
 
-from ..evidence._trail import EvidenceStore
+from ..evidence._trail import EvidenceStore, TrailEntry
 from ._config import load_config
 from ._gate import Verdict
 from ._state import locate
@@ -69,16 +69,53 @@ def verdict_of(store: EvidenceStore) -> Verdict | None:
     return Verdict.model_validate_json(path.read_text(encoding="utf-8")) if store.has("verdict") else None
 
 
-def verdict_line(store: EvidenceStore) -> str:
-    """One line that states the verdict: accepted and certified, passed but not certified, escalated, or open."""
+Decision = Literal["accepted", "escalated", "open"]
+
+# what every count of the reports counts; SCOREBOARD.md, REPORT.html and ACCEPTANCE.json state the same units
+UNITS = {
+    "answers (rows)": "expected rows whose every field passed / expected rows plus unexpected rows the target wrote",
+    "behaviours (cases)": "cases whose run ended in the expected behaviour / cases with a sealed behaviour",
+    "relations (instances)": "relation instances (groups, case pairs or rows) that hold / instances checked",
+    "all units": "answer rows + behaviour cases + relation instances, summed: what a round's 'N/M pass' counts",
+    "kill rate (mutants)": "mutants the exam killed / mutants judged (killed, timed out, survived, no coverage), "
+                           "the ignored and no-coverage counts beside it",
+}
+
+
+class Headline(NamedTuple):
+    """What a report opens with: the decision, its title and why (certification or escalation reasons)."""
+
+    decision: Decision
+    title: str
+    why: list[str]
+
+
+def headline(store: EvidenceStore) -> Headline:
+    """Accepted and certified, passed but not certified (why), escalated (why), or no verdict yet."""
     verdict = verdict_of(store)
     if verdict is not None and verdict.certified:
-        return f"ACCEPTED after {verdict.rounds} rounds, certified"
+        return Headline("accepted", f"ACCEPTED after {verdict.rounds} rounds, certified", [])
     if verdict is not None:
-        return f"PASSED, NOT CERTIFIED after {verdict.rounds} rounds: " + "; ".join(verdict.reasons)
-    if any(e.kind == "escalation" for e in store.entries()):
-        return "ESCALATED: a human must decide"
-    return f"NO VERDICT YET after {len(rounds_of(store))} round(s)"
+        return Headline("accepted", f"PASSED, NOT CERTIFIED after {verdict.rounds} rounds", verdict.reasons)
+    escalations = [e for e in store.entries() if e.kind == "escalation"]
+    if escalations:
+        return Headline("escalated", "ESCALATED, a human must decide", [escalation_reason(store, escalations[-1].name)])
+    return Headline("open", f"NO VERDICT YET after {len(rounds_of(store))} round(s)", [])
+
+
+def escalation_reason(store: EvidenceStore, name: str) -> str:
+    """Why the run escalated, as its sealed ESCALATION.md states it (the line under its title)."""
+    lines = (store.root / "records" / name / "ESCALATION.md").read_text(encoding="utf-8").splitlines()
+    return lines[2].removesuffix(".").removesuffix("; a human must decide") if len(lines) > 2 else "(no reason)"
+
+
+def verdict_line(store: EvidenceStore) -> str:
+    """One line that states the verdict: accepted and certified, passed but not certified, escalated, or open."""
+    head = headline(store)
+    return f"{head.title}: {'; '.join(head.why)}" if head.why else head.title
+
+
+_WHY = {"accepted": "Not certified because:", "escalated": "Escalated because:", "open": ""}
 
 
 def drivers_of(store: EvidenceStore) -> dict[str, str]:
@@ -92,12 +129,14 @@ def drivers_of(store: EvidenceStore) -> dict[str, str]:
 
 
 def scoreboard(store: EvidenceStore, timings: Path | None = None) -> str:
-    """``SCOREBOARD.md``: one line per round, from the sealed records (and wall time per role, if measured)."""
+    """``SCOREBOARD.md``: the verdict and why, the drivers, the units, then one line per round, from the sealed
+    records (and wall time per role, if measured)."""
     rows = rounds_of(store)
-    out = ["# Scoreboard", "", f"**Verdict**: {verdict_line(store)}", "",
+    out = ["# Scoreboard", "", f"**Verdict**: {verdict_line(store)}", *_why_lines(headline(store)), "",
            "Drivers: " + ("; ".join(f"{role}: {d}" for role, d in drivers_of(store).items()) or "-"), "",
-           "| round | seed | answers | behaviours | relations | drift | kill rate | new cases | "
-           "tickets | smells | cost (USD) | streak | gate | why red |", "|" + "---|" * 14]
+           "Units:", "", *(f"- **{name}**: {text}" for name, text in UNITS.items()), "",
+           "| round | seed | answers (rows) | behaviours (cases) | relations (instances) | drift | kill rate "
+           "(mutants) | new cases | tickets | smells | cost (USD) | streak | gate | why red |", "|" + "---|" * 14]
     out += [_row(r) for r in rows]
     if rows:
         out += ["", "Isolation layers (last round): " + "; ".join(
@@ -112,6 +151,10 @@ def scoreboard(store: EvidenceStore, timings: Path | None = None) -> str:
             f"{role} {secs:.0f} s ({secs / total:.0%})" for role, secs in sorted(seconds.items()))]
     out += ["", f"Trail digest: `{store.digest()}`"]
     return "\n".join(out) + "\n"
+
+
+def _why_lines(head: Headline) -> list[str]:
+    return ["", _WHY[head.decision], "", *(f"- {reason}" for reason in head.why)] if head.why else []
 
 
 def _row(r: RoundSummary) -> str:
@@ -133,39 +176,77 @@ def _escalation(store: EvidenceStore) -> list[str]:
     return ["", *text.rstrip("\n").splitlines()]
 
 
+class AcceptanceReport(BaseModel):
+    """``ACCEPTANCE.json``: the verdict and why first, then the whole trail: every record and every round's summary
+    (no clock, so the same trail always gives the same bytes)."""
+
+    verdict: str = Field(description="The verdict line SCOREBOARD.md and REPORT.html open with.")
+    decision: Decision = Field(default="open", description="accepted (certified or not), escalated (a human must "
+                                                           "decide) or open (no verdict yet).")
+    certified: bool = Field(description="The accepted run certifies (exit 0); false otherwise.")
+    reasons: list[str] = Field(description="Why an accepted run does not certify; empty otherwise.")
+    escalation: str | None = Field(default=None, description="Why the run escalated (the ticket that failed its fix "
+                                                             "attempts, or the round limit); null when it did not.")
+    drivers: dict[str, str] = Field(description="role -> the driver(s) that played it, from the sealed episodes.")
+    units: dict[str, str] = Field(default_factory=lambda: dict(UNITS), description="What each count of 'rounds' "
+                                  "counts: column (unit) -> what passes / what is counted.")
+    schema_version: Literal[1] = Field(default=1, description="Version of the acceptance report format.")
+    trail_digest: str = Field(description="SHA-256 of TRAIL.jsonl: it names every record, so the whole history.")
+    records: list[TrailEntry] = Field(description="Every line of TRAIL.jsonl, in order.")
+    rounds: list[RoundSummary] = Field(description="Every round's round.json, in order.")
+
+
+def acceptance_report(store: EvidenceStore) -> AcceptanceReport:
+    verdict, head = verdict_of(store), headline(store)
+    return AcceptanceReport(verdict=verdict_line(store), decision=head.decision,
+                            certified=bool(verdict and verdict.certified), reasons=verdict.reasons if verdict else [],
+                            escalation=head.why[0] if head.decision == "escalated" else None,
+                            drivers=drivers_of(store), trail_digest=store.digest(), records=store.entries(),
+                            rounds=rounds_of(store))
+
+
 def acceptance_json(store: EvidenceStore) -> str:
-    """The canonical JSON of the whole trail: every round's summary and the trail digest (no clock)."""
-    verdict = verdict_of(store)
-    data = {"schema_version": 1, "trail_digest": store.digest(), "verdict": verdict_line(store),
-            "certified": bool(verdict and verdict.certified), "reasons": verdict.reasons if verdict else [],
-            "drivers": drivers_of(store),
-            "records": [e.model_dump(mode="json") for e in store.entries()],
-            "rounds": [r.model_dump(mode="json") for r in rounds_of(store)]}
-    return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    """The canonical JSON of the whole trail, the verdict first (no clock)."""
+    return json.dumps(acceptance_report(store).model_dump(mode="json"), indent=1, ensure_ascii=False) + "\n"
 
 
 def report_html(store: EvidenceStore) -> str:
-    """A self-contained page (inline SVG, no script, no external asset) with a chart per round."""
-    rows = rounds_of(store)
+    """A self-contained page (inline SVG, no script, no external asset): the verdict and why, the drivers, the
+    units, a chart and a table per round, in the scoreboard's units."""
+    rows, head = rounds_of(store), headline(store)
     width = 40 + 56 * max(len(rows), 1)
-    table = "".join(f"<tr><td>{r.round}{' (final)' if r.final else ''}</td><td>{r.passed}/{r.total}</td>"
-                    f"<td>{html.escape(r.kill_rate)}</td><td>{r.streak}</td><td>{'GREEN' if r.green else 'red'}</td>"
-                    f"<td>{html.escape('; '.join(r.reasons) or '-')}</td></tr>" for r in rows)
     label = f"<p><b>Simulation</b>: {_SIMULATION}</p>" if rows and all(r.simulation for r in rows) else ""
     drivers = "; ".join(f"{r}: {d}" for r, d in drivers_of(store).items()) or "-"
     return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>tri-agent acceptance</title>
+<html lang="en"><head><meta charset="utf-8"><title>tri-agent acceptance: {html.escape(head.title)}</title>
 <style>body{{font-family:sans-serif;margin:2em}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left}}
 table{{border-collapse:collapse}}</style></head><body>
-<h1>Hard acceptance: {len(rows)} rounds</h1>
-<p><b>Verdict</b>: {html.escape(verdict_line(store))}</p>
+<h1 id="verdict">{html.escape(head.title)}</h1>{_why_html(head)}
 <p>Drivers: {html.escape(drivers)}</p>{label}
-<h2>Share of units passing, per round (green: the gate passed)</h2>
+<h2>Units</h2>
+<ul>{''.join(f'<li><b>{html.escape(n)}</b>: {html.escape(t)}</li>' for n, t in UNITS.items())}</ul>
+<h2>Share of all units passing, per round (green: the gate passed)</h2>
 <svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="200" role="img">{''.join(_bars(rows))}
 <line x1="25" y1="170" x2="{width}" y2="170" stroke="#555"/></svg>
-<table><tr><th>round</th><th>pass</th><th>kill rate</th><th>streak</th><th>gate</th><th>why red</th></tr>{table}</table>
-<p>Trail digest <code>{store.digest()}</code></p></body></html>
+<table><tr><th>round</th><th>answers (rows)</th><th>behaviours (cases)</th><th>relations (instances)</th>
+<th>all units</th><th>kill rate (mutants)</th><th>streak</th><th>gate</th><th>why red</th></tr>
+{_table_html(rows)}</table>
+<p>{len(rows)} round(s). Trail digest <code>{store.digest()}</code></p></body></html>
 """
+
+
+def _why_html(head: Headline) -> str:
+    if not head.why:
+        return ""
+    return f"\n<p>{_WHY[head.decision]}</p><ul>{''.join(f'<li>{html.escape(r)}</li>' for r in head.why)}</ul>"
+
+
+def _table_html(rows: list[RoundSummary]) -> str:
+    return "".join(f"<tr><td>{r.round}{' (final)' if r.final else ''}</td>"
+                   + "".join(f"<td>{r.channels.get(c, '-')}</td>" for c in ("answers", "behaviors", "relations"))
+                   + f"<td>{r.passed}/{r.total}</td><td>{html.escape(r.kill_rate)}</td><td>{r.streak}</td>"
+                   f"<td>{'GREEN' if r.green else 'red'}</td><td>{html.escape('; '.join(r.reasons) or '-')}</td></tr>"
+                   for r in rows)
 
 
 def _bars(rows: list[RoundSummary]) -> list[str]:

@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .._errors import InfrastructureFailure, MalformedInput, UsageError
 from ..evidence._manifest import scan
 from ..evidence._seal import verify
-from ..exam._formats import Case, read_cases
+from ..exam._formats import BuildRecord, Case, read_cases
 from ..sandbox._jail import require
 from ..scoring._caliber import Caliber, FieldSpec, load_caliber
 from ..scoring._channels import compare_tables
@@ -214,7 +214,7 @@ def run_gate(target_file: Path, build: Path, menu_path: Path, out: Path, *, exam
              jobs: int = 2, threshold: float = 1.0, minimum: int = 3, timeout_factor: float = 5.0,
              selection: Selection | None = None, only: list[str] | None = None, mutmut: int = 0, seed: str = "0",
              differential: bool = False, hunt_seeds: int = SEEDS, concrete: Path | None = None,
-             clean_run: Path | None = None) -> GateRun:
+             clean_run: Path | None = None, round_label: str = "") -> GateRun:
     """Run the gate; write the Stryker report, an HTML report and ``summary.json`` into ``out``.
 
     ``selection`` samples the operators' instances (default: every one); ``only`` keeps the named ones.
@@ -223,7 +223,8 @@ def run_gate(target_file: Path, build: Path, menu_path: Path, out: Path, *, exam
     the coverage of its traced pass stand in for the gate's own clean run.
     ``differential`` calibrates an exam against a target that does not pass yet: a mutant is killed when the
     exam's findings on it differ from its findings on the clean target. ``exam_dir`` (the exam's folder) lets
-    the hunt run the generator at ``hunt_seeds`` fresh seeds.
+    the hunt run the generator at ``hunt_seeds`` fresh seeds. ``round_label`` names the acceptance round the
+    gate ran in, for the HTML report (empty: a standalone run).
     """
     if out.exists() and any(out.iterdir()):
         raise UsageError(f"{out} already holds a mutation report", hint="reports are evidence: choose a new --out")
@@ -253,7 +254,7 @@ def run_gate(target_file: Path, build: Path, menu_path: Path, out: Path, *, exam
             outcomes += _judge_all(ctx, more, jobs)
     summary = _summary(outcomes + stale, threshold, minimum, digest, rotation.empty_classes)
     summary = summary.model_copy(update={"fork_server": ctx.fork.state})
-    _write(out, target, plans, outcomes, summary)
+    _write(out, target, plans, outcomes, summary, _about(target, build, digest, round_label, seed))
     return GateRun(summary, rotation)
 
 
@@ -309,13 +310,22 @@ def _class_inputs(menu: Menu) -> dict[str, list[dict[str, str]]]:
     return {c.id: c.inputs for c in menu.classes}
 
 
+def _about(target: Target, build: Path, digest: str, round_label: str, seed: str) -> dict[str, str]:
+    """What a report is about, so a page found on its own says it: the target, the round, the seed, the exam."""
+    record = BuildRecord.model_validate_json((build / "build.json").read_text(encoding="utf-8"))
+    exam = (f"{record.exam}, built at seed {record.seed}: visible digest {record.visible_digest}, sealed digest "
+            f"{record.sealed_digest}")
+    return {"target": f"{target.baseline} (tree digest {digest})", "round": round_label or "none (a standalone run)",
+            "seed": seed, "exam": exam}
+
+
 def _write(out: Path, target: Target, plans: list[_Plan], outcomes: list[MutantOutcome],
-           summary: MutationSummary) -> None:
+           summary: MutationSummary, about: dict[str, str]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     report = stryker_report(target, [(p.id, p.file, p.bug_class, p.replacement, p.location) for p in plans],
                             outcomes)
     (out / "mutation-report.json").write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", "utf-8")
-    (out / "mutation-report.html").write_text(render_html(report, summary), "utf-8")
+    (out / "mutation-report.html").write_text(render_html(report, summary, about), "utf-8")
     (out / "summary.json").write_text(summary.model_dump_json(indent=1) + "\n", "utf-8")
 
 

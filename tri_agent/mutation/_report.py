@@ -41,8 +41,9 @@ def _language(path: str) -> str:
     return {".py": "python", ".js": "javascript", ".ts": "typescript", ".sql": "sql"}.get(Path(path).suffix, "text")
 
 
-def render_html(report: dict[str, object], summary: MutationSummary) -> str:
-    """A self-contained page (no script, no external asset) listing every mutant and its status."""
+def render_html(report: dict[str, object], summary: MutationSummary, about: dict[str, str] | None = None) -> str:
+    """A self-contained page (no script, no external asset): what it is about (target, round, seed, exam digest),
+    the verdict, and every mutant with its status."""
     rows = []
     files = report["files"]
     assert isinstance(files, dict)
@@ -54,12 +55,14 @@ def render_html(report: dict[str, object], summary: MutationSummary) -> str:
                         f"<td>{html.escape(m.get('statusReason', ''))}</td></tr>")
     counts = ", ".join(f"{k} {v}" for k, v in summary.counts.items())
     verdict = html.escape(summary.verdict.upper())
+    head = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in (about or {}).items())
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>tri-agent mutation report</title>
 <style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;
 padding:4px 8px;text-align:left}}.Killed,.Timeout{{background:#e6f4ea}}.Survived,.NoCoverage{{background:#fce8e6}}
 .Ignored,.CompileError,.RuntimeError{{background:#f1f3f4}}</style></head><body>
 <h1>Mutation gate: {verdict}</h1>
+<table class="about">{head}</table>
 <p>Kill rate <b>{html.escape(summary.figure())}</b> (threshold {summary.threshold:.0%}); {html.escape(counts)}.</p>
 <ul>{''.join(f'<li>{html.escape(r)}</li>' for r in summary.reasons)}</ul>
 <table><tr><th>mutant</th><th>bug class</th><th>where</th><th>status</th><th>why</th></tr>

@@ -1,0 +1,174 @@
+"""SCOREBOARD.md, ACCEPTANCE.json and REPORT.html open with the verdict and why, name each role's driver and
+state their units; built here from small evidence stores written by hand."""
+
+from __future__ import annotations
+
+import html
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tri_agent.acceptance._gate import Verdict
+from tri_agent.acceptance._scoreboard import (
+    UNITS,
+    AcceptanceReport,
+    RoundSummary,
+    acceptance_json,
+    headline,
+    report_html,
+    scoreboard,
+    verdict_line,
+)
+from tri_agent.evidence._trail import EvidenceStore
+
+RED = RoundSummary(round=1, seed="ed918104abcdef", final=False, green=False, reasons=["81/147 pass"], passed=81,
+                   total=147, channels={"answers": "30/96", "behaviors": "13/13", "relations": "38/38"},
+                   kill_rate="8/10 killed (80%); 0 ignored, 0 no coverage", tickets={"builder": 5}, simulation=True)
+GREEN = RED.model_copy(update={"round": 2, "green": True, "reasons": [], "passed": 140, "total": 140, "streak": 1,
+                               "channels": {"answers": "76/76", "behaviors": "17/17", "relations": "47/47"},
+                               "tickets": {}})
+UNIT_LINES = ["Units:", "", *(f"- **{name}**: {text}" for name, text in UNITS.items())]
+
+
+def _store(root: Path, rounds: list[RoundSummary], end: str = "", reasons: tuple[str, ...] = ()) -> EvidenceStore:
+    store = EvidenceStore(root)
+    for r in rounds:
+        def fill(folder: Path, r: RoundSummary = r) -> None:
+            (folder / "round.json").write_text(r.model_dump_json())
+            (folder / "episodes.json").write_text(json.dumps([
+                {"role": "tester", "attempts": [{"driver": "anthropic"}]},
+                {"role": "builder", "attempts": [{"driver": "scripted" if r.round == 1 else "in-session"}]},
+                {"role": "judge", "attempts": []}]))
+
+        store.append(f"round-{r.round:04d}", "round", fill)
+    if end == "verdict":
+        verdict = Verdict(decision="accepted", rounds=len(rounds), gate_n=1, certified=not reasons,
+                          reasons=list(reasons), drivers={})
+        store.append("verdict", "verdict", lambda f: (f / "verdict.json").write_text(verdict.model_dump_json()))
+    if end == "escalation":
+        text = ("# Escalation after round 2\n\nprocess ticket t-1 (orchestrator:tester:skipped) failed 3 fix attempts; "
+                "a human must decide.\n\nTickets that failed their fix attempts:\n")
+        store.append("escalation-0002", "escalation", lambda f: (f / "ESCALATION.md").write_text(text))
+    return store
+
+
+def test_a_run_not_certified_opens_with_the_verdict_why_the_drivers_and_the_units(tmp_path: Path) -> None:
+    store = _store(tmp_path, [RED, GREEN], "verdict", ("a simulation", "fixed seeds"))
+    assert headline(store) == ("accepted", "PASSED, NOT CERTIFIED after 2 rounds", ["a simulation", "fixed seeds"])
+    board = scoreboard(store).splitlines()
+    assert board[:19] == ["# Scoreboard", "", "**Verdict**: PASSED, NOT CERTIFIED after 2 rounds: a simulation; "
+                          "fixed seeds", "", "Not certified because:", "", "- a simulation", "- fixed seeds", "",
+                          "Drivers: builder: in-session, scripted; judge: unknown; tester: anthropic", "", *UNIT_LINES,
+                          ""]
+    assert board[19] == ("| round | seed | answers (rows) | behaviours (cases) | relations (instances) | drift | "
+                         "kill rate (mutants) | new cases | tickets | smells | cost (USD) | streak | gate | why red |")
+    assert board[21].startswith("| 1 | ed918104 | 30/96 | 13/13 | 38/38 | - | 8/10 killed (80%); ")
+    assert [n for n in UNITS if n != "all units"] == [c.strip() for c in board[19].split("|")[3:6]] + [
+        board[19].split("|")[7].strip()]  # each count's column says its unit, and the legend explains it
+
+
+def test_a_certified_run_gives_no_reasons(tmp_path: Path) -> None:
+    store = _store(tmp_path, [GREEN], "verdict")
+    assert verdict_line(store) == "ACCEPTED after 1 rounds, certified"
+    assert scoreboard(store).splitlines()[2:5] == ["**Verdict**: ACCEPTED after 1 rounds, certified", "",
+                                                   "Drivers: builder: in-session; judge: unknown; tester: anthropic"]
+    data = json.loads(acceptance_json(store))
+    assert (data["decision"], data["certified"], data["reasons"], data["escalation"]) == ("accepted", True, [], None)
+    assert "because" not in report_html(store)
+
+
+def test_an_escalated_run_says_why(tmp_path: Path) -> None:
+    store = _store(tmp_path, [RED, RED.model_copy(update={"round": 2})], "escalation")
+    reason = "process ticket t-1 (orchestrator:tester:skipped) failed 3 fix attempts"
+    assert headline(store) == ("escalated", "ESCALATED, a human must decide", [reason])
+    assert verdict_line(store) == f"ESCALATED, a human must decide: {reason}"
+    assert scoreboard(store).splitlines()[2:8] == [f"**Verdict**: ESCALATED, a human must decide: {reason}", "",
+                                                   "Escalated because:", "", f"- {reason}", ""]
+    data = json.loads(acceptance_json(store))
+    assert (data["decision"], data["certified"], data["reasons"], data["escalation"]) == ("escalated", False, [],
+                                                                                          reason)
+    assert f"<p>Escalated because:</p><ul><li>{reason}</li></ul>" in report_html(store)
+
+
+def test_an_open_run_has_no_verdict_yet(tmp_path: Path) -> None:
+    store = _store(tmp_path, [RED])
+    assert headline(store) == ("open", "NO VERDICT YET after 1 round(s)", [])
+    assert scoreboard(store).splitlines()[2:4] == ["**Verdict**: NO VERDICT YET after 1 round(s)", ""]
+    data = json.loads(acceptance_json(store))
+    assert (data["decision"], data["escalation"], data["verdict"]) == ("open", None, "NO VERDICT YET after 1 round(s)")
+
+
+def test_acceptance_json_opens_with_the_verdict_and_explains_its_units(tmp_path: Path) -> None:
+    store = _store(tmp_path, [RED, GREEN], "verdict", ("a simulation",))
+    text = acceptance_json(store)
+    data = json.loads(text)
+    assert list(data)[:7] == ["verdict", "decision", "certified", "reasons", "escalation", "drivers", "units"]
+    assert data["verdict"] == "PASSED, NOT CERTIFIED after 2 rounds: a simulation" and data["units"] == UNITS
+    assert data["drivers"] == {"builder": "in-session, scripted", "judge": "unknown", "tester": "anthropic"}
+    assert data["schema_version"] == 1 and data["trail_digest"] == store.digest()
+    assert [r["name"] for r in data["records"]] == ["round-0001", "round-0002", "verdict"]
+    assert [r["passed"] for r in data["rounds"]] == [81, 140]
+    assert AcceptanceReport.model_validate(data).rounds == [RED, GREEN] and acceptance_json(store) == text
+
+
+def test_the_html_opens_with_the_verdict_and_counts_in_the_scoreboards_units(tmp_path: Path) -> None:
+    store = _store(tmp_path, [RED, GREEN], "verdict", ("a simulation", "fixed <seeds>"))
+    page = report_html(store)
+    body = page.split("<body>", 1)[1]
+    assert body.startswith('\n<h1 id="verdict">PASSED, NOT CERTIFIED after 2 rounds</h1>\n<p>Not certified because:'
+                           "</p><ul><li>a simulation</li><li>fixed &lt;seeds&gt;</li></ul>\n<p>Drivers: builder: "
+                           "in-session, scripted; judge: unknown; tester: anthropic</p>")
+    assert "<title>tri-agent acceptance: PASSED, NOT CERTIFIED after 2 rounds</title>" in page
+    assert "".join(f"<li><b>{n}</b>: {html.escape(t)}</li>" for n, t in UNITS.items()) in page
+    assert ("<tr><td>1</td><td>30/96</td><td>13/13</td><td>38/38</td><td>81/147</td><td>8/10 killed (80%); 0 ignored, "
+            "0 no coverage</td><td>0</td><td>red</td><td>81/147 pass</td></tr>") in page
+    assert "<tr><td>2</td><td>76/76</td><td>17/17</td><td>47/47</td><td>140/140</td>" in page
+    assert "<th>answers (rows)</th><th>behaviours (cases)</th><th>relations (instances)</th>" in page
+    assert "<th>all units</th><th>kill rate (mutants)</th>" in page
+    assert page.count("<rect") == 2 and "<script" not in page and "2 round(s)." in page
+    final = GREEN.model_copy(update={"round": 3, "final": True, "channels": {"answers": "9/9"}})
+    assert "<tr><td>3 (final)</td><td>9/9</td><td>-</td><td>-</td>" in report_html(_store(tmp_path / "f", [final]))
+
+
+# --- the page in a real browser: Debian's chromium, driven by Playwright, with every request recorded -----------
+
+CHROMIUM = Path(shutil.which("chromium") or "/usr/bin/chromium")
+
+
+@pytest.mark.skipif(not CHROMIUM.is_file(), reason="no chromium here: `python3 dev.py test` installs it (apt-get, "
+                                                    "as root); Playwright never downloads a browser for this suite")
+def test_the_report_shows_its_verdict_in_a_real_browser_and_asks_for_nothing_outside(tmp_path: Path) -> None:
+    from playwright.sync_api import Route, sync_playwright
+
+    page_file = tmp_path / "REPORT.html"
+    page_file.write_text(report_html(_store(tmp_path / "store", [RED, GREEN], "verdict", ("a simulation",))))
+    seen: list[str] = []
+
+    def gate(route: Route) -> None:  # anything but the page itself or an inline data: URI is refused
+        seen.append(route.request.url)
+        allowed = route.request.url in (page_file.as_uri(),) or route.request.url.startswith("data:")
+        route.continue_() if allowed else route.abort()
+
+    with sync_playwright() as play:
+        # the system chromium, never a downloaded one; --no-sandbox (chromium_sandbox=False): Chromium refuses to
+        # start as root with its own sandbox, and the page is our own static file; background networking is off and
+        # every host name resolves to nothing, so not even the browser itself can reach the network
+        browser = play.chromium.launch(executable_path=str(CHROMIUM), chromium_sandbox=False, args=[
+            "--disable-background-networking", "--disable-component-update", "--no-first-run",
+            "--host-resolver-rules=MAP * ~NOTFOUND"])
+        try:
+            page = browser.new_page()
+            page.on("request", lambda request: seen.append(request.url))
+            page.route("**/*", gate)
+            page.goto(page_file.as_uri())
+            verdict = page.locator("h1#verdict")
+            assert verdict.is_visible() and verdict.inner_text() == "PASSED, NOT CERTIFIED after 2 rounds"
+            assert page.locator("li", has_text="a simulation").first.is_visible()
+            assert page.locator("table tr").count() == 3 and page.locator("svg rect").count() == 2
+            assert page.title() == "tri-agent acceptance: PASSED, NOT CERTIFIED after 2 rounds"
+        finally:
+            browser.close()
+    assert page_file.as_uri() in seen  # requests were recorded
+    assert [url for url in seen if url != page_file.as_uri() and not url.startswith("data:")] == []
