@@ -281,7 +281,8 @@ def test_without_a_caliber_or_plan_a_ticket_says_what_it_lacks() -> None:
     assert avg.body.split("\n\n")[1].splitlines()[2:] == ["Spec: the caliber at hand declares no field 'avg'",
                                                           "Test plan: no section of TESTPLAN.md mentions 'avg'"]
     assert row.body.split("\n\n")[1].splitlines()[2:] == ["Spec: the caliber at hand declares no key",
-                                                          "Test plan: no section of TESTPLAN.md mentions "]
+                                                          "Test plan: not searched (no column names this "
+                                                          "failure)"]
     [odd] = tickets_from(_report([_cell("c-2", "nope", "not_equal")]), SOURCES)
     assert "Spec: the caliber at hand declares no field 'nope'\n" in odd.body
 
@@ -300,7 +301,7 @@ def test_the_test_plan_is_read_in_sections_and_searched_by_word() -> None:
     assert plan_line(PLAN, ["pai"]) == "Test plan: no section of TESTPLAN.md mentions 'pai'"  # whole words only
     assert plan_line(PLAN, ["aid"]) == "Test plan: no section of TESTPLAN.md mentions 'aid'"
     assert plan_line(PLAN, ["", "x.y"]) == "Test plan: no section of TESTPLAN.md mentions 'x.y'"
-    assert plan_line(PLAN, [""]) == "Test plan: no section of TESTPLAN.md mentions "
+    assert plan_line(PLAN, [""]) == plan_line(PLAN, []) == "Test plan: not searched (no column names this failure)"
     assert plan_line("word " * 100, ["word"]) == "Test plan: TESTPLAN.md line 1: " + "word " * 59 + "..."
 
 
@@ -432,6 +433,8 @@ def test_relation_where_and_columns_are_read_for_the_input_line() -> None:
     assert where_parts("case=c-1, group=a=b, currency=EUR") == (["c-1"], ["a=b", "EUR"])
     assert where_parts("c-1 vs c-2") == (["c-1", "c-2"], [])
     assert where_parts("c-1 within c-2") == (["c-1", "c-2"], [])
+    assert where_parts("c-1 vs c-2 vs c-3") == (["c-1", "c-2 vs c-3"], [])
+    assert where_parts("c-1 within c-2 within c-3") == (["c-1", "c-2 within c-3"], [])
     assert where_parts("all rows") == ([], [])
     assert where_parts("group=x") == ([], ["x"])
     declared = {r.name: r for r in CALIBER.relations}
