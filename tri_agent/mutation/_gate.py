@@ -445,7 +445,7 @@ def _whole_exam(exam: _Exam, results: list[_Seen], tmp: Path) -> ScoreReport:
                         "utf-8")
     b = exam.build / "sealed" / "behaviors.jsonl" if exam.behaviors is not None else None
     return score(ScoreInputs(exam.caliber_path, exam.build / "sealed" / "answers.jsonl", actual, b,
-                             observed if b else None, actual))
+                             observed if b else None, actual, actual_text=True))
 
 
 def _case_findings(exam: _Exam, case: Case, result: _Seen) -> frozenset[str]:

@@ -28,6 +28,9 @@ class ScoreInputs:
     observed_behaviors: Path | None = None
     replay: Path | None = None
     findings: tuple[str, ...] = ()  # what the run itself showed wrong (a failed run's stray output): each a blocker
+    # the gateway's own actual table: every cell already text (a JSON value as its JSON text), so a json or set
+    # field's cell is parsed as JSON text, never taken for a JSON string and quoted again
+    actual_text: bool = False
 
 
 def score(inputs: ScoreInputs) -> ScoreReport:
@@ -37,14 +40,15 @@ def score(inputs: ScoreInputs) -> ScoreReport:
     json_columns = frozenset(n for n, f in caliber.fields.items() if f.cls in ("json", "set"))
     blank = frozenset(caliber.blank_keys or ())  # key columns where a blank string is a value
     answers = blank_as_value(read_table(inputs.answers, json_columns, columns), blank)
-    actual = blank_as_value(read_actual(inputs.actual, json_columns, columns), blank)  # scored, never refused
+    as_values = frozenset() if inputs.actual_text else json_columns
+    actual = blank_as_value(read_actual(inputs.actual, as_values, columns), blank)  # scored, never refused
     channel1, failing = compare_tables(caliber.key, dict(caliber.fields), answers, actual, caliber.drift,
                                        blank_keys=blank)
     digests = [_digest("caliber", inputs.caliber, caliber_sha),
                _table_digest("answers", answers, channel1.rows_expected),
                _table_digest("actual", actual, channel1.rows_actual)]
     behaviors = _behaviors(caliber, inputs, digests)
-    replay = blank_as_value(read_actual(inputs.replay, json_columns, columns), blank) if inputs.replay else None
+    replay = blank_as_value(read_actual(inputs.replay, as_values, columns), blank) if inputs.replay else None
     replay_defects = _replay_defects(caliber.key, replay, blank)
     if replay is not None:
         digests.append(_table_digest("replay", replay, None))

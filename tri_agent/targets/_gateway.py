@@ -343,4 +343,4 @@ def run_score_inputs(build: Path, run_dir: Path) -> ScoreInputs:
     strays = [p for p in _read_provenance(provenance) if p.stray_output] if provenance.is_file() else []
     return ScoreInputs(build / "caliber.yaml", build / "sealed" / "answers.jsonl", run_dir / "actual.jsonl",
                        behaviors if has_behaviors else None, observed if has_behaviors else None,
-                       findings=tuple(f"case {p.case}: {p.stray_output}" for p in strays))
+                       findings=tuple(f"case {p.case}: {p.stray_output}" for p in strays), actual_text=True)
