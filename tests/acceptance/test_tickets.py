@@ -167,8 +167,8 @@ fields: {avg: amount, paid: {class: amount, places: 2}, label: text, state: {cla
 behaviors: {values: [accepted, rejected, crashed]}
 relations:
   - {name: sums, kind: sum_of_parts, field: avg, total_field: paid, by: [case, currency],
-     parts: {where_not: {customer: ALL}}, total: {where: {customer: ALL}}}
-  - {name: order-free, kind: equal_pair, case_column: case, fields: [label, avg, label]}
+     parts: {where_not: {customer: ALL}}, total: {where: {customer: ALL}}, scope: {behavior: accepted}}
+  - {name: order-free, kind: equal_pair, case_column: case, fields: [label, avg, label], pairs: [[c-2, c-9]]}
   - {name: sorted, kind: ordered, field: customer}
 """))
 PLAN = """# Plan
@@ -252,6 +252,8 @@ def test_rows_the_target_did_not_write_or_should_not_have_written() -> None:
                 _cell("c-2", "avg", "missing_row", actual=None, customer="ACME", currency="EUR"),
                 _cell("c-2", "state", "missing_field", actual=None, customer="ACME", currency="EUR")]
     missing, unexpected, state = tickets_from(_report(failures), SOURCES)
+    assert missing.body.startswith("1 cell(s) of field 'avg' fail as missing row. Rows the spec requires are "
+                                   "absent.\n\nExample: ")
     assert missing.body.split("\n\n")[1] == (
         "Example: case c-2, a row the target did not write (its key is the sealed answer's, so it is not shown), "
         "column 'avg': the target wrote nothing there.\n"
@@ -294,6 +296,7 @@ def test_the_test_plan_is_read_in_sections_and_searched_by_word() -> None:
                                    (8, "- Unreadable files are rejected: the behaviour is checked.")]
     assert plan_sections("## A\nunder it\n  * b\n  c\n3) d") == [(1, "## A"), (2, "under it"), (3, "* b c"),
                                                                  (5, "3) d")]
+    assert plan_sections("text\n  ### B\nunder B\n+ e") == [(1, "text"), (2, "### B"), (3, "under B"), (4, "+ e")]
     assert plan_line(PLAN, ["total"]) == "Test plan: TESTPLAN.md line 7: 2. Totals add up (sums)."
     assert plan_line(PLAN, ["customer", "sum"]) == ("Test plan: TESTPLAN.md line 3: Ordinary orders: several "
                                                     "customers in two currencies.")
@@ -387,8 +390,8 @@ def test_relation_failures_go_to_the_builder_or_the_examiner_by_attribution() ->
     assert (builder.signature, exam.signature) == ("builder:sums:relation", "exam:sums:relation")
     assert builder.title == exam.title == "relation sums fails"
     assert builder.cases == ["c-2"] and exam.cases == ["c-3"]
-    declared = ('{"by": ["case", "currency"], "field": "avg", "parts": {"where_not": {"customer": "ALL"}}, '
-                '"total": {"where": {"customer": "ALL"}}, "total_field": "paid"}')
+    declared = ('{"scope":{"behavior":"accepted"},"field":"avg","total_field":"paid","by":["case","currency"],'
+                '"parts":{"where_not":{"customer":"ALL"}},"total":{"where":{"customer":"ALL"}}}')
     assert builder.body == (
         "Relation 'sums' (sum_of_parts) fails in 2 of 5 instance(s), e.g. at case=c-2, currency=EUR: total 3 != 1 + 1"
         "\n\nExample: case c-2, at case=c-2, currency=EUR, column(s) 'avg', 'paid': total 3 != 1 + 1\n"
@@ -414,8 +417,8 @@ def test_a_pair_relation_points_at_its_first_case_and_names_its_columns() -> Non
     assert example[:3] == ["Example: case c-2, at c-2 vs c-9, column(s) 'label', 'avg': row keys differ",
                            "Input: not located (the key names only the case; its inputs: orders.csv, more.csv)",
                            "Spec: caliber relation 'order-free' (equal_pair): Two cases whose inputs differ only in "
-                           "a way the spec says is irrelevant give equal outputs. Declared as {\"case_column\": "
-                           "\"case\", \"fields\": [\"label\", \"avg\", \"label\"]}."]
+                           "a way the spec says is irrelevant give equal outputs. Declared as {\"case_column\":"
+                           "\"case\",\"fields\":[\"label\",\"avg\",\"label\"]}."]  # no case pairs
     assert example[3] == "Test plan: no section of TESTPLAN.md mentions 'order-free' or 'label' or 'avg'"
     unknown = pair.model_copy(update={"name": "gone"})
     [lost] = tickets_from(_report(relations=[unknown]), SOURCES)
@@ -505,6 +508,9 @@ def test_the_guard_redacts_only_builder_tickets_and_reports_each_redaction(tmp_p
     assert guarded[1].body.endswith("); the judge must describe it without it.") and "123.45" not in guarded[1].body
     assert guarded[2:] == [clean, exam]
     assert guard([leaky], answers, [tmp_path / "inputs"], ["case"])[0].body.startswith("(redacted")
+    # a ticket for someone else passes through and the next one is still guarded
+    assert [t.id for t in guard([exam, leaky, clean], [answers], [tmp_path / "inputs"], ["case"])] == [
+        "t-3", "t-1", ticket_id("orchestrator:builder:avg:not_equal:leak-guard"), "t-2"]
 
 
 # --- the builder's folder: open tickets on top, resolved ones moved aside -------------------------------------
@@ -549,3 +555,34 @@ def test_a_redacted_text_keeps_the_title_and_header_lines_only() -> None:
                                    "sealed answers)\n")
     assert redacted_text("# bare") == "# bare\n\n(redacted: the description shares a value with a later round's " \
                                       "sealed answers)\n"
+
+
+def test_a_failure_without_a_case_column_names_no_case_and_reads_no_input() -> None:
+    everywhere = Sources(inputs=lambda _case: {"any.csv": "ACME,1\n"}, caliber=CALIBER)  # would answer any case
+    blank = CellFailure(key={}, field=None, cls=None, expected=None, actual=None, reason="blank_key")
+    [ticket] = tickets_from(_report([blank]), everywhere)
+    assert ticket.cases == [""] and ticket.body.split("\n\n")[1].splitlines()[:2] == [
+        "Example: case -, its only row, the whole row: the target wrote None.",
+        "Input: not located (no input file of case - is at hand)"]
+    assert "Input of that case" not in ticket.body
+    named = _cell("", "label", "not_equal", actual="b", customer="ACME")
+    [empty] = tickets_from(_report([named]), everywhere)
+    assert empty.body.split("\n\n")[1].startswith("Example: case -, row customer='ACME', column 'label': ")
+    assert "Input: not located (no input file of case - is at hand)\n" in empty.body
+    observed = CellFailure(key={}, field="behavior", cls=None, expected=None, actual="crashed", reason="not_equal")
+    [behaved] = tickets_from(_report(behaviors=[observed]), everywhere)
+    assert behaved.cases == [""] and behaved.body.split("\n\n")[1].splitlines()[:2] == [
+        "Example: case -, column 'behavior': the target's run ended 'crashed'.",
+        "Input: not located (no input file of case - is at hand)"]
+
+
+def test_behaviour_and_relation_tickets_show_the_input_file_they_located() -> None:
+    wider = _cell("c-2", "behavior", "not_equal", actual="crashed", customer="BOLT")
+    [behaved] = tickets_from(_report(behaviors=[wider]), SOURCES)
+    assert "\nInput: more.csv line 1: 'BOLT,EUR,3'\n" in behaved.body
+    assert behaved.body.endswith("Input of that case (more.csv):\n\n```\nBOLT,EUR,3\n\n```")
+    sums = RelationOutcome(name="sums", kind="sum_of_parts", checked=1, failed=1, failures=[
+        RelationFailure(where="case=c-2, customer=BOLT", detail="d", attribution="engine")])
+    [related] = tickets_from(_report(relations=[sums]), SOURCES)
+    assert "\nInput: more.csv line 1: 'BOLT,EUR,3'\n" in related.body
+    assert related.body.endswith("Input of that case (more.csv):\n\n```\nBOLT,EUR,3\n\n```")

@@ -16,7 +16,6 @@ again moves to ``resolved/`` with the round that resolved it written into it.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import tempfile
 import textwrap
@@ -80,7 +79,7 @@ _KINDS = {"builder": "builder", "exam": "exam", "orchestrator": "process"}
 
 def ticket_kind(signature: str) -> str:
     """What a signature's route is called where people read it: builder, exam or process."""
-    return _KINDS.get(signature.split(":", 1)[0], "process")
+    return _KINDS.get(signature.partition(":")[0], "process")
 
 
 def _ticket(route: Route, field: str, reason: str, title: str, body: str, cases: list[str]) -> Ticket:
@@ -208,10 +207,10 @@ def _row_clause(caliber: Caliber | None) -> str:
 def _relation_clause(rel: Relation | None, name: str) -> str:
     if rel is None:
         return f"Spec: the caliber at hand declares no relation {name!r}"
-    promise = " ".join((type(rel).__doc__ or "").split()).replace("``", "'")
-    declared = rel.model_dump(mode="json", exclude={"name", "kind", "pairs", "scope"}, exclude_defaults=True)
-    return (f"Spec: caliber relation {name!r} ({rel.kind}): {promise} Declared as "
-            f"{json.dumps(declared, sort_keys=True, ensure_ascii=False)}.")
+    promise = " ".join(str(type(rel).__doc__).split()).replace("``", "'")
+    # its settings as the caliber declares them, but for the case pairs (generated ids, many)
+    declared = rel.model_dump_json(exclude={"name", "kind", "pairs"}, exclude_defaults=True)
+    return f"Spec: caliber relation {name!r} ({rel.kind}): {promise} Declared as {declared}."
 
 
 # --- channel 1: cells and rows -------------------------------------------------------------------------------
@@ -232,16 +231,15 @@ def _cell_tickets(failures: list[CellFailure], sources: Sources) -> list[Ticket]
 
 def _cell_example(cell: CellFailure, field: str, sources: Sources) -> str:
     """Where the first failing cell is, what the target wrote there, and what the spec promised for it."""
-    case = cell.key.get(CASE, "")
+    case = cell.key.get(CASE) or ""
     # a missing row's key is the answer's own, not the target's: naming it or its input line would reveal it
     own_key = cell.reason != "missing_row"
-    values = [v for k, v in cell.key.items() if k != CASE] if own_key else []
     row = ", ".join(f"{k}={v!r}" for k, v in cell.key.items() if k != CASE)
     where = (f"row {row}" if row else "its only row") if own_key else "a row the target did not write (its key is " \
         "the sealed answer's, so it is not shown)"
     column = f"column {field!r}" if cell.field else "the whole row"
     if own_key:
-        located, name = _input_line(case, values, sources)
+        located, name = _input_line(case, [v for k, v in cell.key.items() if k != CASE], sources)
     else:
         located, name = "Input: not located (the row's key is not shown)", None
     clause = _field_clause(field, sources.caliber) if cell.field else _row_clause(sources.caliber)
@@ -294,7 +292,7 @@ def _behavior_tickets(failures: list[CellFailure], sources: Sources) -> list[Tic
 
 
 def _behavior_example(cell: CellFailure, sources: Sources) -> str:
-    case = cell.key.get(CASE, "")
+    case = cell.key.get(CASE) or ""
     field = cell.field or "behavior"
     located, name = _input_line(case, [v for k, v in cell.key.items() if k != CASE], sources)
     declared = sources.caliber.behaviors if sources.caliber is not None else None
@@ -335,12 +333,12 @@ def where_parts(where: str) -> tuple[list[str], list[str]]:
         if joint in where:
             return where.split(joint, 1), []
     pairs = dict(part.split("=", 1) for part in where.split(", ") if "=" in part)
-    case = pairs.pop(CASE, "")
-    return ([case] if case else []), list(pairs.values())
+    cases = [pairs.pop(CASE)] if CASE in pairs else []
+    return cases, list(pairs.values())
 
 
-def relation_columns(rel: Relation) -> list[str]:
-    """The columns a relation compares, in declaration order (empty: every field)."""
+def relation_columns(rel: Relation | None) -> list[str]:
+    """The columns a relation compares, in declaration order (empty: every field, or no relation at hand)."""
     named = [getattr(rel, "field", None), getattr(rel, "total_field", None), *(getattr(rel, "fields", None) or [])]
     return [c for i, c in enumerate(named) if c and c not in named[:i]]
 
@@ -350,7 +348,7 @@ def _relation_example(failure: RelationFailure, rel: Relation | None, name: str,
     cases, values = where_parts(failure.where)
     case = cases[0] if cases else ""
     located, file = _input_line(case, values, sources)
-    columns = relation_columns(rel) if rel is not None else []
+    columns = relation_columns(rel)
     shown = ", ".join(repr(c) for c in columns) or ("every field" if rel is not None else "-")
     terms = [name, *columns]
     text = (f"Example: case {case or '-'}, at {failure.where}, column(s) {shown}: "
