@@ -162,3 +162,11 @@ def test_blank_keys_are_sealed_with_the_caliber(tmp_path: Path) -> None:
     _write_caliber(load_caliber(tmp_path / "c.yaml")[0], tmp_path / "plain.yaml")
     assert load_caliber(tmp_path / "plain.yaml")[1] != sha
     assert b"blank_keys" not in (tmp_path / "plain.yaml").read_bytes()
+
+
+def test_the_message_names_the_column_that_holds_no_value(tmp_path: Path) -> None:
+    # a no-break space is a value (blank is ASCII whitespace only): the null group is what is wrong
+    with pytest.raises(MalformedInput) as err:
+        _score(tmp_path, BLANK, ANSWERS, answers=[{"case": "\xa0", "group": None, "n": "1"}])
+    assert err.value.message.endswith(": null key value in 'group'; a null is no value, even where blank_keys lets "
+                                      "a blank string be one")

@@ -270,3 +270,27 @@ def test_sum_of_parts_judges_the_total_within_the_fields_own_bound(tmp_path: Pat
 def test_outside_writes_plain_decimal_notation_as_an_oracle_would() -> None:
     # -1.00000001 + (1E-9 + 1) is -9E-9, which str() would write in scientific notation
     assert outside(Bound(absolute=Decimal("1E-9")), "-1.00000001") == "-0.000000009"
+
+
+@pytest.mark.parametrize(("tolerance", "message"), [
+    ('{relative: "-1e-9"}', "fields.mean.tolerance.relative: Value error, must be greater than zero, found '-1e-9' "
+                            "(value '-1e-9')"),
+    ("{absolute: 0.005}", 'fields.mean.tolerance.absolute: Value error, write the bound as a quoted decimal string '
+                          'like "0.005", not 0.005 (value 0.005)'),
+    ('{relative: "1"}', "fields.mean.tolerance: Value error, relative '1' must be below 1 (1 passes any value of the "
+                        "same sign)"),
+    ('{digits: 6, relative: "0.1"}', "fields.mean.tolerance: Value error, 'digits' cannot be combined with "
+                                     "'absolute' or 'relative'"),
+    ("{}", "fields.mean.tolerance: Value error, declare 'absolute', 'relative' or 'digits'"),
+])
+def test_the_whole_line_names_the_field_the_value_and_the_fix(tmp_path: Path, tolerance: str, message: str) -> None:
+    with pytest.raises(MalformedInput) as err:
+        _load(tmp_path, tolerance)
+    assert err.value.message == f"{tmp_path / 'caliber.yaml'}:5: {message}"
+
+
+def test_a_tolerance_on_another_class_is_refused_in_one_whole_line(tmp_path: Path) -> None:
+    with pytest.raises(MalformedInput) as err:
+        _load(tmp_path, '{absolute: "1"}', "count")
+    assert err.value.message == (f"{tmp_path / 'caliber.yaml'}:5: fields.mean: Value error, 'tolerance' is only "
+                                 "meaningful for classes amount and ratio, not count")

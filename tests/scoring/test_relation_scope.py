@@ -140,6 +140,7 @@ def test_scope_admits() -> None:
     scope = Scope(behavior=["accepted", "warned"])
     assert scope.admits({"accepted"}) and scope.admits({"rejected", "warned"})
     assert not scope.admits({"rejected"}) and not Scope(behavior="accepted").admits({"accepted "})
+    assert not Scope(behavior="accepted").admits({"accept"})  # one category, not a substring of its name
     assert scope.admits(None) and scope.admits(set())  # unknown: checked
 
 
