@@ -31,8 +31,9 @@ sys.path.insert(0, str(ROOT))
 
 from tri_agent.exam._build import build_exam  # noqa: E402
 from tri_agent.exam._formats import read_cases  # noqa: E402
-from tri_agent.mutation._gate import MutationSummary, run_gate  # noqa: E402
+from tri_agent.mutation._gate import run_gate  # noqa: E402
 from tri_agent.mutation._rotation import Selection  # noqa: E402
+from tri_agent.mutation._verdict import MutationSummary  # noqa: E402
 from tri_agent.targets._batch import run_batch  # noqa: E402
 from tri_agent.targets._gateway import Gateway, run_exam  # noqa: E402
 from tri_agent.targets._target import Target  # noqa: E402

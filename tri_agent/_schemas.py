@@ -25,8 +25,8 @@ from .exam._formats import BuildRecord, Case, ExamConfig, Pair
 from .isolation._contract import Contract
 from .isolation._tools import TOOL_SPECS
 from .isolation._workspace import WorkspaceRecord
-from .mutation._gate import MutationSummary
 from .mutation._menu import ConcreteMutants, Menu
+from .mutation._verdict import MutationSummary
 from .scoring._caliber import Caliber
 from .scoring._leaks import LeakReport
 from .scoring._report import ScoreReport

@@ -11,7 +11,7 @@ import pytest
 from conftest import TOY, toy_copy
 
 from tri_agent import InfrastructureFailure, MalformedInput
-from tri_agent.mutation import _gate
+from tri_agent.mutation import _gate, _verdict
 from tri_agent.mutation._gate import mutate, run_gate
 from tri_agent.mutation._menu import load_menu
 from tri_agent.mutation._operators import OPERATORS, instances
@@ -44,7 +44,7 @@ def test_a_menu_of_classes_only_gives_judged_mutants_of_every_class_the_code_can
     gate = run_gate(toy / "target.yaml", toy_build, toy / "exam" / "mutations.yaml", tmp_path / "m",
                     selection=_gate.Selection(per_class=1), exam_dir=toy / "exam", hunt_seeds=2)
     summary = gate.summary
-    judged = {m.bug_class for m in summary.mutants if m.status in (*_gate.DETECTED, *_gate.UNDETECTED)}
+    judged = {m.bug_class for m in summary.mutants if m.status in (*_verdict.DETECTED, *_verdict.UNDETECTED)}
     expressible = {c.id for c in menu.classes} - set(gate.rotation.empty_classes)
     ignored = {m.bug_class for m in summary.mutants if m.status == "Ignored"}
     assert expressible - ignored <= judged and len(judged) >= 7
@@ -75,7 +75,7 @@ def test_a_truly_equivalent_mutant_is_ignored_with_its_evidence(toy_build: Path,
     summary = mutate(toy / "target.yaml", toy_build, toy / "exam" / "mutations.yaml", tmp_path / "m",
                      only=[ARGV_CHECK], exam_dir=toy / "exam", minimum=0)
     [m] = summary.mutants
-    assert m.status == "Ignored" and m.reason.startswith(_gate.EQUIVALENT) and m.cases_run == 0
+    assert m.status == "Ignored" and m.reason.startswith(_verdict.EQUIVALENT) and m.cases_run == 0
     assert m.hunt is not None and len(m.hunt.seeds) == 20 and m.hunt.difference is None  # 20 fresh seeds by default
     assert m.hunt.inputs >= 20 * 13 and summary.judged == 0
 
@@ -225,7 +225,7 @@ def test_differential_calibration_on_a_target_that_does_not_pass_yet(toy_build: 
     assert len(killed) >= 5
     # the buggy code has HALF_EVEN: the operator swaps it to HALF_UP there, which the exam sees as a change
     assert any(m.operator == "rounding-swap" and m.status == "Killed" for m in summary.mutants)
-    survivors = [m for m in summary.mutants if m.status in _gate.UNDETECTED]
+    survivors = [m for m in summary.mutants if m.status in _verdict.UNDETECTED]
     assert all("not hunted (a calibration round)" in m.reason for m in survivors)
     jsonschema.validate(json.loads((tmp_path / "m" / "mutation-report.json").read_text()), SCHEMA)
 

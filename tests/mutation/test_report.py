@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tri_agent.mutation._gate import MutantOutcome, MutationSummary
 from tri_agent.mutation._report import render_html
+from tri_agent.mutation._verdict import MutantOutcome, MutationSummary
 
 REPORT = {"files": {"grades.py": {"mutants": [{"id": "m-1", "mutatorName": "rounding/half-even", "status": "Killed",
                                                 "statusReason": "case c-1 <differs>",

@@ -30,8 +30,9 @@ from ..drivers._rulings import Ruling, rule
 from ..evidence._manifest import scan
 from ..exam._formats import read_cases
 from ..isolation._contract import is_agent_config, load_charter
-from ..mutation._gate import GateRun, MutationSummary, run_gate
+from ..mutation._gate import GateRun, run_gate
 from ..mutation._rotation import Rotation, Selection
+from ..mutation._verdict import MutationSummary
 from ..scoring._caliber import load_caliber
 from ..scoring._leaks import scan_leaks
 from ..scoring._report import ScoreReport

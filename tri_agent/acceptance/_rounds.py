@@ -45,8 +45,8 @@ from ..exam._build import Part, build_exam, compose_build
 from ..exam._formats import BuildRecord
 from ..isolation._contract import load_charter
 from ..isolation._workspace import View
-from ..mutation._gate import DETECTED, EQUIVALENT, UNDETECTED, MutationSummary
 from ..mutation._rotation import Rotation
+from ..mutation._verdict import DETECTED, EQUIVALENT, UNDETECTED, MutationSummary
 from ..sandbox import _jail as jail
 from ..scoring._grading import score
 from ..scoring._report import ScoreReport, render_markdown

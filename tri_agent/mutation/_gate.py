@@ -31,8 +31,6 @@ from pathlib import Path
 from threading import Lock
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from .._errors import InfrastructureFailure, MalformedInput, UsageError
 from ..evidence._manifest import scan
 from ..evidence._seal import verify
@@ -52,69 +50,20 @@ from ._menu import Menu, load_concrete, load_menu
 from ._operators import Instance, concrete, instances
 from ._report import render_html, stryker_report
 from ._rotation import Rotation, Selection, select
-
-Status = Literal["Killed", "Survived", "Timeout", "NoCoverage", "CompileError", "RuntimeError", "Ignored"]
-DETECTED = ("Killed", "Timeout")
-UNDETECTED = ("Survived", "NoCoverage")
-
-EQUIVALENT = "equivalent: "  # the reason of an Ignored mutant no hunted input told apart
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class MutantOutcome(_Strict):
-    """What the gate found for one mutant."""
-
-    id: str = Field(description="Instance id <operator>:<file>:<digest>, or mutmut:<name> for a syntactic mutant.")
-    bug_class: str = Field(description="Bug class of the menu the mutant realises; mutmut for a syntactic mutant.")
-    operator: str = Field(description="Operator that made it (see the operator table), or mutmut.")
-    status: Status = Field(description="Stryker status: Killed and Timeout are detected, Survived and NoCoverage "
-                                       "undetected (judged, in the denominator), the others not judged.")
-    reason: str = Field(description="Why, in words; an equivalent mutant's reason starts with 'equivalent: '.")
-    killed_by: list[str] = Field(default_factory=list, description="Case that killed it or ran past the timeout, or "
-                                                                   "whole-exam; empty otherwise.")
-    cases_run: int = Field(default=0, description="Case runs spent on the mutant (first pass and confirmation).")
-    confirmed: bool = Field(default=False, description="Every case ran for real, one after another in the mutant's "
-                                                       "own tree, and the whole exam passed: every survivor has.")
-    hunt: HuntEvidence | None = Field(default=None, description="What told the mutant apart (or proved it "
-                                      "equivalent), when the exam did not kill it.")
-    seconds: float = Field(default=0, description="Wall time spent judging the mutant (left out of round "
-                                                  "evidence); 0 when it was not run.")
-
-
-class MutationSummary(_Strict):
-    """``summary.json`` of a mutation gate run."""
-
-    schema_version: Literal[2] = Field(default=2, description="Version of the mutation summary format.")
-    clean_run: Literal["pass"] = Field(default="pass", description="Always pass: a clean run that fails the exam "
-                                                                   "stops the gate, unless it runs differential.")
-    target_digest: str = Field(default="", description="Digest of the target tree the mutants were made from "
-                                                       "(an equivalence proof holds for this code only).")
-    mutants: list[MutantOutcome] = Field(description="One outcome per mutant, in plan order.")
-    counts: dict[str, int] = Field(description="Mutants per status.")
-    killed: int = Field(default=0, description="Detected mutants: Killed + Timeout.")
-    judged: int = Field(default=0, description="Judged mutants: Killed + Timeout + Survived + NoCoverage.")
-    kill_rate: float = Field(description="killed / judged (0 when nothing was judged).")
-    threshold: float = Field(description="Kill rate the gate requires, from 0 to 1.")
-    minimum: int = Field(description="Fewest judged mutants the gate accepts.")
-    unexpressed: list[str] = Field(default_factory=list, description="Bug classes of the menu no operator could "
-                                   "make a mutant of in this code (the judge may write them).")
-    verdict: Literal["pass", "fail"] = Field(description="pass when no reason stands.")
-    reasons: list[str] = Field(description="Why the verdict is fail (too few judged mutants, kill rate below the "
-                                           "threshold), one line each.")
-    isolation: list[str] = Field(default_factory=list, description="OS isolation layers around every clean, "
-                                 "mutant and hunt run; empty: none.")
-    fork_server: Literal["agrees", "disagrees", "unused"] = Field(
-        default="unused", description="Whether the unmutated target's exam cases, run on the fork server, scored "
-        "exactly as its real runs did. Only when they agree is a whole-exam kill (drift, relations) taken from "
-        "the fork server's outputs; every other kill and every survivor rests on real runs.")
-
-    def figure(self) -> str:
-        """The kill rate as everyone shows it: killed / judged, with ignored and no-coverage beside it."""
-        return (f"{self.killed}/{self.judged} killed ({self.kill_rate:.0%}); {self.counts.get('Ignored', 0)} "
-                f"ignored, {self.counts.get('NoCoverage', 0)} no coverage")
+from ._verdict import (
+    EQUIVALENT,
+    MutantOutcome,
+    MutationSummary,
+    Status,
+    calibrating,
+    changed,
+    findings,
+    hunted,
+    judged_count,
+    mutant_timeout,
+    summarise,
+    whole_change,
+)
 
 
 @dataclass(frozen=True)
@@ -243,16 +192,16 @@ def run_gate(target_file: Path, build: Path, menu_path: Path, out: Path, *, exam
             plans += _mutmut_plans(target, Path(tmp) / "mutmut", mutmut, seed)
         clean, exam = _recorded_clean(clean_run, target, exam, differential) if clean_run else \
             _clean_run(target, exam, differential)
-        timeout = _mutant_timeout(target.config.timeout, timeout_factor, clean.seconds)
+        timeout = mutant_timeout(target.config.timeout, timeout_factor, clean.seconds)
         hunt = Hunt(exam_dir, target, _class_inputs(menu), Path(tmp) / "hunt", fresh_seeds(seed, hunt_seeds), jobs)
         ctx = _Context(target, exam, clean, timeout, hunt)
         outcomes = _judge_all(ctx, plans, jobs)
         spare = [_instance_plan(target, i) for i in _spare(found, rotation, selection)]
-        while _judged(outcomes) < minimum and spare:  # equivalents fell out: judge more, new ones first
-            more, spare = spare[:minimum - _judged(outcomes)], spare[minimum - _judged(outcomes):]
+        while judged_count(outcomes) < minimum and spare:  # equivalents fell out: judge more, new ones first
+            more, spare = spare[:minimum - judged_count(outcomes)], spare[minimum - judged_count(outcomes):]
             plans += more
             outcomes += _judge_all(ctx, more, jobs)
-    summary = _summary(outcomes + stale, threshold, minimum, digest, rotation.empty_classes)
+    summary = summarise(outcomes + stale, threshold, minimum, digest, rotation.empty_classes, require())
     summary = summary.model_copy(update={"fork_server": ctx.fork.state})
     _write(out, target, plans, outcomes, summary, _about(target, build, digest, round_label, seed))
     return GateRun(summary, rotation)
@@ -272,10 +221,6 @@ def _concrete(target: Target, path: Path | None) -> tuple[list[Instance], list[M
             stale.append(MutantOutcome(id=f"judge:{m.id}", bug_class=m.bug_class, operator="judge", status="Ignored",
                                        reason=f"not applicable: {got}"))
     return made, stale
-
-
-def _judged(outcomes: list[MutantOutcome]) -> int:
-    return sum(1 for o in outcomes if o.status in (*DETECTED, *UNDETECTED))
 
 
 def _spare(found: list[Instance], rotation: Rotation, selection: Selection | None) -> list[Instance]:
@@ -327,11 +272,6 @@ def _write(out: Path, target: Target, plans: list[_Plan], outcomes: list[MutantO
     (out / "mutation-report.json").write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", "utf-8")
     (out / "mutation-report.html").write_text(render_html(report, summary, about), "utf-8")
     (out / "summary.json").write_text(summary.model_dump_json(indent=1) + "\n", "utf-8")
-
-
-def _mutant_timeout(limit: float, factor: float, clean_seconds: dict[str, float]) -> float:
-    """A multiple of the slowest clean case, at least a second (start-up noise), never above the target's limit."""
-    return min(limit, max(1.0, factor * max(clean_seconds.values(), default=1.0)))
 
 
 def _load_exam(build: Path) -> _Exam:
@@ -425,17 +365,6 @@ def _cleaned(exam: _Exam, results: list[CaseResult], traced: list[CaseResult], r
     return clean, replace(exam, baseline=findings(report), per_case=per_case)
 
 
-def findings(report: ScoreReport) -> frozenset[str]:
-    """Everything the exam found wrong, as comparable lines: cells, drift flags, failed relations."""
-    cells = [f"{c.key}|{c.field}|{c.reason}|{c.actual}" for c in report.answers.failures]
-    if report.behaviors is not None:
-        cells += [f"behavior|{c.key}|{c.actual}" for c in report.behaviors.failures]
-    cells += [f"drift|{d.field}|{d.positive}|{d.negative}" for d in report.answers.drift if d.systematic]
-    if report.relations is not None:
-        cells += [f"relation|{r.name}|{f.where}" for r in report.relations.relations for f in r.failures]
-    return frozenset(cells)
-
-
 def _whole_exam(exam: _Exam, results: list[_Seen], tmp: Path) -> ScoreReport:
     """Score every case together: the drift audit and the relations only see across cases."""
     actual = tmp / "actual.jsonl"
@@ -523,13 +452,13 @@ def _judge(ctx: _Context, plan: _Plan, scratch: Path) -> MutantOutcome:
     order = [*first, *(c for c in exam.cases if c not in first)]
     decided = _every_case(gateway, exam, plan, order, probe, scratch)
     if decided.status != "Survived" or exam.baseline is not None:
-        return _calibrating(decided) if exam.baseline is not None and decided.status == "Survived" else decided
+        return calibrating(decided) if exam.baseline is not None and decided.status == "Survived" else decided
     if told:  # the exam's own case shows the bug; the exam lets it pass
         evidence = HuntEvidence(seeds=[], inputs=len(exam.cases), class_inputs=0,
                                 difference=f"exam case {told.differs[0]}: outputs differ, and the exam accepts them")
         return decided.model_copy(update={"reason": decided.reason + f"; live: {evidence.difference}",
                                           "hunt": evidence})
-    return _hunted(decided, ctx.hunt.prove(mutated, plan.bug_class, scratch / "hunt"), reaching)
+    return hunted(decided, ctx.hunt.prove(mutated, plan.bug_class, scratch / "hunt"), bool(reaching))
 
 
 def _shown(ctx: _Context, told: Told, scratch: Path) -> list[Case] | str:
@@ -561,31 +490,14 @@ def _untold(ctx: _Context, mutated: Target, plan: _Plan, reaching: list[Case], g
     if decided.status != "Survived":
         return decided
     if exam.baseline is not None:
-        return _calibrating(decided)
-    return _hunted(decided, evidence, reaching)
+        return calibrating(decided)
+    return hunted(decided, evidence, bool(reaching))
 
 
 def _equivalent(plan: _Plan, evidence: HuntEvidence, exam_cases: int) -> MutantOutcome:
     return _outcome(plan, "Ignored", EQUIVALENT + f"no difference over the exam's {exam_cases} cases and "
                     f"{evidence.inputs} hunted inputs ({evidence.class_inputs} of the class, the generator at "
                     f"{len(evidence.seeds)} fresh seeds)", hunt=evidence)
-
-
-def _hunted(decided: MutantOutcome, evidence: HuntEvidence, reaching: list[Case]) -> MutantOutcome:
-    """A survivor of every real case, with what the hunt found (equivalent survivors end as Ignored)."""
-    if evidence.difference is None and evidence.inputs > 0:
-        return decided.model_copy(update={"status": "Ignored", "hunt": evidence, "reason": EQUIVALENT +
-                                          f"no difference over {evidence.inputs} hunted inputs "
-                                          f"({evidence.class_inputs} of the class, the generator at "
-                                          f"{len(evidence.seeds)} fresh seeds)"})
-    why = f"live: {evidence.difference}" if evidence.difference else "no hunt input to prove it equivalent"
-    status: Status = "Survived" if reaching else "NoCoverage"
-    return decided.model_copy(update={"status": status, "hunt": evidence, "reason": decided.reason + f"; {why}"})
-
-
-def _calibrating(decided: MutantOutcome) -> MutantOutcome:
-    return decided.model_copy(update={"reason": decided.reason + "; not hunted (a calibration round): it stays "
-                                                                 "in the denominator"})
 
 
 def _every_case(gateway: Gateway, exam: _Exam, plan: _Plan, order: list[Case], probe: dict[str, CaseResult],
@@ -609,22 +521,8 @@ def _every_case(gateway: Gateway, exam: _Exam, plan: _Plan, order: list[Case], p
 def _case_verdict(exam: _Exam, case: Case, result: _Seen) -> tuple[Status, str] | None:
     if result.timed_out:
         return "Timeout", f"case {case.case} ran past the timeout"
-    now = _case_findings(exam, case, result)
-    before = exam.per_case.get(case.case, frozenset())
-    if now != before:
-        shown = sorted(now - before) or sorted(before - now)
-        return "Killed", f"case {case.case}: {_said(shown[0])} ({len(now ^ before)} finding(s) changed)"
-    return None
-
-
-def _said(finding: str) -> str:
-    """A finding line in words: cells are key|field|reason|actual, behaviours behavior|key|actual."""
-    parts = finding.split("|")
-    if parts[0] == "behavior":
-        return f"behaviour {parts[-1]!r}"
-    if parts[0] == "unreadable":
-        return f"unreadable output ({parts[-1]})"
-    return f"{parts[-2]} on {parts[1] or 'a row'}" if len(parts) >= 4 else finding
+    change = changed(exam.per_case.get(case.case, frozenset()), _case_findings(exam, case, result))
+    return ("Killed", f"case {case.case}: {change}") if change else None
 
 
 def _whole_verdict(exam: _Exam, results: list[_Seen], scratch: Path) -> str | None:
@@ -633,33 +531,9 @@ def _whole_verdict(exam: _Exam, results: list[_Seen], scratch: Path) -> str | No
         report = _whole_exam(exam, results, scratch)
     except MalformedInput as exc:
         return f"unreadable output: {exc.message}"
-    if exam.baseline is not None:
-        now = findings(report)
-        new, gone = len(now - exam.baseline), len(exam.baseline - now)
-        return f"the exam's findings changed: {new} new, {gone} gone" if new or gone else None
-    return "whole exam: " + "; ".join(report.blockers) if report.verdict == "fail" else None
+    return whole_change(report, exam.baseline)
 
 
 def _fresh(path: Path) -> Path:
     path.mkdir(parents=True)
     return path
-
-
-def _summary(outcomes: list[MutantOutcome], threshold: float, minimum: int, digest: str,
-             unexpressed: list[str]) -> MutationSummary:
-    statuses = sorted({o.status for o in outcomes})
-    counts: dict[str, int] = {s: sum(1 for o in outcomes if o.status == s) for s in statuses}
-    detected = sum(counts.get(s, 0) for s in DETECTED)
-    judged = detected + sum(counts.get(s, 0) for s in UNDETECTED)
-    rate = detected / judged if judged else 0.0
-    reasons = []
-    if judged < minimum:
-        reasons.append(f"only {judged} judged mutant(s); the gate needs at least {minimum}")
-    if rate < threshold:
-        survivors = [o.id for o in outcomes if o.status in UNDETECTED]
-        reasons.append(f"kill rate {detected}/{judged} ({rate:.0%}) is below {threshold:.0%}; blind spots: "
-                       f"{', '.join(survivors)}")
-    return MutationSummary(target_digest=digest, mutants=outcomes, counts=counts, killed=detected, judged=judged,
-                           kill_rate=round(rate, 4), threshold=threshold, minimum=minimum, unexpressed=unexpressed,
-                           verdict="fail" if reasons else "pass", reasons=reasons,
-                           isolation=require())  # every run went through the same jail

@@ -10,7 +10,7 @@ from .._version import __version__
 from ..targets._target import Target
 
 if TYPE_CHECKING:
-    from ._gate import MutantOutcome, MutationSummary
+    from ._verdict import MutantOutcome, MutationSummary
 
 # id, file, bug class, replacement, Stryker location
 Planned = tuple[str, str, str, str, dict[str, dict[str, int]]]
