@@ -99,6 +99,8 @@ def test_a_changed_case_is_said_from_its_first_new_finding_or_else_its_first_gon
 @pytest.mark.parametrize(("line", "words"), [
     ("behavior|{'case': 'c-1'}|crashed", "behaviour 'crashed'"),
     ("unreadable|no column total", "unreadable output (no column total)"),
+    ("unreadable|cell 'a|b' is no number", "unreadable output (cell 'a|b' is no number)"),
+    ("{'g': 'a'}|total|not_equal|x|y", "not_equal on total"),
     ("{'g': 'a'}|total|missing_field|None", "missing_field on total"),
     ("||unexpected|None", "unexpected on a row"),
     ("drift|total|3", "drift|total|3"),
@@ -138,8 +140,14 @@ def test_a_survivor_no_hunted_input_told_apart_is_ignored_as_equivalent() -> Non
 
 @pytest.mark.parametrize(("reached", "status"), [(True, "Survived"), (False, "NoCoverage")])
 def test_a_live_survivor_stays_judged_with_its_evidence(reached: bool, status: str) -> None:
-    out = hunted(_outcome("Survived", "all 3 cases passed"), _evidence(4, "seed:s1/c-1: outputs differ"), reached)
+    evidence = _evidence(4, "seed:s1/c-1: outputs differ")
+    out = hunted(_outcome("Survived", "all 3 cases passed"), evidence, reached)
     assert (out.status, out.reason) == (status, "all 3 cases passed; live: seed:s1/c-1: outputs differ")
+    assert out.hunt == evidence
+
+
+def test_one_hunted_input_that_shows_no_difference_is_enough_evidence() -> None:
+    assert hunted(_outcome("Survived"), _evidence(1, None), reached=False).status == "Ignored"
 
 
 def test_without_a_hunt_input_a_survivor_is_never_called_equivalent() -> None:
@@ -181,3 +189,9 @@ def test_the_gate_fails_with_too_few_judged_mutants_even_at_full_kill_rate() -> 
     empty = summarise([], threshold=0.8, minimum=0, digest="", unexpressed=[], isolation=[])
     assert (empty.kill_rate, empty.verdict, empty.reasons) == (0.0, "fail", ["kill rate 0/0 (0%) is below 80%; "
                                                                              "blind spots: "])
+
+
+def test_the_figure_counts_no_coverage_and_a_missing_ignored_as_zero() -> None:
+    summary = summarise([_outcome("Killed"), _outcome("NoCoverage"), _outcome("NoCoverage")], threshold=0.1,
+                        minimum=1, digest="", unexpressed=[], isolation=[])
+    assert summary.figure() == "1/3 killed (33%); 0 ignored, 2 no coverage"

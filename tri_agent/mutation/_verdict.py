@@ -122,8 +122,8 @@ def said(finding: str) -> str:
     if parts[0] == "behavior":
         return f"behaviour {parts[-1]!r}"
     if parts[0] == "unreadable":
-        return f"unreadable output ({parts[-1]})"
-    return f"{parts[-2]} on {parts[1] or 'a row'}" if len(parts) >= 4 else finding
+        return f"unreadable output ({finding.removeprefix('unreadable|')})"  # the message may hold a |
+    return f"{parts[2]} on {parts[1] or 'a row'}" if len(parts) >= 4 else finding  # an actual value may hold a |
 
 
 def hunted(decided: MutantOutcome, evidence: HuntEvidence, reached: bool) -> MutantOutcome:
