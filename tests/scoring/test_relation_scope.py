@@ -112,6 +112,9 @@ def test_a_scoped_pair_relation_skips_a_pair_with_a_case_out_of_scope(tmp_path: 
     assert _outcome(unscoped, "same") == (2, 1, ["c-1 vs c-2"])
     scoped = _score(tmp_path, _caliber(pair % SCOPED), ANSWERS)
     assert _outcome(scoped, "same") == (1, 0, [])
+    first_out = "{name: same, kind: equal_pair, case_column: case, pairs: [[c-2, c-1]]%s}"  # out of scope first
+    assert _outcome(_score(tmp_path, _caliber(first_out % ""), ANSWERS), "same") == (1, 1, ["c-2 vs c-1"])
+    assert _outcome(_score(tmp_path, _caliber(first_out % SCOPED), ANSWERS), "same") == (0, 0, [])
 
 
 def test_a_scoped_monotone_relation_skips_a_pair_with_a_case_out_of_scope(tmp_path: Path) -> None:
@@ -147,8 +150,10 @@ def test_scope_admits() -> None:
 def test_evaluate_without_observed_behaviours_is_a_usage_error() -> None:
     caliber = Caliber.model_validate(yaml.safe_load(_caliber(SUM % SCOPED)))
     table = table_from_rows("x", ANSWERS)
-    with pytest.raises(UsageError, match="relation 'groups-sum' is scoped by behaviour and needs the observed"):
+    with pytest.raises(UsageError) as err:
         evaluate(caliber, table, None, set())
+    assert err.value.line() == ("relation 'groups-sum' is scoped by behaviour and needs the observed behaviours; "
+                                "pass --expected-behaviors F --observed-behaviors F")
     assert evaluate(caliber, table, None, set(), {("c-2",): {"rejected"}}).verdict == "pass"
     assert evaluate(caliber, table, None, set(), {("c-2",): {"accepted"}}).verdict == "fail"
 
