@@ -77,6 +77,7 @@ class _Exam:
     behaviors: Table | None
     baseline: frozenset[str] | None = None  # the clean target's whole findings, when calibrating differentially
     per_case: dict[str, frozenset[str]] = field(default_factory=dict)  # the clean target's findings per case
+    clean_timeouts: frozenset[str] = frozenset()  # cases the clean target ran past the timeout: no kill by time there
 
 
 @dataclass(frozen=True)
@@ -356,6 +357,7 @@ def _cleaned(exam: _Exam, results: list[CaseResult], traced: list[CaseResult], r
     lines = {r.provenance.case: r.lines for r in traced}
     per_case = {r.provenance.case: _case_findings(exam, c, _seen(r)) for c, r in zip(exam.cases, results, strict=True)}
     clean = _Clean({r.provenance.case: r.provenance.seconds for r in results}, lines)
+    exam = replace(exam, clean_timeouts=frozenset(r.provenance.case for r in results if r.provenance.timed_out))
     if report.verdict == "pass":
         return clean, replace(exam, per_case=per_case)
     if not differential:
@@ -374,7 +376,8 @@ def _whole_exam(exam: _Exam, results: list[_Seen], tmp: Path) -> ScoreReport:
                         "utf-8")
     b = exam.build / "sealed" / "behaviors.jsonl" if exam.behaviors is not None else None
     return score(ScoreInputs(exam.caliber_path, exam.build / "sealed" / "answers.jsonl", actual, b,
-                             observed if b else None, actual, actual_text=True))
+                             observed if b else None, actual, actual_text=True,
+                             timed_out=tuple(r.case for r in results if r.timed_out)))
 
 
 def _case_findings(exam: _Exam, case: Case, result: _Seen) -> frozenset[str]:
@@ -519,7 +522,7 @@ def _every_case(gateway: Gateway, exam: _Exam, plan: _Plan, order: list[Case], p
 
 
 def _case_verdict(exam: _Exam, case: Case, result: _Seen) -> tuple[Status, str] | None:
-    if result.timed_out:
+    if result.timed_out and case.case not in exam.clean_timeouts:  # a hang the original shares tells nothing
         return "Timeout", f"case {case.case} ran past the timeout"
     change = changed(exam.per_case.get(case.case, frozenset()), _case_findings(exam, case, result))
     return ("Killed", f"case {case.case}: {change}") if change else None

@@ -31,6 +31,9 @@ class ScoreInputs:
     # the gateway's own actual table: every cell already text (a JSON value as its JSON text), so a json or set
     # field's cell is parsed as JSON text, never taken for a JSON string and quoted again
     actual_text: bool = False
+    # cases whose run was killed on its timeout: without a behaviour channel (which may expect a timeout) each is a
+    # blocker, so rows a hanging target wrote before it was killed never pass as an answer
+    timed_out: tuple[str, ...] = ()
 
 
 def score(inputs: ScoreInputs) -> ScoreReport:
@@ -59,6 +62,8 @@ def score(inputs: ScoreInputs) -> ScoreReport:
                          relations=relations)
     blockers = _blockers(report, caliber) + [f"replay: {d}" for d in replay_defects]
     blockers += [f"run: {f}" for f in inputs.findings]
+    if caliber.behaviors is None:
+        blockers += [f"run: case {c} ran past its timeout" for c in inputs.timed_out]
     return report.model_copy(update={"blockers": blockers, "verdict": "fail" if blockers else "pass"})
 
 

@@ -340,7 +340,9 @@ def run_score_inputs(build: Path, run_dir: Path) -> ScoreInputs:
     observed = run_dir / "observed_behaviors.jsonl"
     has_behaviors = behaviors.is_file() and observed.is_file()
     provenance = run_dir / "provenance.jsonl"
-    strays = [p for p in _read_provenance(provenance) if p.stray_output] if provenance.is_file() else []
+    runs = _read_provenance(provenance) if provenance.is_file() else []
+    strays = [p for p in runs if p.stray_output]
     return ScoreInputs(build / "caliber.yaml", build / "sealed" / "answers.jsonl", run_dir / "actual.jsonl",
                        behaviors if has_behaviors else None, observed if has_behaviors else None,
-                       findings=tuple(f"case {p.case}: {p.stray_output}" for p in strays), actual_text=True)
+                       findings=tuple(f"case {p.case}: {p.stray_output}" for p in strays), actual_text=True,
+                       timed_out=tuple(p.case for p in runs if p.timed_out))
