@@ -516,3 +516,25 @@ def test_fingerprint_reruns_catch_a_target_that_changed_since_its_run(toy_build:
     assert fingerprint_rerun(toy_build, tmp_path / "run", buggy / "target.yaml", 2) == []
     changed = fingerprint_rerun(toy_build, tmp_path / "run", fixed / "target.yaml", 2)
     assert changed and rerun_tickets(changed)[0].signature == "orchestrator:rerun:mismatch"
+
+
+def test_the_projects_reports_must_say_what_the_trail_says(accepted: Path, tmp_path: Path) -> None:
+    from tri_agent.acceptance._scoreboard import write_reports
+    from tri_agent.acceptance._verify import verify_run
+
+    write_reports(accepted)
+    assert verify_run(accepted)[1] == []  # as the run wrote them: every report matches its trail, byte for byte
+    path = accepted / "ACCEPTANCE.json"
+    honest = path.read_bytes()
+    try:
+        report = json.loads(honest)
+        report.update(certified=True, reasons=[])
+        path.write_text(json.dumps(report, indent=1) + "\n")
+        found = verify_run(accepted)[1]
+        assert [f.where for f in found] == ["ACCEPTANCE.json"]
+        assert found[0].detail.startswith("differs from what the trail says (")
+    finally:
+        path.write_bytes(honest)
+    copy = tmp_path / "copy"  # the reports copied beside another (empty) trail claim a run it does not hold
+    shutil.copytree(accepted, copy, ignore=shutil.ignore_patterns(".git"))
+    assert [f.where for f in verify_run(copy)[1]] == ["ACCEPTANCE.json", "REPORT.html", "SCOREBOARD.md"]

@@ -17,6 +17,7 @@ from .._errors import MalformedInput, TamperDetected, UsageError
 from ..evidence._trail import EvidenceStore, TrailEntry, TrailFinding
 from ._config import CONFIG, AcceptanceConfig, load_config
 from ._gate import Certification, Played, Progress, RoundFacts, Verdict, advance, certify, gate
+from ._scoreboard import TIMINGS, acceptance_json, report_html, scoreboard
 from ._state import Pin, RunState, check_pin, commitment, locate, state_home
 
 # what only an acceptance writes, by the name or the kind its readers find it by: a store holding any of it had a pin
@@ -58,7 +59,26 @@ def verify_run(target: Path, expect: str | None = None) -> tuple[EvidenceStore, 
         findings.append(TrailFinding(where="pin", detail=f"no pin for this store under {state_home() / 'pins'}: "
                                                          "nothing shows it was not rewritten since its last stop"))
     findings += claims(store)
+    if state is not None and (target / CONFIG).is_file():
+        findings += report_findings(target, state)
     return store, findings
+
+
+def report_findings(project: Path, state: RunState) -> list[TrailFinding]:
+    """The project's reports against what its trail says now: people read the reports, not the records, so an
+    edited (or stale) ACCEPTANCE.json, SCOREBOARD.md or REPORT.html is a finding."""
+    store = state.store
+    made: dict[str, Callable[[], str]] = {
+        "ACCEPTANCE.json": lambda: acceptance_json(store), "REPORT.html": lambda: report_html(store),
+        "SCOREBOARD.md": lambda: scoreboard(store, state.root / TIMINGS)}
+    out = []
+    for name, render in made.items():
+        path = project / name
+        if path.is_file() and path.read_bytes() != render().encode("utf-8"):
+            out.append(TrailFinding(where=name, detail=f"differs from what the trail says ({len(store.entries())} "
+                                    "records): edited by hand, or left from another state of the run; "
+                                    "`tri-agent accept --resume` on a finished run writes it again from the trail"))
+    return out
 
 
 def claims(store: EvidenceStore) -> list[TrailFinding]:
