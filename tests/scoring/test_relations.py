@@ -292,3 +292,55 @@ def test_a_pair_relation_without_pairs_is_refused() -> None:
         _evaluate("  - {name: p, kind: equal_pair, case_column: case}\n", [_part("c-1", "a", "1")])
     assert err.value.line() == ("relation 'p' has no case pairs, so it would check nothing; list pairs in the "
                                 "caliber, or score with the caliber a build wrote")
+
+
+@pytest.mark.parametrize(("first_total", "second_total", "detail"), [
+    ("", "", None), (" ", None, None), (None, "", None),     # blank, whitespace and absent are all no value
+    ("", "5.00", "row ('b',): total: '' vs '5.00'"),          # a blank against a value is a difference
+    (None, "5.00", "row ('b',): total: None vs '5.00'"),
+])
+def test_a_blank_first_value_equals_only_a_blank_second_one(first_total: str | None, second_total: str | None,
+                                                           detail: str | None) -> None:
+    first = [_part("c-1", "b", "2.00")]
+    second = [_part("c-2", "b", "2.00")]
+    first[0]["total"], second[0]["total"] = first_total, second_total
+    assert _evaluate(PAIR, first + second) == [[("c-1 vs c-2", detail, "exam")] if detail else []]
+
+
+def test_keys_that_differ_are_listed_three_at_most() -> None:
+    first = [_part("c-1", g, "1.00") for g in "abcd"]
+    second = [_part("c-2", g, "1.00") for g in "wxyz"]
+    assert _evaluate(PAIR, first + second) == [[("c-1 vs c-2", "row keys differ: [('a',), ('b',), ('c',)]", "exam")]]
+
+
+def test_a_sum_names_its_groups_in_sorted_order_by_every_by_column() -> None:
+    rel = "  - {name: s, kind: sum_of_parts, field: total, by: [case, region], parts: {where_not: {group: ALL}}, " \
+          "total: {where: {group: ALL}}}\n"
+    rows = []
+    for case, region in (("c-2", "n"), ("c-1", "s"), ("c-1", "n")):
+        rows += [{"case": case, "region": region, "group": "a", "total": "1.00", "n": "1"},
+                 {"case": case, "region": region, "group": "ALL", "total": "9.00", "n": "1"}]
+    found = _evaluate(rel, rows, key="[case, region, group]")
+    assert [w for w, _, _ in found[0]] == ["case=c-1, region=n", "case=c-1, region=s", "case=c-2, region=n"]
+
+
+def test_a_scoped_relation_without_observed_behaviours_says_how_to_give_them() -> None:
+    caliber = Caliber.model_validate(yaml.safe_load(
+        "key: [case, group]\nfields: {total: amount}\nbehaviors: {values: [accepted, rejected]}\nrelations:\n" + SUMS
+        .replace("sum_of_parts,", "sum_of_parts, scope: {behavior: accepted},")))
+    with pytest.raises(UsageError) as err:
+        evaluate(caliber, table_from_rows("x", [_part("c-1", "a", "1.00")]), None, set(), None)
+    assert err.value.hint == "pass --expected-behaviors F --observed-behaviors F"
+
+
+def test_a_scoped_pair_needs_both_its_cases_in_scope() -> None:
+    caliber = Caliber.model_validate(yaml.safe_load(
+        "key: [case, group]\nfields: {total: amount}\nbehaviors: {values: [accepted, rejected]}\nrelations:\n"
+        + PAIR.replace("equal_pair,", "equal_pair, scope: {behavior: accepted},")))
+    rows = [_part("c-1", "a", "1.00"), _part("c-2", "a", "7.00")]
+    for first, second in (("rejected", "accepted"), ("accepted", "rejected")):
+        channel = evaluate(caliber, table_from_rows("x", rows), None, set(), {("c-1",): {first}, ("c-2",): {second}})
+        assert [r.checked for r in channel.relations] == [0]
+    accepted = {("c-1",): {"accepted"}, ("c-2",): {"accepted"}}
+    both = evaluate(caliber, table_from_rows("x", rows), None, set(), accepted)
+    assert [(r.checked, r.failed) for r in both.relations] == [(1, 1)]

@@ -116,10 +116,10 @@ def _sum_of_parts(rel: SumOfParts, ctx: _Context) -> RelationOutcome:
         groups.setdefault(tuple(row.get(c) for c in rel.by), []).append(row)
     failures = []
     for group_key, rows in sorted(groups.items(), key=lambda kv: tuple(str(v) for v in kv[0])):
-        where = ", ".join(f"{c}={v}" for c, v in zip(rel.by, group_key, strict=True)) or "all rows"
+        instance = dict(zip(rel.by, group_key, strict=True))
+        where = ", ".join(f"{c}={v}" for c, v in instance.items()) or "all rows"
         detail = _sum_detail(rel, ctx, rows)
         if detail:
-            instance = dict(zip(rel.by, group_key, strict=True))
             failures.append(RelationFailure(where=where, detail=detail, attribution=ctx.attribution(**instance)))
     return _outcome(rel, len(groups), failures)
 
@@ -194,11 +194,11 @@ def _row_diff(first: Row, second: Row, fields: list[str], ctx: _Context, exact: 
 def _compare_values(ctx: _Context, name: str, first: str | None, second: str | None) -> Cell:
     spec = ctx.caliber.fields[name]
     if first is None or is_blank(first):
-        return Cell(is_blank(second), None if is_blank(second) else "not_equal")
+        return Cell(is_blank(second))  # only whether they agree is read, never the reason
     try:
         return compare_cell(spec.rule(), first, second)
     except BadValue:
-        return Cell(False, "not_equal")
+        return Cell(False)
 
 
 def _idempotent(rel: Idempotent, ctx: _Context) -> RelationOutcome:
