@@ -89,7 +89,7 @@ def test_the_scope_reads_the_observed_behaviour_and_channel_2_keeps_it_honest(tm
     # c-1 should have been accepted; a target that rejects it leaves the relation's scope, and fails channel 2
     actual = [*_rows("c-1", total="9.99"), *_rows("c-2", partial=True)]
     report = _score(tmp_path, _caliber(SUM % SCOPED), actual, observed={"c-1": "rejected", "c-2": "rejected"})
-    assert _outcome(report) == (0, 0, [])
+    assert _outcome(report) == (1, 1, ["all cases"])  # a scope that admits nothing fails
     assert report.behaviors is not None and report.behaviors.verdict == "fail"
     assert report.verdict == "fail" and "behaviors: 1/2 cases pass" in report.blockers
 
@@ -103,7 +103,7 @@ def test_a_case_with_no_observed_behaviour_is_checked(tmp_path: Path) -> None:
 def test_a_warned_case_is_outside_an_accepted_scope(tmp_path: Path) -> None:
     report = _score(tmp_path, _caliber(SUM % SCOPED), [*_rows("c-1", total="0.01"), *_rows("c-2", partial=True)],
                     observed={"c-1": "warned", "c-2": "rejected"})
-    assert _outcome(report) == (0, 0, [])
+    assert _outcome(report) == (1, 1, ["all cases"])
 
 
 def test_a_scoped_pair_relation_skips_a_pair_with_a_case_out_of_scope(tmp_path: Path) -> None:
@@ -114,13 +114,13 @@ def test_a_scoped_pair_relation_skips_a_pair_with_a_case_out_of_scope(tmp_path: 
     assert _outcome(scoped, "same") == (1, 0, [])
     first_out = "{name: same, kind: equal_pair, case_column: case, pairs: [[c-2, c-1]]%s}"  # out of scope first
     assert _outcome(_score(tmp_path, _caliber(first_out % ""), ANSWERS), "same") == (1, 1, ["c-2 vs c-1"])
-    assert _outcome(_score(tmp_path, _caliber(first_out % SCOPED), ANSWERS), "same") == (0, 0, [])
+    assert _outcome(_score(tmp_path, _caliber(first_out % SCOPED), ANSWERS), "same") == (1, 1, ["all cases"])
 
 
 def test_a_scoped_monotone_relation_skips_a_pair_with_a_case_out_of_scope(tmp_path: Path) -> None:
     mono = "{name: grows, kind: monotone, case_column: case, field: n, pairs: [[c-1, c-2]]%s}"
     assert _outcome(_score(tmp_path, _caliber(mono % ""), ANSWERS), "grows") == (1, 1, ["c-1 within c-2"])
-    assert _outcome(_score(tmp_path, _caliber(mono % SCOPED), ANSWERS), "grows") == (0, 0, [])
+    assert _outcome(_score(tmp_path, _caliber(mono % SCOPED), ANSWERS), "grows") == (1, 1, ["all cases"])
 
 
 def test_a_scoped_idempotent_relation_leaves_out_the_replay_rows_of_cases_out_of_scope(tmp_path: Path) -> None:

@@ -340,7 +340,20 @@ def test_a_scoped_pair_needs_both_its_cases_in_scope() -> None:
     rows = [_part("c-1", "a", "1.00"), _part("c-2", "a", "7.00")]
     for first, second in (("rejected", "accepted"), ("accepted", "rejected")):
         channel = evaluate(caliber, table_from_rows("x", rows), None, set(), {("c-1",): {first}, ("c-2",): {second}})
-        assert [r.checked for r in channel.relations] == [0]
+        assert [f.where for f in channel.relations[0].failures] == ["all cases"]  # the pair was left out
     accepted = {("c-1",): {"accepted"}, ("c-2",): {"accepted"}}
     both = evaluate(caliber, table_from_rows("x", rows), None, set(), accepted)
     assert [(r.checked, r.failed) for r in both.relations] == [(1, 1)]
+
+
+def test_a_scope_that_admits_no_case_is_the_exams_failure_not_a_silent_pass() -> None:
+    caliber = Caliber.model_validate(yaml.safe_load(
+        "key: [case, group]\nfields: {total: amount}\nbehaviors: {values: [accepted, rejected, timeout]}\n"
+        "relations:\n" + SUMS.replace("sum_of_parts,", "sum_of_parts, scope: {behavior: timeout},")))
+    rows = [_part("c-1", "a", "1.00"), _part("c-1", "ALL", "1.00")]
+    channel = evaluate(caliber, table_from_rows("x", rows), None, set(), {("c-1",): {"accepted"}})
+    assert (channel.verdict, channel.passed, channel.total) == ("fail", 0, 1)
+    assert [(f.where, f.detail, f.attribution) for f in channel.relations[0].failures] == [
+        ("all cases", "no case ended in a behaviour its scope admits, so it checked nothing", "exam")]
+    admitted = evaluate(caliber, table_from_rows("x", rows), None, set(), {("c-1",): {"timeout"}})
+    assert (admitted.verdict, admitted.passed, admitted.total) == ("pass", 1, 1)

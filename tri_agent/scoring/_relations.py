@@ -64,7 +64,7 @@ def evaluate(caliber: Caliber, actual: Table, replay: Table | None, failing: set
         raise MalformedInput(f"relation {empty[0]!r} has no case pairs, so it would check nothing",
                              hint="list pairs in the caliber, or score with the caliber a build wrote")
     ctx = _Context(caliber, _rows(actual), _rows(replay) if replay is not None else None, failing)
-    outcomes = [_KINDS[r.kind](*_scoped(r, ctx, observed)) for r in caliber.relations]
+    outcomes = [_not_empty(r, _KINDS[r.kind](*_scoped(r, ctx, observed))) for r in caliber.relations]
     passed = sum(o.checked - o.failed for o in outcomes)
     total = sum(o.checked for o in outcomes)
     return RelationsChannel(verdict="pass" if passed == total else "fail", passed=passed, total=total,
@@ -89,6 +89,14 @@ def _scoped(rel: AnyRelation, ctx: _Context, observed: Observed | None) -> tuple
         pairs = [(a, b) for a, b in rel.pairs if admits(observed.get((a,))) and admits(observed.get((b,)))]
         rel = rel.model_copy(update={"pairs": pairs})
     return rel, ctx
+
+
+def _not_empty(rel: AnyRelation, outcome: RelationOutcome) -> RelationOutcome:
+    """A scope that admitted no case checked nothing: that is the exam's failure, never a silent pass."""
+    if rel.scope is None or outcome.checked:
+        return outcome
+    return _outcome(rel, 1, [RelationFailure(where="all cases", detail="no case ended in a behaviour its scope "
+                                             "admits, so it checked nothing", attribution="exam")])
 
 
 def _rows(table: Table) -> list[Row]:
