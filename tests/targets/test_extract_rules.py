@@ -205,3 +205,14 @@ def test_a_renamed_column_is_scored_under_the_calibers_name(toy_build: Path, tmp
     report, actual = _run_and_score(toy_build, target, tmp_path / "run")
     assert report.verdict == "pass", report.blockers
     assert actual and all("group" in r and "GroupBy(1)" not in r for r in actual)
+
+
+@pytest.mark.parametrize(("name", "fmt", "text"), [
+    ("report.txt", "csv", "group,n\na,2\n"),
+    ("out", "csv", "group,n\na,2\n"),
+    ("rows.log", "jsonl", '{"group": "a", "n": "2"}\n'),
+])
+def test_the_declared_format_reads_a_file_whatever_its_name(tmp_path: Path, name: str, fmt: str, text: str) -> None:
+    (tmp_path / name).write_text(text)
+    rows, error = extract_rows(tmp_path, Extract.model_validate({"file": name, "format": fmt}), "c-1")
+    assert (rows, error) == ([{"case": "c-1", "group": "a", "n": "2"}], None)

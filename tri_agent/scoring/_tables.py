@@ -110,13 +110,15 @@ def table_format(path: Path) -> Format:
     return fmt
 
 
-def read_table(path: Path, json_columns: frozenset[str] = frozenset(), columns: tuple[str, ...] = ()) -> Table:
-    """Open ``path`` as a table; JSONL is parsed now, CSV is scanned lazily by polars.
+def read_table(path: Path, json_columns: frozenset[str] = frozenset(), columns: tuple[str, ...] = (),
+               fmt: Format | None = None) -> Table:
+    """Open ``path`` as a table; JSONL is parsed now, CSV is scanned lazily by polars. ``fmt`` (a target file's
+    declared format) overrides the file name's suffix.
 
     In JSONL a field absent from every row (or an empty file) still exists, all blank: ``columns``
     names those the caller will read. A CSV header, by contrast, says exactly what exists.
     """
-    fmt = table_format(path)
+    fmt = fmt or table_format(path)
     data = _read_bytes(path)
     digest = _HASHER.submit(_sha256, data)  # hashlib releases the GIL: this overlaps the parse
     if fmt == "csv":

@@ -157,7 +157,7 @@ def _read_rows(output: Path, extract: Extract, case: str) -> tuple[list[dict[str
     if not path.is_relative_to(output.resolve()) or not path.is_file():
         return [], f"no output file {extract.file}"
     try:
-        columns, rows = _json_rows(path) if extract.format == "json" else _table_rows(path)
+        columns, rows = _json_rows(path) if extract.format == "json" else _table_rows(path, extract.format)
     except Exception as exc:  # any unreadable output is an absent output
         return [], f"unreadable {extract.file}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
     if extract.rename:
@@ -180,8 +180,8 @@ def _rename_problem(columns: list[str], rename: dict[str, str]) -> str | None:
     return None
 
 
-def _table_rows(path: Path) -> tuple[list[str], list[dict[str, Cell]]]:
-    table = read_table(path)
+def _table_rows(path: Path, fmt: Literal["csv", "jsonl"]) -> tuple[list[str], list[dict[str, Cell]]]:
+    table = read_table(path, fmt=fmt)  # the declared format, whatever the file is called (out.txt, report)
     frame = table.frame.drop(ROW).collect()
     if table.format == "csv":  # CSV has no null: an empty cell is the empty string (a blank key may be a value)
         frame = frame.fill_null("")
