@@ -482,3 +482,16 @@ def test_empty_and_all_null_columns_are_text(tmp_path: Path, make: str) -> None:
     frame = table.frame.collect()
     assert frame.schema["g"] == pl.String
     assert frame.filter(pl.col("g").str.strip_chars() == "").height == 0
+
+
+def test_a_declared_format_overrides_the_suffix(tmp_path: Path) -> None:
+    path = tmp_path / "report.txt"
+    path.write_text("g,n\na,1\n")
+    with pytest.raises(UsageError):
+        read_table(path)
+    table = read_table(path, fmt="csv")
+    assert (table.format, table.columns, table.frame.drop(ROW).collect().to_dicts()) == ("csv", ["g", "n"],
+                                                                                         [{"g": "a", "n": "1"}])
+    rows = tmp_path / "rows.csv"
+    rows.write_text('{"g": "a"}\n')
+    assert read_table(rows, fmt="jsonl").format == "jsonl"
