@@ -597,3 +597,40 @@ def test_every_run_of_role_written_code_needs_the_os_sandbox(run: Path, record: 
     assert certification_of(EvidenceStore(run)).reasons == [LANDLOCK_ONLY]
     forge(run, record, edit_json(file, lambda d: d.pop("isolation")))
     assert certification_of(EvidenceStore(run)).reasons == [UNSANDBOXED]
+
+
+def test_an_unreadable_records_reason_is_one_line_of_at_most_200_characters() -> None:
+    from tri_agent.acceptance._verify import _unreadable
+
+    found = _unreadable("records/x/gate.json", ValueError("bad\n   field  " + "y" * 300))
+    said = ("bad field " + "y" * 300)[:200]
+    assert found == finding("records/x/gate.json", f"not as tri-agent writes it (ValueError: {said}): the sealed "
+                                                   "record was rewritten")
+
+
+@pytest.fixture
+def fresh_project(tmp_path: Path, own_home: Path) -> tuple[Path, RunState]:
+    project = tmp_path / "toy"
+    project.mkdir()
+    (project / "acceptance.yaml").write_text(CONFIG_YAML.format(gate_n=1))
+    return project, locate(project, load_config(project))
+
+
+def test_reports_must_be_what_the_trail_says_byte_for_byte(fresh_project: tuple[Path, RunState]) -> None:
+    from tri_agent.acceptance._scoreboard import TIMINGS, acceptance_json, report_html, scoreboard
+    from tri_agent.acceptance._verify import report_findings
+
+    project, state = fresh_project
+    assert report_findings(project, state) == []  # no report: nothing claimed
+    made = {"ACCEPTANCE.json": acceptance_json(state.store), "REPORT.html": report_html(state.store),
+            "SCOREBOARD.md": scoreboard(state.store, state.root / TIMINGS)}
+    for name, text in made.items():
+        (project / name).write_text(text, encoding="utf-8")
+    assert report_findings(project, state) == []
+    for name in made:
+        (project / name).write_text(made[name] + " ", encoding="utf-8")
+        assert report_findings(project, state) == [finding(name, (
+            "differs from what the trail says (0 records): edited by hand, or left from another state of the run; "
+            "`tri-agent accept --resume` on a finished run writes it again from the trail"))]
+        assert name in [f.where for f in verify_run(project)[1]]
+        (project / name).write_text(made[name], encoding="utf-8")
