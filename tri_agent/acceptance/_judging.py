@@ -20,6 +20,7 @@ import re
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -202,8 +203,9 @@ def guarded(tickets: list[Ticket], build: Path, keys: list[Path] | None = None) 
 def score_tickets(build: Path, report: ScoreReport, keys: list[Path] | None = None, plan: str = "") -> list[Ticket]:
     """Tickets for ``report``, pointing into the build's inputs and caliber and the exam's test plan (``plan``)."""
     visible = build / "visible"
-    sources = Sources(inputs=lambda case: case_files(visible, case), caliber=load_caliber(build / "caliber.yaml")[0],
-                      plan=plan)
+    # each ticket quotes its case's inputs twice (the line, the file): read each case once
+    sources = Sources(inputs=lru_cache(maxsize=None)(partial(case_files, visible)),
+                      caliber=load_caliber(build / "caliber.yaml")[0], plan=plan)
     return guarded(tickets_from(report, sources), build, keys)
 
 
