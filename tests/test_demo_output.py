@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from conftest import load_script
 
 SCRIPT = Path(__file__).resolve().parents[1] / "examples" / "toy-grades" / "run_acceptance.py"
 
 
 def _demo() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("toy_demo", SCRIPT)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT, "toy_demo")
 
 
 def test_the_demo_folder_is_cleared_only_when_the_demo_made_it(tmp_path: Path) -> None:

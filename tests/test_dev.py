@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from conftest import load_script
 
 SCRIPT = Path(__file__).resolve().parents[1] / "dev.py"
 
 
 def _dev() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("tri_dev", SCRIPT)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT, "tri_dev")
 
 
 def _installs(monkeypatch: pytest.MonkeyPatch, present: set[str], uid: int = 0) -> list[list[str]]:
