@@ -303,7 +303,7 @@ def _instance_plan(target: Target, instance: Instance) -> _Plan:
 def _mutmut_plans(target: Target, work: Path, n: int, seed: str) -> list[_Plan]:
     work.mkdir(parents=True)
     tree, mutants = _mutmut.generate(target.baseline, work)
-    entry = {a.split("{target}/", 1)[1][:-3].replace("/", ".") for a in target.config.run
+    entry = {a.split("{target}/", 1)[1][:-3].replace("/", ".") for a in target.config.argv
              if a.startswith("{target}/") and a.endswith(".py")}
     env = _mutmut.mutmut_env()
     return [_Plan(f"mutmut:{m.name}", "mutmut", "mutmut", m.file, m.replacement,

@@ -121,7 +121,7 @@ class Fingerprint:
 
 
 def batchable(target: Target) -> bool:
-    return traceable(target.config.run)
+    return target.config.run is not None and traceable(target.config.run)
 
 
 def run_batch(target: Target, built: Path, items: list[tuple[Path, Case]], scratch: Path, *,
@@ -137,8 +137,8 @@ def run_batch(target: Target, built: Path, items: list[tuple[Path, Case]], scrat
     home.mkdir()
     tmp.mkdir()
     env = {**base_env(home, target.config.env), "TMPDIR": str(tmp), "PYTHONHASHSEED": "0"}
-    argv = [target.config.run[0], str(scratch / "server.py"), str(scratch / "jobs.json"), str(scratch / "results.json"),
-            str(target.config.timeout), ",".join(preloadable(built, target.config.run[1]))]
+    argv = [target.config.argv[0], str(scratch / "server.py"), str(scratch / "jobs.json"), str(scratch / "results.json"),
+            str(target.config.timeout), ",".join(preloadable(built, target.config.argv[1]))]
     Jail(writable=(scratch,)).run(  # each job's input is a copy inside scratch: no other folder is needed
         argv, cwd=scratch, env=env, timeout=target.config.timeout * max(1, len(cases)) + 10,
         file_cap=target.config.write_cap)
@@ -178,7 +178,7 @@ def _job(target: Target, built: Path, visible: Path, case: Case, work: Path) -> 
     values = dict(zip(PLACEHOLDERS, (str(work / "target"), str(work / "input"), str(work / "output"), case.case),
                       strict=True))
     values["{tmp}"] = str(work / "tmp")
-    argv = [_expand(a, values) for a in [*target.config.run, *case.argv]]
+    argv = [_expand(a, values) for a in [*target.config.argv, *case.argv]]
     env = {**base_env(work / "home", target.config.env), "TMPDIR": str(work / "tmp"), "PYTHONHASHSEED": "0"}
     return {"argv": argv, "cwd": str(work / "target"), "env": env, "stdout": str(work / "stdout"),
             "stderr": str(work / "stderr"), "work": str(work)}

@@ -37,6 +37,8 @@ from ..exam._formats import BuildRecord, Case, read_cases
 from ..sandbox._jail import Jail, odd_files, written
 from ..sandbox._process import base_env
 from ..scoring._grading import ScoreInputs
+from ._requests import PLAN_FILE, load_plan
+from ._service import Ran, check_snapshot, serve_case
 from ._target import PLACEHOLDERS, Cell, Target, extract_rows, failed, stray_output
 from ._trace import COVERAGE, LINES_NAME, SHIM, SHIM_NAME, read_coverage, read_lines, traceable, wrapped, write_coverage
 
@@ -98,6 +100,8 @@ class Gateway:
         self.target, self.visible, self.scratch = target, visible, scratch
         self.built = self._build()
         self.built_size = written([self.built])
+        if target.config.service is not None:
+            check_snapshot(target.config.service, self.built, target.path)
 
     def _build(self) -> Path:
         built = self.scratch / "built"
@@ -121,8 +125,8 @@ class Gateway:
 
     def run_case(self, case: Case, keep: Path | None = None, *, trace: bool = False,
                  visible: Path | None = None) -> CaseResult:
-        """Run one case (inputs under ``visible``, default the gateway's); ``trace`` (Python targets only) also
-        records the lines it executed."""
+        """Run one case (inputs under ``visible``, default the gateway's); ``trace`` (Python command targets only)
+        also records the lines it executed."""
         # an opaque folder name: a target that could read its case id from its path could recognise a test
         work = Path(tempfile.mkdtemp(prefix="case-", dir=self.scratch))
         target_dir, input_dir, output_dir, home = work / "target", work / "input", work / "output", work / "home"
@@ -133,11 +137,37 @@ class Gateway:
         home.mkdir()
         values = dict(zip(PLACEHOLDERS, (str(target_dir), str(input_dir), str(output_dir), case.case), strict=True))
         values["{tmp}"] = str(work / "tmp")
-        template = [*self.target.config.run, *case.argv]
-        argv = [_expand(a, values) for a in template]
-        env = {**base_env(home, self.target.config.env), "TMPDIR": values["{tmp}"]}
         config = self.target.config
-        tracing = trace and traceable(config.run)
+        env = {**base_env(home, config.env), "TMPDIR": values["{tmp}"]}
+        if config.service is not None:
+            ran = serve_case(self.target.path, config, work, values, env)
+            lines = None
+        else:
+            ran, lines = self._command(case, work, values, env, trace)
+        size = written([output_dir, home, work / "tmp"]) + max(written([target_dir]) - self.built_size, 0)
+        if size > config.write_cap:  # what it wrote does not count: a case may not fill the disk
+            ran = replace(ran, rows=[], error=f"the case wrote {size} bytes, past the write cap of {config.write_cap}")
+        done = ran.done
+        provenance = Provenance(
+            case=case.case, argv=[*config.argv, *case.argv], exit_code=done.exit_code, timed_out=done.timed_out,
+            seconds=round(done.seconds, 3), behavior=self.target.classify(done), extract_error=ran.error,
+            stray_output=ran.stray, inputs=_fingerprint(input_dir), outputs=_fingerprint(output_dir),
+            stdout_sha256=hashlib.sha256(done.stdout).hexdigest(),
+            stderr_sha256=hashlib.sha256(done.stderr).hexdigest(), env_sha256=_env_digest(env, values),
+        )
+        if keep is not None:
+            shutil.copytree(output_dir, keep, dirs_exist_ok=True)
+            for log in ran.logs:  # evidence beside the outputs, never part of the fingerprint
+                shutil.copyfile(log, keep / log.name)
+        shutil.rmtree(work, ignore_errors=True)
+        return CaseResult(ran.rows, provenance, keep or output_dir, tuple(ran.layers), lines)
+
+    def _command(self, case: Case, work: Path, values: dict[str, str], env: dict[str, str],
+                 trace: bool) -> tuple[Ran, dict[str, frozenset[int]] | None]:
+        config = self.target.config
+        target_dir, input_dir, output_dir = work / "target", work / "input", work / "output"
+        argv = [_expand(a, values) for a in [*config.argv, *case.argv]]
+        tracing = trace and traceable(config.argv)
         if tracing:
             (work / "shim").mkdir()
             (work / "shim" / SHIM_NAME).write_text(SHIM, encoding="utf-8")
@@ -145,10 +175,10 @@ class Gateway:
             argv = wrapped(argv, work / "shim" / SHIM_NAME, work / "trace" / LINES_NAME, target_dir)
         extra = (work / "trace",) if tracing else ()
         jail = Jail(readable=(input_dir, *((work / "shim",) if tracing else ())),
-                    writable=(target_dir, output_dir, home, work / "tmp", *extra))
+                    writable=(target_dir, output_dir, work / "home", work / "tmp", *extra))
         done, layers = jail.run(argv, cwd=target_dir, env=env, timeout=config.timeout, cap=config.output_cap,
                                 file_cap=config.write_cap)
-        extract = case.extract or self.target.config.extract
+        extract = case.extract or config.extract
         if extract is None:
             raise UsageError(f"{self.target.path}: no 'extract' for case {case.case}", hint="say which output to read")
         odd = odd_files(output_dir)
@@ -159,22 +189,8 @@ class Gateway:
         stray = stray_output(output_dir, extract, case.case, run_failed)
         if odd:
             rows, error = [], f"the case left links or special files in its output ({', '.join(odd[:3])})"
-        size = written([output_dir, home, work / "tmp"]) + max(written([target_dir]) - self.built_size, 0)
-        if size > config.write_cap:  # what it wrote does not count: a case may not fill the disk
-            rows, error = [], f"the case wrote {size} bytes, past the write cap of {config.write_cap}"
-        provenance = Provenance(
-            case=case.case, argv=template, exit_code=done.exit_code, timed_out=done.timed_out,
-            seconds=round(done.seconds, 3), behavior=self.target.classify(done), extract_error=error,
-            stray_output=stray,
-            inputs=_fingerprint(input_dir), outputs=_fingerprint(output_dir),
-            stdout_sha256=hashlib.sha256(done.stdout).hexdigest(),
-            stderr_sha256=hashlib.sha256(done.stderr).hexdigest(), env_sha256=_env_digest(env, values),
-        )
-        if keep is not None:
-            shutil.copytree(output_dir, keep, dirs_exist_ok=True)
         lines = read_lines(work / "trace" / LINES_NAME, target_dir) if tracing else None
-        shutil.rmtree(work, ignore_errors=True)
-        return CaseResult(rows, provenance, keep or output_dir, tuple(layers), lines)
+        return Ran(done, layers, rows, error, stray), lines
 
 
 def _expand(arg: str, values: dict[str, str]) -> str:
@@ -209,6 +225,7 @@ def run_exam(build: Path, target_file: Path, out: Path, *, twice: bool = False) 
     target = Target.load(target_file)
     cases = read_cases(visible / "cases.jsonl")
     _require_extract(target, cases)
+    require_plans(target, visible, cases)
     before = scan(target.baseline).sorted_entries()
     out.mkdir(parents=True, exist_ok=True)
     results = _run_all(target, visible, cases, out / "outputs")
@@ -222,12 +239,34 @@ def run_exam(build: Path, target_file: Path, out: Path, *, twice: bool = False) 
 
 
 def _require_extract(target: Target, cases: list[Case]) -> None:
-    """Before any case runs: every case must know which output to read."""
+    """Before any case runs: every case must know which output to read (a service case: its request plan)."""
+    if target.config.service is not None:
+        _no_argv(target, cases)
+        return
     blind = [c.case for c in cases if (c.extract or target.config.extract) is None]
     if blind:
         raise MalformedInput(f"the target has no 'extract' rule and {len(blind)} case(s) name none "
                              f"({', '.join(blind[:3])})", where=f"{target.path}: extract",
                              hint="add extract: {file: NAME, format: csv|jsonl|json} to the target file")
+
+
+def _no_argv(target: Target, cases: list[Case]) -> None:
+    visible_cases = [c for c in cases if c.argv]
+    if visible_cases:
+        raise MalformedInput(f"case {visible_cases[0].case} has argv, which a service target cannot take",
+                             where=f"{target.path}: kind", hint="put what the case sends in its requests.json")
+
+
+def require_plans(target: Target, visible: Path, cases: list[Case]) -> None:
+    """Every service case's request plan reads, and moves the clock only where the target says how."""
+    if target.config.service is None:
+        return
+    for case in cases:
+        plan = load_plan(visible / case.inputs)
+        if plan.uses_clock() and target.config.service.clock is None:
+            raise MalformedInput(f"case {case.case} sets the clock, and the target declares no way to set it",
+                                 where=f"{visible / case.inputs / PLAN_FILE}: clock",
+                                 hint="add service.clock (env or path) to the target file, or drop the clock")
 
 
 def verified_visible(build: Path) -> Path:

@@ -1,7 +1,7 @@
 """The target: how the software under acceptance is driven, and how its results are read.
 
-Only command targets exist so far (warehouse/report and document pipelines); ``kind`` is a closed
-set so that API and GUI targets join as new rows, not as special cases. A target file::
+``kind`` is a closed set: ``command`` (a program over input files: warehouse/report and document pipelines)
+and ``service`` (an HTTP service over a database, see ``_service``). A command target file::
 
     schema_version: 1
     kind: command
@@ -23,13 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .. import _yamldoc
 from .._errors import UsageError
 from ..exam._formats import Extract
 from ..sandbox._process import Completed
 from ..scoring._tables import ROW, JsonNumber, read_table, to_json_text, unique_keys_object
+from ._service import ServiceSpec
 
 Cell = str | None
 PLACEHOLDERS = ("{target}", "{input}", "{output}", "{case}")
@@ -69,17 +70,29 @@ DEFAULT_BEHAVIORS = (
     BehaviorRule(exit=0, behavior="accepted"),
     BehaviorRule(exit="nonzero", behavior="rejected"),
 )
+# a service case is the request driver's run: 0 every step answered, 3 never ready, anything else a crash
+SERVICE_BEHAVIORS = (
+    BehaviorRule(exit="timeout", behavior="timeout"),
+    BehaviorRule(exit=0, behavior="answered"),
+    BehaviorRule(exit=3, behavior="unready"),
+    BehaviorRule(exit="nonzero", behavior="crashed"),
+)
 
 
 class TargetConfig(_Strict):
     """A target file (see the module docstring)."""
 
     schema_version: Literal[1] = Field(default=1, description="Version of the target format.")
-    kind: Literal["command"] = Field(default="command", description="How the target is driven.")
+    kind: Literal["command", "service"] = Field(default="command", description="How the target is driven: "
+                                                "command (run per case) or service (started per case, then "
+                                                "sent requests).")
     preset: str | None = Field(default=None, description="Preset name (warehouse, document, ...).")
     baseline: str = Field(description="Folder holding the target, relative to the target file.")
     build: list[str] | None = Field(default=None, description="argv run once in a copy before the cases.")
-    run: list[str] = Field(min_length=1, description="argv template: {target} {input} {output} {case}.")
+    run: list[str] | None = Field(default=None, min_length=1, description="command targets: argv template: "
+                                  "{target} {input} {output} {case}.")
+    service: ServiceSpec | None = Field(default=None, description="service targets: how the service is started, "
+                                        "probed, restored and stopped.")
     timeout: float = Field(default=30, gt=0, description="Seconds one case may take before its group is killed.")
     jobs: int | None = Field(default=None, ge=1, description="Cases run side by side (default: one per core, "
                              "at most 4); 1 for a target that cannot share the machine (fixed ports, locks).")
@@ -92,7 +105,26 @@ class TargetConfig(_Strict):
     behaviors: list[BehaviorRule] = Field(default_factory=lambda: list(DEFAULT_BEHAVIORS),
                                           description="Rules classifying each run, first match wins (no match: "
                                                       "unclassified); default: timeout, then accepted (exit 0), "
-                                                      "then rejected (nonzero).")
+                                                      "then rejected (nonzero); for a service: timeout, "
+                                                      "answered (0), unready (3), crashed (other).")
+
+    @model_validator(mode="after")
+    def _driven(self) -> TargetConfig:
+        if self.kind == "command" and (self.run is None or self.service is not None):
+            raise ValueError("a command target needs 'run' (and no 'service')")
+        if self.kind == "service" and (self.service is None or self.run is not None):
+            raise ValueError("a service target needs 'service' (and no 'run': the service block says how it starts)")
+        return self
+
+    @property
+    def argv(self) -> list[str]:
+        """What a case runs, as written: the command, or the service's start line."""
+        return self.run if self.run is not None else self.service.start if self.service is not None else []
+
+    def rules(self) -> list[BehaviorRule]:
+        if self.kind == "service" and "behaviors" not in self.model_fields_set:
+            return list(SERVICE_BEHAVIORS)
+        return self.behaviors
 
 
 @dataclass(frozen=True)
@@ -122,7 +154,7 @@ class Target:
 
     def classify(self, done: Completed) -> str:
         stderr = done.stderr.decode("utf-8", "replace")
-        return next((r.behavior for r in self.config.behaviors if r.matches(done, stderr)), "unclassified")
+        return next((r.behavior for r in self.config.rules() if r.matches(done, stderr)), "unclassified")
 
 
 def extract_rows(output: Path, extract: Extract, case: str,

@@ -1,0 +1,192 @@
+"""A service case: the request sequence an exam sends, and the rows read back from its answers and its database.
+
+Each case of a service target keeps its plan in ``requests.json`` in its inputs folder::
+
+    {"schema_version": 1, "clock": "2026-03-01T09:00:00Z",
+     "steps": [
+       {"id": "login", "method": "POST", "path": "/login", "json": {"user": "ana"},
+        "capture": {"token": "$.token"}},
+       {"id": "pay", "method": "POST", "path": "/payments", "repeat": 2,
+        "headers": {"Authorization": "Bearer {{token}}", "Idempotency-Key": "k-1"},
+        "json": {"amount": "10.00"}, "select": {"balance": "$.balance", "where": "header:Location"}}],
+     "queries": [{"name": "payments", "sql": "SELECT id, amount FROM payments ORDER BY id"}]}
+
+Rows (every cell text, or null where a row has no such value), keyed by ``case``, ``step`` and ``n``:
+
+- one per answer to a step: ``n`` is the repetition (``0`` then ``1``... for a step with ``repeat``), ``status`` the
+  HTTP status code, and one column per ``select`` entry: a JSONPath into the JSON body (a string as itself,
+  anything else as JSON text, numbers exactly as the service wrote them) or ``header:Name``;
+- one per row a side-effect query returns after the case, read from the database by the orchestrator, never by
+  the service: ``step`` is the query's name, ``n`` the row number, one column per result column.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from .. import _yamldoc
+from ..scoring._tables import JsonNumber, to_json_text, unique_keys_object
+from ._client import _NOTHING, jsonpath
+
+PLAN_FILE = "requests.json"
+KEY = ("case", "step", "n")
+METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class Step(_Strict):
+    """One request of a case (``{{name}}`` anywhere in it: a value an earlier step captured)."""
+
+    id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.:-]+$", description="Step name, unique in the case; "
+                    "the rows' ``step`` column.")
+    method: Literal["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] = Field(
+        default="GET", description="HTTP method.")
+    path: str = Field(pattern=r"^/", description="Request path, starting with '/'.")
+    query: dict[str, str] = Field(default_factory=dict, description="Query parameters.")
+    headers: dict[str, str] = Field(default_factory=dict, description="Request headers.")
+    json_body: Any = Field(default=None, alias="json", description="A JSON body (sent with Content-Type "
+                           "application/json unless a header says otherwise).")
+    text: str | None = Field(default=None, description="A raw body instead (malformed JSON, any bytes as text).")
+    times: int = Field(default=1, ge=1, le=64 << 20, description="The raw body repeated this many times (oversized "
+                       "bodies without an oversized exam).")
+    capture: dict[str, str] = Field(default_factory=dict, description="Name -> JSONPath into the first answer's "
+                                    "body; later steps use the value as {{name}}.")
+    select: dict[str, str] = Field(default_factory=dict, description="Row column -> JSONPath into the body, or "
+                                   "'header:Name'.")
+    repeat: int = Field(default=1, ge=1, le=10, description="The same request sent this many times (replay, "
+                        "idempotency); one row per answer.")
+    clock: str | None = Field(default=None, description="Move the service's clock to this value before the step.")
+
+    @model_validator(mode="after")
+    def _one_body(self) -> Step:
+        if "json_body" in self.model_fields_set and self.text is not None:
+            raise ValueError("a step sends either 'json' or 'text', not both")
+        return self
+
+    @field_validator("select")
+    @classmethod
+    def _selectable(cls, select: dict[str, str]) -> dict[str, str]:
+        for column, source in select.items():
+            if column in KEY or column == "status":
+                raise ValueError(f"select: {column!r} is a column every row already has")
+            if not source.startswith("header:"):
+                jsonpath({}, source)  # a path outside the supported subset is refused here, not per answer
+        return select
+
+    def wire(self) -> dict[str, Any]:
+        """What the driver in the jail sends: the request, its captures, repetition and clock."""
+        out = self.model_dump(exclude={"select", "json_body"}, exclude_none=True)
+        if "json_body" in self.model_fields_set:
+            out["json"] = self.json_body
+        return out
+
+
+class Query(_Strict):
+    """A side-effect query, run against the case's database after the service has stopped."""
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.:-]+$", description="The rows' ``step`` column.")
+    sql: str = Field(min_length=1, description="One read-only SQL statement.")
+
+
+class RequestPlan(_Strict):
+    """``requests.json``: one case of a service target."""
+
+    schema_version: Literal[1] = Field(default=1, description="Version of the request plan format.")
+    clock: str | None = Field(default=None, description="The service's clock when it starts (the target declares "
+                              "how it is set).")
+    steps: list[Step] = Field(min_length=1, description="Requests, in order.")
+    queries: list[Query] = Field(default_factory=list, description="Side-effect queries after the case.")
+
+    @model_validator(mode="after")
+    def _unique(self) -> RequestPlan:
+        names = [s.id for s in self.steps] + [q.name for q in self.queries]
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise ValueError(f"step and query names must be unique in a case: {repeated[0]!r} is used twice")
+        return self
+
+    def uses_clock(self) -> bool:
+        return self.clock is not None or any(s.clock is not None for s in self.steps)
+
+
+def load_plan(inputs: Path) -> RequestPlan:
+    """The case's plan, or MalformedInput naming the file and the field."""
+    return _yamldoc.load(inputs / PLAN_FILE, RequestPlan)
+
+
+Cell = str | None
+
+
+def step_rows(case: str, plan: RequestPlan, answers: list[dict[str, Any]]) -> list[dict[str, Cell]]:
+    """One row per answer the driver reported (an error line has no row: its rows count as missing)."""
+    steps = {s.id: s for s in plan.steps}
+    rows: list[dict[str, Cell]] = []
+    for answer in answers:
+        step = steps.get(str(answer.get("step")))
+        if step is None or "status" not in answer or not isinstance(answer.get("n"), int):
+            continue
+        row: dict[str, Cell] = {"case": case, "step": step.id, "n": str(answer["n"]), "status": str(answer["status"])}
+        body = _document(answer.get("body"))
+        headers = answer["headers"] if isinstance(answer.get("headers"), dict) else {}
+        for column, source in step.select.items():
+            row[column] = _selected(source, body, headers)
+        rows.append(row)
+    return rows
+
+
+def _document(body: Any) -> Any:
+    if not isinstance(body, str):
+        return _NOTHING
+    try:
+        return json.loads(body, parse_float=JsonNumber, parse_int=JsonNumber, object_pairs_hook=unique_keys_object)
+    except (ValueError, RecursionError):
+        return _NOTHING
+
+
+def _selected(source: str, body: Any, headers: dict[str, Any]) -> Cell:
+    if source.startswith("header:"):
+        value = headers.get(source.removeprefix("header:").lower())
+        return value if isinstance(value, str) else None
+    if body is _NOTHING:
+        return None
+    found = jsonpath(body, source)
+    if found is _NOTHING or found is None:
+        return None
+    return found if isinstance(found, str) else to_json_text(found)
+
+
+def query_rows(case: str, name: str, columns: list[str], values: list[tuple[Any, ...]]) -> list[dict[str, Cell]]:
+    return [{"case": case, "step": name, "n": str(i), **{c: _sql_text(v) for c, v in zip(columns, row, strict=True)}}
+            for i, row in enumerate(values)]
+
+
+def _sql_text(value: Any) -> Cell:
+    if value is None:
+        return None
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).hex()
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def read_answers(stdout: bytes) -> list[dict[str, Any]]:
+    """The driver's lines; a line that is not a JSON object (a hostile service can write there too) is skipped."""
+    answers = []
+    for line in stdout.decode("utf-8", "replace").splitlines():
+        try:
+            item = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(item, dict):
+            answers.append(item)
+    return answers
