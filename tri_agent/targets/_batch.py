@@ -137,8 +137,9 @@ def run_batch(target: Target, built: Path, items: list[tuple[Path, Case]], scrat
     home.mkdir()
     tmp.mkdir()
     env = {**base_env(home, target.config.env), "TMPDIR": str(tmp), "PYTHONHASHSEED": "0"}
-    argv = [target.config.argv[0], str(scratch / "server.py"), str(scratch / "jobs.json"), str(scratch / "results.json"),
-            str(target.config.timeout), ",".join(preloadable(built, target.config.argv[1]))]
+    run = target.config.argv
+    argv = [run[0], str(scratch / "server.py"), str(scratch / "jobs.json"), str(scratch / "results.json"),
+            str(target.config.timeout), ",".join(preloadable(built, run[1]))]
     Jail(writable=(scratch,)).run(  # each job's input is a copy inside scratch: no other folder is needed
         argv, cwd=scratch, env=env, timeout=target.config.timeout * max(1, len(cases)) + 10,
         file_cap=target.config.write_cap)

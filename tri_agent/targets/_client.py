@@ -13,6 +13,7 @@ never became ready, 4 the service stopped answering (it crashed or closed the co
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -141,10 +142,8 @@ class Service:
 
 
 def _signal_group(pid: int, sig: signal.Signals) -> None:
-    try:
+    with contextlib.suppress(OSError):  # the group is already gone
         os.killpg(pid, sig)
-    except OSError:
-        pass
 
 
 def send(port: int, step: dict[str, Any], timeout: float, body_cap: int) -> tuple[int, dict[str, str], bytes, bool]:
