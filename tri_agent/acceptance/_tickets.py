@@ -262,6 +262,7 @@ def _meaning(reason: str) -> str:
         "not_equal": "The value is not the one the spec calls for.",
         "not_in_enum": "The value is not one of the categories the spec allows.",
         "missing_field": "A value the spec requires is absent.",
+        "unexpected_value": "A value appears where the spec calls for none.",
         "wrong_places": "The value is written with other decimal places than the spec prescribes.",
         "missing_row": "Rows the spec requires are absent.",
         "unexpected_row": "Rows appear that the spec does not produce (check how keys are normalised).",

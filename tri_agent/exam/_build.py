@@ -290,10 +290,12 @@ def _corrupt(answers: Path, caliber: Caliber, out: Path) -> Path:
     rows = read_table(answers).frame.drop(ROW).collect().to_dicts()
     if not rows:
         raise InfrastructureFailure("the oracle wrote an empty answer key", hint="every exam needs answer rows")
-    name, spec = next(iter(caliber.fields.items()))
-    value = str(rows[0][name])
+    # the first row's first field holding a value (a nullable field's null is no value to change)
+    row, name, spec = next(((r, n, s) for r in rows for n, s in caliber.fields.items() if r.get(n) is not None),
+                           (rows[0], *next(iter(caliber.fields.items()))))
+    value = str(row[name])
     # a field's own bound may be wide (absolute "5"): step past it, not by a fixed 1
-    rows[0][name] = outside(spec.tolerance.bound(), value) if spec.tolerance else _changed(value, spec.cls, spec.values)
+    row[name] = outside(spec.tolerance.bound(), value) if spec.tolerance else _changed(value, spec.cls, spec.values)
     out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     return out
 

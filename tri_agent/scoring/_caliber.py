@@ -84,6 +84,9 @@ class FieldSpec(_Strict):
                                "even when it is within tolerance.")
     tolerance: Tolerance | None = Field(default=None, description="For amount and ratio: the field's own bound "
                                         "in place of the class's default; null: the class's default.")
+    nullable: bool = Field(default=False, description="The answer key may hold null here: that row has no such "
+                           "value (an API answer without the field, a side-effect row beside step rows), and the "
+                           "target's cell must then be null or blank too (else unexpected_value).")
 
     @model_validator(mode="after")
     def _values_only_for_status(self) -> FieldSpec:

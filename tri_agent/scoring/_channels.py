@@ -21,7 +21,17 @@ from .._errors import MalformedInput
 from ._caliber import Drift, FieldSpec
 from ._report import AnswersChannel, CellFailure, DeltaCount, DriftAudit, FieldTally
 from ._tables import ROW, Table, unreadable_table
-from ._tolerance import BLANK_CHARS, CLASSES, EXACT, BadValue, check_expected, compare_cell, decimal_places, not_blank
+from ._tolerance import (
+    BLANK_CHARS,
+    CLASSES,
+    EXACT,
+    BadValue,
+    check_expected,
+    compare_cell,
+    decimal_places,
+    is_blank,
+    not_blank,
+)
 
 _E, _A = "\x1fe:", "\x1fa:"
 _RE, _RA = "\x1f_re", "\x1f_ra"
@@ -243,6 +253,10 @@ def _judge_row(row: dict[str, Any], key: list[str], fields: dict[str, FieldSpec]
 def _judge_cell(row: dict[str, Any], name: str, spec: FieldSpec,
                 expected: Table) -> tuple[str | None, Decimal | None]:
     cls, enum = spec.rule(), frozenset(spec.values) if spec.values is not None else None
+    if spec.nullable and row[_E + name] is None:  # the row has no such value: neither may the target's
+        if row[_RA] is None:
+            return "missing_row", None
+        return (None if row[_A + name] is None or is_blank(row[_A + name], cls.name) else "unexpected_value"), None
     try:
         sealed = check_expected(cls, row[_E + name], enum)
     except BadValue as exc:

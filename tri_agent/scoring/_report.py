@@ -34,8 +34,9 @@ class CellFailure(BaseModel):
     cls: str | None = Field(description="Tolerance class of the field.")
     expected: str | None = Field(description="Sealed value as written in the answer key.")
     actual: str | None = Field(description="Actual value as written by the target; null when absent.")
-    reason: str = Field(description="out_of_tolerance, not_equal, not_in_enum, missing_field, wrong_places, "
-                                    "missing_row or unexpected_row; for a defect of the target's own table: "
+    reason: str = Field(description="out_of_tolerance, not_equal, not_in_enum, missing_field, unexpected_value "
+                                    "(a value where a nullable field expects none), wrong_places, missing_row or "
+                                    "unexpected_row; for a defect of the target's own table: "
                                     "unreadable_value, duplicate_key (every row of a repeated key) or blank_key.")
 
 

@@ -1,0 +1,250 @@
+"""Service targets over SQLite: a fresh restored instance per case in its own jail, request plans, step rows
+and side-effect rows read from the database by the orchestrator."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tri_agent import MalformedInput, UsageError
+from tri_agent.exam._formats import Case
+from tri_agent.targets._client import _NOTHING, jsonpath, substitute
+from tri_agent.targets._gateway import Gateway, require_plans
+from tri_agent.targets._target import Target
+
+# a small stdlib service: notes in SQLite; APP_MODE makes it misbehave on purpose
+APP = r'''
+import json, os, sqlite3, sys, time
+from http.server import BaseHTTPRequestHandler, HTTPServer
+DB, MODE = os.environ["APP_DB"], os.environ.get("APP_MODE", "")
+CLOCK = {"now": os.environ.get("APP_NOW")}
+if MODE == "never-ready":
+    sys.exit(1)
+
+
+class H(BaseHTTPRequestHandler):
+    def log_message(self, *a):
+        pass
+
+    def _send(self, code, obj):
+        data = json.dumps(obj).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        if self.path == "/health":
+            return self._send(200, {"ok": True})
+        if MODE == "crash":
+            os._exit(3)
+        if MODE == "link":
+            return self._send(200, {})
+        with sqlite3.connect(DB) as c:
+            n = c.execute("select count(*) from notes").fetchone()[0]
+        self._send(200, {"count": n, "now": CLOCK["now"], "items": [{"n": 1}, {"n": 2}]})
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if self.path == "/_clock":
+            CLOCK["now"] = body["now"]
+            return self._send(204 if False else 200, {})
+        if MODE == "link":
+            os.remove(DB)
+            os.symlink(os.environ["APP_SECRET"], DB)
+            return self._send(201, {"id": 0})
+        with sqlite3.connect(DB) as c:
+            cur = c.execute("insert into notes(text) values (?)", (body["text"],))
+        self._send(201, {"id": cur.lastrowid})
+
+
+HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+'''
+
+TARGET = """schema_version: 1
+kind: service
+baseline: target
+timeout: 30
+service:
+  start: [{python}, "{{target}}/app.py", "{{port}}"]
+  env: {{APP_DB: "{{db}}", APP_MODE: "{mode}", APP_SECRET: "{secret}"}}
+  ready: {{path: /health, deadline: 5}}
+  database: {{kind: sqlite, file: notes.db}}
+  clock: {clock}
+"""
+
+PLAN: dict[str, Any] = {"clock": "2026-01-01", "steps": [
+    {"id": "add", "method": "POST", "path": "/notes", "json": {"text": "héllo"}, "capture": {"nid": "$.id"},
+     "select": {"id": "$.id"}},
+    {"id": "again", "method": "POST", "path": "/notes", "json": {"text": "{{nid}}"}, "repeat": 2,
+     "select": {"id": "$.id"}},
+    {"id": "count", "path": "/", "clock": "2026-02-02",
+     "select": {"count": "$.count", "now": "$.now", "ct": "header:Content-Type", "ns": "$.items[*].n"}}],
+    "queries": [{"name": "notes", "sql": "select id, text from notes order by id"}]}
+
+
+def _project(tmp: Path, mode: str = "", clock: str = "{env: APP_NOW}", plans: dict[str, Any] | None = None) -> Target:
+    import sqlite3
+
+    (tmp / "target").mkdir()
+    (tmp / "target" / "app.py").write_text(APP)
+    with sqlite3.connect(tmp / "target" / "notes.db") as db:
+        db.execute("create table notes(id integer primary key, text text)")
+    secret = tmp / "secret.db"
+    with sqlite3.connect(secret) as db:
+        db.execute("create table notes(id integer primary key, text text)")
+        db.execute("insert into notes(text) values ('the orchestrator-only secret')")
+    (tmp / "target.yaml").write_text(TARGET.format(python=sys.executable, mode=mode, secret=secret, clock=clock))
+    for name, plan in (plans or {"c1": PLAN}).items():
+        (tmp / "visible" / name).mkdir(parents=True)
+        (tmp / "visible" / name / "requests.json").write_text(json.dumps(plan))
+    return Target.load(tmp / "target.yaml")
+
+
+def _run(tmp: Path, target: Target, inputs: str = "c1", case: str = "c-0123456789") -> Any:
+    scratch = tmp / f"scratch-{case}"
+    scratch.mkdir()
+    gateway = Gateway(target, tmp / "visible", scratch)
+    return gateway.run_case(Case(case=case, inputs=inputs), keep=tmp / "keep" / case)
+
+
+def test_a_case_gives_one_row_per_answer_and_the_database_rows_after_it(tmp_path: Path) -> None:
+    result = _run(tmp_path, _project(tmp_path))
+    c = "c-0123456789"
+    assert result.rows == [
+        {"case": c, "step": "add", "n": "0", "status": "201", "id": "1"},
+        {"case": c, "step": "again", "n": "0", "status": "201", "id": "2"},
+        {"case": c, "step": "again", "n": "1", "status": "201", "id": "3"},  # the replay is sent again, as is
+        {"case": c, "step": "count", "n": "0", "status": "200", "count": "3", "now": "2026-02-02",
+         "ct": "application/json", "ns": "[1,2]"},
+        {"case": c, "step": "notes", "n": "0", "id": "1", "text": "héllo"},
+        {"case": c, "step": "notes", "n": "1", "id": "2", "text": "1"},  # {{nid}} was the first answer's id
+        {"case": c, "step": "notes", "n": "2", "id": "3", "text": "1"},
+    ]
+    assert (result.provenance.behavior, result.provenance.extract_error) == ("answered", None)
+    assert result.isolation in (("bubblewrap",), ("landlock",))
+    kept = sorted(p.name for p in (tmp_path / "keep" / c).iterdir())
+    assert kept == ["responses.jsonl", "service.err", "service.out"]
+    assert set(result.provenance.outputs) == {"responses.jsonl"}  # logs are evidence, never fingerprinted
+
+
+def test_every_case_starts_from_the_snapshot(tmp_path: Path) -> None:
+    target = _project(tmp_path)
+    first, second = _run(tmp_path, target, case="c-0000000001"), _run(tmp_path, target, case="c-0000000002")
+    assert [r["id"] for r in first.rows if r["step"] == "add"] == ["1"]
+    assert [r["id"] for r in second.rows if r["step"] == "add"] == ["1"]
+    assert (tmp_path / "target" / "notes.db").stat().st_size > 0
+
+
+def test_an_endpoint_clock_is_set_by_request(tmp_path: Path) -> None:
+    target = _project(tmp_path, clock="{path: /_clock}")
+    rows = _run(tmp_path, target).rows
+    assert [r["now"] for r in rows if r["step"] == "count"] == ["2026-02-02"]
+
+
+def test_a_service_that_never_gets_ready_is_unready_with_no_rows(tmp_path: Path) -> None:
+    result = _run(tmp_path, _project(tmp_path, mode="never-ready"))
+    assert result.provenance.behavior == "unready" and result.rows == []
+    assert result.provenance.extract_error == "the service did not become ready"
+
+
+def test_a_service_that_dies_on_a_request_is_crashed_and_keeps_the_rows_before(tmp_path: Path) -> None:
+    result = _run(tmp_path, _project(tmp_path, mode="crash"))
+    assert result.provenance.behavior == "crashed"
+    assert [r["step"] for r in result.rows] == ["add", "again", "again", "notes", "notes", "notes"]
+    assert result.provenance.extract_error == "step count: no answer: RemoteDisconnected"
+
+
+def test_a_database_swapped_for_a_link_is_never_read(tmp_path: Path) -> None:
+    result = _run(tmp_path, _project(tmp_path, mode="link"))
+    assert not any("secret" in json.dumps(r) for r in result.rows)
+    assert not any(r["step"] == "notes" for r in result.rows)
+    assert "missing, a link or a special file" in str(result.provenance.extract_error)
+
+
+def test_a_plan_that_moves_the_clock_needs_a_target_that_can(tmp_path: Path) -> None:
+    target = _project(tmp_path, clock="null")
+    with pytest.raises(MalformedInput) as err:
+        require_plans(target, tmp_path / "visible", [Case(case="c-0123456789", inputs="c1")])
+    assert err.value.where.endswith("c1/requests.json: clock")
+
+
+@pytest.mark.parametrize(("plan", "field"), [
+    ({"steps": []}, "steps"),
+    ({"steps": [{"id": "a", "path": "no-slash"}]}, "steps.0.path"),
+    ({"steps": [{"id": "a", "path": "/", "json": {}, "text": "x"}]}, "steps.0"),
+    ({"steps": [{"id": "a", "path": "/", "select": {"x": "$..deep"}}]}, "steps.0.select"),
+    ({"steps": [{"id": "a", "path": "/", "select": {"status": "$.s"}}]}, "steps.0.select"),
+    ({"steps": [{"id": "a", "path": "/"}], "queries": [{"name": "a", "sql": "select 1"}]}, "document"),
+])
+def test_a_bad_plan_is_refused_naming_the_file_and_field(tmp_path: Path, plan: dict[str, Any], field: str) -> None:
+    target = _project(tmp_path, plans={"c1": plan})
+    with pytest.raises(MalformedInput) as err:
+        require_plans(target, tmp_path / "visible", [Case(case="c-0123456789", inputs="c1")])
+    assert "requests.json" in err.value.where and field.split(".")[0] in err.value.where + err.value.message
+
+
+def test_a_target_is_command_or_service_never_both(tmp_path: Path) -> None:
+    (tmp_path / "b").mkdir()
+    (tmp_path / "t.yaml").write_text("schema_version: 1\nkind: service\nbaseline: b\nrun: [x]\n")
+    with pytest.raises(MalformedInput, match="needs 'service'"):
+        Target.load(tmp_path / "t.yaml")
+    (tmp_path / "t.yaml").write_text("schema_version: 1\nbaseline: b\nservice: {start: [x]}\n")
+    with pytest.raises(MalformedInput, match="needs 'run'"):
+        Target.load(tmp_path / "t.yaml")
+
+
+def test_a_missing_snapshot_is_refused_before_any_case(tmp_path: Path) -> None:
+    target = _project(tmp_path)
+    (tmp_path / "target" / "notes.db").unlink()
+    (tmp_path / "scratch").mkdir()
+    with pytest.raises(UsageError, match="notes.db"):
+        Gateway(target, tmp_path / "visible", tmp_path / "scratch")
+
+
+DOC = {"a": {"b": [10, {"c": "x"}]}, "odd key": 1, "items": [{"id": 1}, {"id": 2}, {"other": 3}]}
+
+
+@pytest.mark.parametrize(("path", "value"), [
+    ("$", DOC), ("$.a.b[0]", 10), ("$.a.b[1].c", "x"), ("$['odd key']", 1), ("$.items[*].id", [1, 2]),
+    ("$.a.b[5]", _NOTHING), ("$.nope", _NOTHING), ("$.a[0]", _NOTHING), ("$.a[*]", _NOTHING),
+])
+def test_jsonpath_selects_what_its_subset_names(path: str, value: Any) -> None:
+    assert jsonpath(DOC, path) == value if value is not _NOTHING else jsonpath(DOC, path) is _NOTHING
+
+
+@pytest.mark.parametrize("path", ["a.b", "$..a", "$.a[?(@.x)]", "$[-1]"])
+def test_jsonpath_refuses_what_it_does_not_support(path: str) -> None:
+    with pytest.raises(ValueError):
+        jsonpath(DOC, path)
+
+
+@given(st.recursive(st.integers() | st.text(max_size=3),
+                    lambda inner: st.dictionaries(st.from_regex(r"[a-z]{1,3}", fullmatch=True), inner, max_size=3)
+                    | st.lists(inner, max_size=3), max_leaves=8))
+def test_every_leaf_is_reached_by_its_own_path(document: Any) -> None:
+    def leaves(value: Any, path: str) -> Any:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                yield from leaves(v, f"{path}.{k}")
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                yield from leaves(v, f"{path}[{i}]")
+        else:
+            yield path, value
+
+    for path, leaf in leaves(document, "$"):
+        assert jsonpath(document, path) == leaf
+
+
+def test_captures_are_substituted_everywhere_and_unknown_ones_are_empty() -> None:
+    step = {"path": "/a/{{id}}", "headers": {"Authorization": "Bearer {{token}}"}, "json": {"{{id}}": ["{{x}}", 3]}}
+    assert substitute(step, {"id": "7", "token": "t"}) == {
+        "path": "/a/7", "headers": {"Authorization": "Bearer t"}, "json": {"7": ["", 3]}}
