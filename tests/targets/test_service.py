@@ -205,7 +205,7 @@ def test_a_missing_snapshot_is_refused_before_any_case(tmp_path: Path) -> None:
     target = _project(tmp_path)
     (tmp_path / "target" / "notes.db").unlink()
     (tmp_path / "scratch").mkdir()
-    with pytest.raises(UsageError, match="notes.db"):
+    with pytest.raises(UsageError, match=r"notes\.db"):
         Gateway(target, tmp_path / "visible", tmp_path / "scratch")
 
 
