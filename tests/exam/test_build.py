@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 import yaml
 from conftest import TOY
 
-from tri_agent import InfrastructureFailure, MalformedInput, TamperDetected, UsageError, verify
+from tri_agent import InfrastructureFailure, MalformedInput, PolicyViolation, TamperDetected, UsageError, verify
 from tri_agent.exam._build import _changed, build_exam
 from tri_agent.exam._formats import BuildRecord
 
@@ -158,3 +159,42 @@ def test_a_generator_that_leaves_a_link_is_refused(tmp_path: Path) -> None:
     with pytest.raises(MalformedInput, match="generator wrote a link or a special file"):
         build_exam(exam, "1", tmp_path / "build")
     assert not (tmp_path / "build" / "visible").exists()
+
+
+def _prepend(script: Path, code: str) -> None:
+    script.write_text(code + "\n" + script.read_text())
+
+
+@pytest.mark.parametrize("role", ["generator/generate.py", "oracle/oracle.py"])
+def test_a_huge_sparse_file_is_past_the_write_cap(tmp_path: Path, role: str) -> None:
+    exam = _exam_copy(tmp_path)
+    _prepend(exam / role, "open('big.sparse', 'wb').truncate(100 << 30)")
+    with pytest.raises(InfrastructureFailure, match=r"(wrote|exited)"):
+        build_exam(exam, "1", tmp_path / "out")
+    assert not (tmp_path / "out" / "sealed").exists()
+
+
+@pytest.mark.parametrize("role", ["generator/generate.py", "oracle/oracle.py"])
+def test_many_files_past_the_exams_write_cap_are_refused(tmp_path: Path, role: str) -> None:
+    exam = _exam_copy(tmp_path)
+    (exam / "exam.yaml").write_text((exam / "exam.yaml").read_text() + "write_cap: 65536\n")
+    _prepend(exam / role, "[open(f'f{i}', 'wb').write(b'x' * 30000) for i in range(4)]")
+    with pytest.raises(InfrastructureFailure, match="past the write cap of 65536"):
+        build_exam(exam, "1", tmp_path / "out")
+
+
+@pytest.mark.parametrize("role", ["generator", "oracle"])
+def test_a_flood_on_standard_output_is_oversized(tmp_path: Path, role: str) -> None:
+    exam = _exam_copy(tmp_path)
+    script = exam / ("generator/generate.py" if role == "generator" else "oracle/oracle.py")
+    _prepend(script, "import sys as _s; _s.stdout.write('Z' * (5 << 20)); _s.stdout.flush()")
+    with pytest.raises(InfrastructureFailure, match=f"the {role} printed more than .* bytes \\(oversized_output\\)"):
+        build_exam(exam, "1", tmp_path / "out")
+
+
+def test_a_hard_link_in_the_exam_is_refused(tmp_path: Path) -> None:
+    exam = _exam_copy(tmp_path)
+    (tmp_path / "KEY").write_text("secret")
+    os.link(tmp_path / "KEY", exam / "generator" / "k.txt")
+    with pytest.raises(PolicyViolation, match=r"the exam folder .* a hard link"):
+        build_exam(exam, "1", tmp_path / "out")

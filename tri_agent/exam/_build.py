@@ -21,8 +21,8 @@ import yaml
 from .._errors import InfrastructureFailure, MalformedInput, TamperDetected, UsageError
 from ..evidence._manifest import scan
 from ..evidence._seal import diff, seal, verify
-from ..sandbox._jail import Jail, odd_files, require
-from ..sandbox._process import Completed, base_env
+from ..sandbox._jail import Jail, odd_files, require, require_plain, written
+from ..sandbox._process import OUTPUT_CAP, Completed, base_env
 from ..scoring._caliber import Caliber, EqualPair, Monotone, load_caliber
 from ..scoring._grading import ScoreInputs, score
 from ..scoring._tables import ROW, read_table
@@ -184,6 +184,7 @@ def _exam_digests(exam_dir: Path) -> dict[str, str]:
 
 def _workspace(exam_dir: Path, scratch: Path, name: str) -> Path:
     ws = scratch / name
+    require_plain(exam_dir, "the exam folder", _NOT_EXAM)
     shutil.copytree(exam_dir, ws, symlinks=True, ignore=shutil.ignore_patterns(*_NOT_EXAM))
     (ws / ".home").mkdir()
     return ws
@@ -193,8 +194,10 @@ def _generate(config: ExamConfig, exam_dir: Path, seed: str, scratch: Path, n: i
     ws, out = _workspace(exam_dir, scratch, f"gen-ws-{n}"), scratch / f"generated-{n}"
     out.mkdir()
     argv = [a.replace("{seed}", seed).replace("{out}", str(out)) for a in config.generator]
-    done, _ = Jail(writable=(ws, out)).run(argv, cwd=ws, env=_env(ws), timeout=config.timeout)
+    done, _ = Jail(writable=(ws, out)).run(argv, cwd=ws, env=_env(ws), timeout=config.timeout,
+                                           file_cap=config.write_cap)
     _check_run(done, "generator", out)
+    _check_written(config, exam_dir, ws, out, "generator")
     return out
 
 
@@ -202,8 +205,10 @@ def _oracle(config: ExamConfig, exam_dir: Path, visible: Path, scratch: Path, n:
     ws, out = _workspace(exam_dir, scratch, f"oracle-ws-{n}"), scratch / f"answers-{n}"
     out.mkdir()
     argv = [a.replace("{cases}", str(visible)).replace("{out}", str(out)) for a in config.oracle]
-    done, _ = Jail(readable=(visible,), writable=(ws, out)).run(argv, cwd=ws, env=_env(ws), timeout=config.timeout)
+    done, _ = Jail(readable=(visible,), writable=(ws, out)).run(argv, cwd=ws, env=_env(ws), timeout=config.timeout,
+                                                                file_cap=config.write_cap)
     _check_run(done, "oracle", out)
+    _check_written(config, exam_dir, ws, out, "oracle")
     if not (out / "answers.jsonl").is_file():
         raise MalformedInput("the oracle wrote no answers.jsonl", where=" ".join(config.oracle))
     return out
@@ -219,12 +224,22 @@ def _check_run(done: Completed, what: str, out: Path) -> None:
     if odd:  # never read through them: a link can point at any file the orchestrator can read
         raise MalformedInput(f"the {what} wrote a link or a special file ({', '.join(odd[:3])}); an exam's "
                              "output holds regular files only", where=str(out))
+    if done.truncated:
+        raise InfrastructureFailure(f"the {what} printed more than {OUTPUT_CAP} bytes (oversized_output)",
+                                    hint=f"write results to files; keep the {what}'s own output short")
     if done.timed_out:
         raise InfrastructureFailure(f"the {what} timed out after {done.seconds:.0f}s",
                                     hint="make it faster or raise timeout in exam.yaml")
     if done.exit_code != 0:
         tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["(no stderr)"]
         raise InfrastructureFailure(f"the {what} exited {done.exit_code}: {tail[0]}", hint=f"fix the {what}")
+
+
+def _check_written(config: ExamConfig, exam_dir: Path, ws: Path, out: Path, what: str) -> None:
+    size = written([out]) + max(written([ws]) - written([exam_dir]), 0)
+    if size > config.write_cap:
+        raise InfrastructureFailure(f"the {what} wrote {size} bytes, past the write cap of {config.write_cap}",
+                                    hint="write less, or raise write_cap in exam.yaml")
 
 
 def _check_inputs(generated: Path, cases: list[Case]) -> None:

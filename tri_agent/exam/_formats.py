@@ -51,6 +51,8 @@ class ExamConfig(_Strict):
     generator: list[str] = Field(min_length=1, description="argv of the deterministic case generator.")
     oracle: list[str] = Field(min_length=1, description="argv of the independent oracle.")
     timeout: float = Field(default=120, gt=0, description="Seconds each generator or oracle run may take.")
+    write_cap: int = Field(default=256 << 20, ge=1 << 16, description="Bytes each generator or oracle run may "
+                           "write: no single file may grow past it, nor all it wrote together (apparent size).")
 
 
 class Extract(_Strict):

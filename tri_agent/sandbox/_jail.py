@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from .._errors import InfrastructureFailure
+from .._errors import InfrastructureFailure, PolicyViolation
 from ._bubblewrap import _MERGED, _SYSTEM, probe
 from ._process import OUTPUT_CAP, Completed, run
 
@@ -129,15 +129,44 @@ def _limited(argv: Sequence[str], file_cap: int | None) -> list[str]:
 
 def odd_files(folder: Path) -> list[str]:
     """What a run left that the orchestrator must never read or copy: symlinks (they point anywhere outside
-    the jail), pipes, devices and sockets. Checked before anything reads a run's output."""
-    found = []
-    for root, dirs, files in os.walk(folder, followlinks=False):
-        for name in [*dirs, *files]:
-            path = Path(root) / name
-            mode = path.lstat().st_mode
-            if stat.S_ISLNK(mode) or not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-                found.append(path.relative_to(folder).as_posix())
+    the jail), hard links (a second name of a file that may live anywhere), pipes, devices and sockets.
+    Checked before anything reads a run's output."""
+    return sorted(rel for rel, _ in _unplain(folder, inner_links=False))
+
+
+def require_plain(tree: Path, what: str, skip: Sequence[str] = ()) -> None:
+    """Refuse a tree a role wrote (a target's baseline or build, an exam) that holds what no copy may carry:
+    a hard link, a special file, or a symbolic link leading out of the tree (relative links inside it stay)."""
+    found = _unplain(tree, inner_links=True, skip=skip)
+    if found:
+        rel, why = found[0]
+        raise PolicyViolation(f"{what} {tree} holds {why} at {rel}: no run may see a file through it",
+                              hint="replace it with a plain file (links to anything outside the folder are refused)")
+
+
+def _unplain(folder: Path, *, inner_links: bool, skip: Sequence[str] = ()) -> list[tuple[str, str]]:
+    found, root = [], folder.resolve()
+    for top, dirs, files in os.walk(folder, followlinks=False):
+        dirs[:] = [d for d in dirs if d not in skip]  # folders the copy leaves out are never copied
+        for name in [*dirs, *(f for f in files if f not in skip)]:
+            path = Path(top) / name
+            info = path.lstat()
+            why = _why_unplain(path, info, root, inner_links)
+            if why:
+                found.append((path.relative_to(folder).as_posix(), why))
     return sorted(found)
+
+
+def _why_unplain(path: Path, info: os.stat_result, root: Path, inner_links: bool) -> str | None:
+    if stat.S_ISLNK(info.st_mode):
+        target = os.readlink(path)
+        inside = not os.path.isabs(target) and path.resolve().is_relative_to(root)
+        return None if inner_links and inside else f"a symbolic link to {target}"
+    if stat.S_ISDIR(info.st_mode):
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return "a special file (pipe, socket or device)"
+    return f"a hard link ({info.st_nlink} names)" if info.st_nlink > 1 else None
 
 
 def written(folders: Sequence[Path]) -> int:

@@ -13,7 +13,9 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import os
 import shutil
+import stat
 import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -98,6 +100,7 @@ json.dump(results, open(results_path, "w"))
 
 
 _PARSING = Lock()
+_MAX_SCRIPT = 4 << 20
 _PER_PROCESS = frozenset({"random", "secrets", "uuid", "tempfile", "multiprocessing", "threading", "asyncio",
                           "logging", "atexit", "signal", "faulthandler", "os", "sys"})
 
@@ -152,9 +155,15 @@ def preloadable(built: Path, entry: str) -> list[str]:
     """The standard-library modules the entry script imports at its top level, for the server to import before
     it forks (each child then skips that work). Modules that keep per-process state (random seeds, temporary
     names) are left for each child, so a child sees what a fresh interpreter would."""
-    try:
-        source = (built / entry.removeprefix("{target}/")).read_bytes()
+    path = built / entry.removeprefix("{target}/")
+    try:  # never through a link, never more than a script's worth: the file is the role's
+        with open(path, "rb", opener=lambda p, flags: os.open(p, flags | os.O_NOFOLLOW)) as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                return []
+            source = f.read(_MAX_SCRIPT + 1)
     except OSError:
+        return []
+    if len(source) > _MAX_SCRIPT:
         return []
     return list(_stdlib_imports(source))
 

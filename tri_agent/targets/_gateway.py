@@ -34,7 +34,7 @@ from .._errors import (
 from ..evidence._manifest import Entry, scan
 from ..evidence._seal import diff, verify
 from ..exam._formats import BuildRecord, Case, read_cases
-from ..sandbox._jail import Jail, odd_files, written
+from ..sandbox._jail import Jail, odd_files, require_plain, written
 from ..sandbox._process import base_env
 from ..scoring._grading import ScoreInputs
 from ._requests import PLAN_FILE, load_plan
@@ -59,6 +59,8 @@ class Provenance(BaseModel):
     extract_error: str | None = Field(description="Why no rows could be read from the output, if so.")
     stray_output: str | None = Field(default=None, description="A failed run wrote output its extract rule says it "
                                      "must not (failed_output: none): the finding, which fails the score.")
+    oversized_output: bool = Field(default=False, description="The run printed more than the target's output cap: "
+                                   "the rest was dropped unread, and the case has no rows.")
     inputs: dict[str, str] = Field(description="Input file -> SHA-256.")
     outputs: dict[str, str] = Field(description="Output file -> SHA-256 (the fingerprint).")
     stdout_sha256: str = Field(description="SHA-256 of the target's standard output.")
@@ -105,6 +107,7 @@ class Gateway:
 
     def _build(self) -> Path:
         built = self.scratch / "built"
+        require_plain(self.target.baseline, "the target's baseline")
         shutil.copytree(self.target.baseline, built, symlinks=True)
         argv, config = self.target.config.build, self.target.config
         if argv:
@@ -117,6 +120,7 @@ class Gateway:
             if done.exit_code != 0:
                 raise InfrastructureFailure(f"the target's build step exited {done.exit_code}",
                                             hint=f"run {' '.join(argv)} in {self.target.baseline} and fix it")
+            require_plain(built, "the target's build")
             grown = written([built]) - written([self.target.baseline])
             if grown > config.write_cap:  # every case copies the build: it may not grow past the write cap
                 raise InfrastructureFailure(f"the target's build step wrote {grown} bytes, past the write cap "
@@ -148,10 +152,14 @@ class Gateway:
         if size > config.write_cap:  # what it wrote does not count: a case may not fill the disk
             ran = replace(ran, rows=[], error=f"the case wrote {size} bytes, past the write cap of {config.write_cap}")
         done = ran.done
+        if done.truncated:  # what was cut cannot be fingerprinted or read whole: the case fails
+            ran = replace(ran, rows=[], error=f"oversized_output: the case printed more than the output cap of "
+                                              f"{config.output_cap} bytes")
         provenance = Provenance(
             case=case.case, argv=[*config.argv, *case.argv], exit_code=done.exit_code, timed_out=done.timed_out,
             seconds=round(done.seconds, 3), behavior=self.target.classify(done), extract_error=ran.error,
-            stray_output=ran.stray, inputs=_fingerprint(input_dir), outputs=_fingerprint(output_dir),
+            stray_output=ran.stray, oversized_output=done.truncated, inputs=_fingerprint(input_dir),
+            outputs=_fingerprint(output_dir),
             stdout_sha256=hashlib.sha256(done.stdout).hexdigest(),
             stderr_sha256=hashlib.sha256(done.stderr).hexdigest(), env_sha256=_env_digest(env, values),
         )
