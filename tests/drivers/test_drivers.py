@@ -63,6 +63,13 @@ elif mode == "old-protocol":
     print(json.dumps({**base, "protocol": "tri-agent-executor/0", "status": "ok"}))
 elif mode == "weird-status":
     print(json.dumps({**base, "status": "done"}))
+elif mode in ("fill-home", "sparse-home"):  # past the write cap, outside the audited workspace
+    if mode == "sparse-home":
+        open(os.path.join(os.environ["HOME"], "big"), "wb").truncate(100 << 30)
+    else:
+        for i in range(3):
+            open(os.path.join(os.environ["HOME"], f"f{i}"), "wb").write(b"x" * 60000)
+    print(json.dumps({**base, "status": "ok"}))
 '''
 
 
@@ -73,8 +80,9 @@ def episode_for(tmp_path: Path):  # type: ignore[no-untyped-def]
     (ws / "exam" / "judge").mkdir(parents=True)
     (tmp_path / "agent.py").write_text(FAKE_AGENT)
 
-    def make(task: str, seconds: float = 20) -> Episode:
-        return Episode(charter, task, ToolBox(charter.contract, ws), Limits(seconds=seconds, output_bytes=2048))
+    def make(task: str, seconds: float = 20, write_bytes: int = 64 << 20) -> Episode:
+        return Episode(charter, task, ToolBox(charter.contract, ws),
+                       Limits(seconds=seconds, output_bytes=2048, write_bytes=write_bytes))
 
     return make
 
@@ -119,6 +127,19 @@ def test_command_driver_in_the_sandbox_sees_only_its_workspace(tmp_path: Path, e
     assert result.status == "ok", result.reason
     seen = json.loads((tmp_path / "ws" / "exam" / "judge" / "seen.json").read_text())
     assert seen["workspace"] == str((tmp_path / "ws").resolve()) and inside.layers == ["bubblewrap"]
+
+
+@pytest.mark.parametrize("task", ["fill-home", "sparse-home"])
+def test_what_an_agent_writes_into_its_home_is_capped(tmp_path: Path, episode_for, task: str) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "ws" / "agent.py").write_text(FAKE_AGENT)
+    driver = CommandDriver([sys.executable, str(tmp_path / "ws" / "agent.py")])
+    result = driver.run(episode_for(task, write_bytes=1 << 17))
+    if task == "sparse-home":  # no single file may grow past the cap, live: the agent's write fails
+        assert (result.status, result.reason) == ("runtime_failure", "exit 1; OSError: [Errno 27] File too large")
+    else:  # many files under it: counted when the episode ends
+        assert result.status == "oversized_output" and "into its home folder, past the 131072-byte cap" in str(
+            result.reason)
+    assert driver.run(episode_for("blocked", write_bytes=1 << 17)).status == "blocked"
 
 
 def test_without_bubblewrap_a_command_agent_runs_under_landlock_and_says_so(  # type: ignore[no-untyped-def]

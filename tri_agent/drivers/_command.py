@@ -28,7 +28,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .._errors import UsageError
-from ..sandbox._jail import Jail
+from ..sandbox._jail import Jail, written
 from ..sandbox._process import Completed, base_env, run
 from ._episode import PROTOCOL, Attempt, Episode, EpisodeResult, Status, Usage, mask
 from ._mcp import SERVER, ToolServer
@@ -122,12 +122,17 @@ class CommandDriver:
                 if self.sandbox:  # the jail of role-written code; the agent keeps the network for its model's API
                     done, self.layers = Jail(writable=(workspace, home), network=True).run(
                         self.argv, cwd=workspace, env=env, timeout=limits.seconds, cap=limits.output_bytes,
-                        stdin=stdin, kill_at_cap=True)
+                        stdin=stdin, kill_at_cap=True, file_cap=limits.write_bytes)
                 else:
                     done = run(self.argv, cwd=workspace, env=env, timeout=limits.seconds, cap=limits.output_bytes,
                                stdin=stdin, kill_at_cap=True)
             except UsageError as exc:
                 return self._result(episode, "spawn_failure", None, 0.0, exc.line())
+            # the workspace is audited at harvest; what the agent left in its HOME is counted here
+            in_home = written([home]) - server.relay_path.stat().st_size
+        if in_home > limits.write_bytes:
+            return self._result(episode, "oversized_output", None, done.seconds,
+                                f"wrote {in_home} bytes into its home folder, past the {limits.write_bytes}-byte cap")
         result = self._judge(episode, done)
         return _wired(result, server, episode)
 

@@ -34,6 +34,7 @@ from ..isolation._tools import ToolBox, ToolError
 
 SERVER = "tri"  # agents see the tools as mcp__tri__<tool>
 _RELAY = Path(__file__).resolve().with_name("_relay.py")
+MAX_MESSAGE = 8 << 20  # bytes of one JSON-RPC message from a role (a tool call carries at most a file it writes)
 
 
 class ToolServer:
@@ -88,7 +89,7 @@ class ToolServer:
             anyio.run(self._speak, connection)
 
     async def _speak(self, connection: socket.socket) -> None:
-        reader = anyio.wrap_file(connection.makefile("r", encoding="utf-8", newline="\n"))
+        reader = anyio.wrap_file(_BoundedLines(connection))  # type: ignore[arg-type]  # has what AsyncFile calls
         writer = anyio.wrap_file(connection.makefile("w", encoding="utf-8", newline="\n"))
         server: Server[Any] = Server(SERVER, version=__version__, on_list_tools=self._list_tools,
                                      on_call_tool=self._call_tool)
@@ -157,3 +158,18 @@ def _exchange(relay: Any, hello: dict[str, Any]) -> list[str] | None:
     relay.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
     tools = ask({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).get("result", {}).get("tools")
     return None if tools is None else [t["name"] for t in tools]
+
+
+class _BoundedLines:
+    """The socket's lines for the MCP session, none held longer than ``MAX_MESSAGE``: a role that never ends a line
+    ends its session instead of filling the orchestrator's memory."""
+
+    def __init__(self, connection: socket.socket) -> None:
+        self._raw = connection.makefile("rb")
+
+    def readline(self) -> str:
+        line = self._raw.readline(MAX_MESSAGE + 1)
+        return "" if len(line) > MAX_MESSAGE else line.decode("utf-8", "replace")
+
+    def close(self) -> None:
+        self._raw.close()
