@@ -26,9 +26,12 @@ def diagnose() -> list[str]:
     abi = landlock_abi()
     code = strongest()
     code_layer = {BUBBLEWRAP: "bubblewrap (own pid, net, ipc and uts namespaces; only its own folders)",
-                  LANDLOCK: f"Landlock ABI {abi} (reads and writes confined, TCP denied) and a subreaper"}.get(
+                  LANDLOCK: f"Landlock ABI {abi} (reads and writes confined, its own network namespace, a "
+                            "subreaper; named Unix sockets of the host stay reachable by path)"}.get(
         code or "", "none: accept refuses to start unless --allow-unsandboxed, and then never certifies")
-    command = os_sandbox if sandbox.bubblewrap else "no OS sandbox: such a run never certifies"
+    command = {BUBBLEWRAP: f"bubblewrap {sandbox.bubblewrap} (the host network: the agent calls its model's API)",
+               LANDLOCK: f"Landlock ABI {abi} (reads and writes confined; the host network: the agent calls its "
+                         "model's API)"}.get(code or "", "no OS sandbox: such a run never certifies")
     lines = ["isolation layers:",
              "  1 physical omission   yes (always)",
              "  2 write audit         yes (always)",

@@ -6,8 +6,10 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import shutil
 import socket
 import stat
+import subprocess
 import sys
 import threading
 import time
@@ -341,20 +343,24 @@ def test_readable_and_extra_folders_are_read_only_and_nothing_else_is_there(tmp_
 
 @pytest.mark.parametrize("layer", LAYERS)
 def test_the_devices_a_run_may_use_and_no_disk(tmp_path: Path, layer: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """/dev/null and /dev/shm are writable (many programs need them), /dev/urandom readable; no disk opens."""
+    """/dev/null is writable and /dev/urandom readable (many programs need them); /dev/shm is a private one under
+    bubblewrap and closed under Landlock (it is the host's, shared by every run); no disk opens."""
     disks = [f"/dev/{n}" for n in sorted(os.listdir("/dev")) if stat.S_ISBLK(os.lstat(f"/dev/{n}").st_mode)]
     shm = f"/dev/shm/tri-jail-{os.getpid()}-{time.time_ns()}"
     code = (f"import os, sys\nopen('/dev/null', 'w').write('gone')\nprint(len(open('/dev/urandom', 'rb').read(16)))\n"
-            f"open({shm!r}, 'w').write('x')\nos.unlink({shm!r})\nprint('shm ok')\n"
+            f"try:\n    open({shm!r}, 'w').write('x')\n    print('shm', os.path.exists({shm!r}))\n"
+            "except OSError:\n    print('shm closed')\n"
             "for disk in sys.argv[1:]:\n    try:\n        open(disk, 'rb').read(1)\n        print('READ', disk)\n"
             "    except OSError:\n        pass\n")
     monkeypatch.setattr(jail, "strongest", lambda: layer)
     try:
         done, _ = jail.Jail(writable=(tmp_path,)).run([sys.executable, "-c", code, *disks], cwd=tmp_path,
                                                        env=base_env(tmp_path), timeout=20)
+        assert not Path(shm).exists()  # nothing of the run reached the host's /dev/shm
     finally:
         Path(shm).unlink(missing_ok=True)
-    assert done.stdout == b"16\nshm ok\n" and done.exit_code == 0, done.stdout + done.stderr
+    expected = b"16\nshm True\n" if layer == jail.BUBBLEWRAP else b"16\nshm closed\n"
+    assert done.stdout == expected and done.exit_code == 0, done.stdout + done.stderr
 
 
 @pytest.mark.parametrize("layer", LAYERS)
@@ -506,9 +512,44 @@ def test_without_any_layer_the_refusal_says_why_and_what_to_do(tmp_path: Path, n
         jail.Jail(writable=(tmp_path,)).run(["true"], cwd=tmp_path, env=base_env(tmp_path), timeout=20)
     assert (err.value.message, err.value.hint, err.value.exit_code) == (
         "no OS sandbox for role-written code on this machine (bwrap is not installed (Debian: apt-get install "
-        "bubblewrap); Landlock is not available either)",
+        "bubblewrap); Landlock with a private network namespace is not available either)",
         "install bubblewrap (Debian: apt-get install bubblewrap) or enable Landlock; --allow-unsandboxed runs "
         "anyway, and such a run can never certify", 7)
+
+
+def test_landlock_without_a_private_network_is_no_layer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where unprivileged user namespaces are off, Landlock would leave UDP and the host's interfaces open: the
+    jail refuses rather than record a layer it does not have."""
+    from tri_agent.sandbox import _confine
+
+    which = jail.shutil.which
+    monkeypatch.setattr(jail.shutil, "which", lambda name, *a, **k: None if name == "bwrap" else which(name, *a, **k))
+    probe.cache_clear()
+    jail.strongest.cache_clear()
+    try:
+        assert jail.strongest() == (jail.LANDLOCK if _confine.landlock_abi() > 0 else None)
+        jail.strongest.cache_clear()
+        monkeypatch.setattr(_confine, "private_network_works", lambda: False)
+        assert jail.strongest() is None
+    finally:
+        monkeypatch.undo()
+        probe.cache_clear()
+        jail.strongest.cache_clear()
+
+
+def test_the_confine_launcher_fails_when_it_cannot_get_a_private_network(tmp_path: Path) -> None:
+    """Run in a user namespace that may create no more user namespaces: the run must not start at all."""
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare(1) here")
+    from tri_agent.sandbox import _confine
+
+    script = ("echo 0 > /proc/sys/user/max_user_namespaces && "
+              f"{sys.executable} -I {_confine.__file__} --no-network --write {tmp_path} -- /bin/echo RAN")
+    done = subprocess.run(["unshare", "-Ur", "--mount-proc", "-f", "-p", "sh", "-c", script], capture_output=True,
+                          timeout=30)
+    if b"Read-only file system" in done.stderr or b"Permission denied" in done.stderr:
+        pytest.skip("this kernel does not let a user namespace lower its own limit")
+    assert b"RAN" not in done.stdout and b"no private network namespace" in done.stderr, done.stderr
 
 
 def test_configure_sets_the_policy_every_run_obeys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

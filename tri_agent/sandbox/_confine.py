@@ -111,9 +111,24 @@ def _drop_capabilities() -> None:
 
 
 def _private_network() -> None:
-    with contextlib.suppress(OSError, AttributeError):  # where unprivileged user namespaces are off, TCP is denied
-        if _libc().unshare(_NEWUSER | _NEWNET) != 0:
-            return
+    """A network namespace of the run's own (loopback only). Without one, Landlock would still deny TCP, but UDP
+    and every host interface would stay reachable: fail rather than run with less than the layer claims."""
+    if _libc().unshare(_NEWUSER | _NEWNET) != 0:
+        raise OSError(ctypes.get_errno(), "no private network namespace (unprivileged user namespaces are off)")
+
+
+def private_network_works() -> bool:
+    """Whether this machine lets a process take a private network namespace without privileges (probed in a
+    child, so this process keeps its own)."""
+    child = os.fork()
+    if child == 0:
+        try:
+            _private_network()
+            os._exit(0)
+        except BaseException:
+            os._exit(1)
+    _, status = os.waitpid(child, 0)
+    return os.waitstatus_to_exitcode(status) == 0
 
 
 def descendants(root: int) -> list[int]:

@@ -108,7 +108,7 @@ class Jail:
         args = _launcher()
         for path in readable:
             args += ["--read", path]
-        for path in (*map(str, self.writable), "/dev/null", "/dev/shm"):
+        for path in (*map(str, self.writable), "/dev/null"):  # not /dev/shm: it is the host's, shared by every run
             args += ["--write", path]
         if not self.network:
             args.append("--no-network")
@@ -203,9 +203,11 @@ def strongest() -> str | None:
     """The strongest layer this machine offers to role-written code; None when there is none."""
     if probe().bubblewrap is not None:
         return BUBBLEWRAP
-    from ._confine import landlock_abi
+    from ._confine import landlock_abi, private_network_works
 
-    return LANDLOCK if landlock_abi() > 0 else None
+    # Landlock alone confines files and TCP; the run's own network namespace is what keeps UDP and the host's
+    # interfaces out: without it the layer would be less than it claims, so it is no layer
+    return LANDLOCK if landlock_abi() > 0 and private_network_works() else None
 
 
 def require() -> list[str]:
@@ -213,7 +215,7 @@ def require() -> list[str]:
     layer = strongest()
     if layer is None and not POLICY.allow_unsandboxed:
         raise InfrastructureFailure(f"no OS sandbox for role-written code on this machine ({probe().reason}; "
-                                    "Landlock is not available either)",
+                                    "Landlock with a private network namespace is not available either)",
                                     hint="install bubblewrap (Debian: apt-get install bubblewrap) or enable Landlock; "
                                          "--allow-unsandboxed runs anyway, and such a run can never certify")
     return [layer] if layer else []
