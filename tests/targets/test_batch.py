@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from conftest import toy_copy
 
 from tri_agent.exam._formats import read_cases
-from tri_agent.targets._batch import preloadable, run_batch
+from tri_agent.targets._batch import batchable, preloadable, run_batch
 from tri_agent.targets._gateway import Gateway
 from tri_agent.targets._target import Target
 from tri_agent.targets._trace import read_lines, traceable
@@ -68,3 +69,70 @@ def test_the_server_preloads_only_the_entrys_stateless_standard_library_imports(
     assert preloadable(tmp_path, "{target}/main.py") == ["csv", "decimal", "json"]
     (tmp_path / "bad.py").write_text("def (:\n")
     assert preloadable(tmp_path, "{target}/bad.py") == [] and preloadable(tmp_path, "{target}/gone.py") == []
+
+
+def _hostile(tmp: Path, toy_build: Path, code: str) -> tuple[list[object], list[object]]:
+    """Fingerprints of the first four inputs with the honest target and with one whose every run starts with
+    ``code`` (``out`` is the job's output folder)."""
+    toy = toy_copy(tmp / "toy", fixed=True)
+    target = Target.load(toy / "target.yaml")
+    visible = toy_build / "visible"
+    cases = read_cases(visible / "cases.jsonl")[:4]
+    honest = run_batch(target, Gateway(target, visible, tmp / "g").built, [(visible, c) for c in cases], tmp / "b")
+    grades = toy / "target" / "grades.py"
+    grades.write_text(grades.read_text().replace(
+        "def main():", "def main():\n    import os, sys, time\n    out = sys.argv[2].rsplit('/', 1)[0]\n" + code, 1))
+    target = Target.load(toy / "target.yaml")
+    hostile = run_batch(target, Gateway(target, visible, tmp / "g2").built, [(visible, c) for c in cases], tmp / "b2")
+    return honest, hostile
+
+
+def test_a_job_cannot_write_into_another_jobs_folder(toy_build: Path, tmp_path: Path) -> None:
+    code = ("    me = os.path.dirname(out)\n"
+            "    for n in range(4):\n"
+            "        other = os.path.join(os.path.dirname(me), 'j%d' % n)\n"
+            "        if other == me:\n"
+            "            continue\n"
+            "        try:\n"
+            "            open(os.path.join(other, 'target', 'grades.py'), 'w').write('raise SystemExit(9)')\n"
+            "            open(os.path.join(other, 'output', 'planted.txt'), 'w').write('x')\n"
+            "        except OSError:\n"
+            "            pass\n")
+    honest, hostile = _hostile(tmp_path, toy_build, code)
+    assert [(f.outputs, f.exit_code) for f in hostile] == [(f.outputs, f.exit_code) for f in honest]
+    assert not list((tmp_path / "b2").glob("j*/output/planted.txt"))
+
+
+def test_a_daemon_of_one_job_dies_before_the_next_job_starts(toy_build: Path, tmp_path: Path) -> None:
+    # the daemon outlives its job (which ends after 0.2 s) and writes into whatever job runs next
+    code = ("    if os.fork() == 0:\n"
+            "        os.setsid()\n"
+            "        if os.fork() == 0:\n"
+            "            for _ in range(20):\n"
+            "                time.sleep(0.1)\n"
+            "                jobs = os.path.dirname(os.path.dirname(out))\n"
+            "                for path in __import__('glob').glob(jobs + '/j*/output'):\n"
+            "                    if path != out:\n"
+            "                        try:\n"
+            "                            open(os.path.join(path, 'from-daemon'), 'w').write('x')\n"
+            "                        except OSError:\n"
+            "                            pass\n"
+            "        os._exit(0)\n"
+            "    time.sleep(0.2)\n")
+    honest, hostile = _hostile(tmp_path, toy_build, code)
+    assert [f.outputs for f in hostile] == [f.outputs for f in honest]
+    assert not list((tmp_path / "b2").glob("j*/output/from-daemon"))
+
+
+def test_without_a_pid_namespace_or_landlock_inputs_are_not_batched(toy_build: Path, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from tri_agent.sandbox import _confine
+    from tri_agent.targets import _batch
+
+    target = Target.load(toy_copy(tmp_path / "toy", fixed=True) / "target.yaml")
+    assert batchable(target)
+    monkeypatch.setattr(_batch, "strongest", lambda: "landlock")
+    assert not batchable(target)
+    monkeypatch.undo()
+    monkeypatch.setattr(_confine, "landlock_abi", lambda: 0)
+    assert not batchable(target)
