@@ -42,12 +42,14 @@ def ensure_env(extras: str) -> dict[str, str]:
     return env
 
 
-SYSTEM_PACKAGES = {"bwrap": "bubblewrap", "chromium": "chromium"}  # command -> the Debian package that brings it
+# command -> the Debian package that brings it (pg_ctlcluster: Debian's PostgreSQL, server binaries included)
+SYSTEM_PACKAGES = {"bwrap": "bubblewrap", "chromium": "chromium", "pg_ctlcluster": "postgresql"}
 
 
 def ensure_system_packages() -> None:
     """bubblewrap backs the OS-sandbox tests, chromium the report's browser test (driven by Playwright, never a
-    downloaded browser); install what is missing where we can (root with apt), else those tests skip."""
+    downloaded browser), PostgreSQL the service targets' template restore (a server the tests start themselves);
+    install what is missing where we can (root with apt), else those tests skip."""
     missing = [package for command, package in SYSTEM_PACKAGES.items() if not shutil.which(command)]
     if not missing or not shutil.which("apt-get") or not hasattr(os, "geteuid") or os.geteuid() != 0:
         return

@@ -1,4 +1,4 @@
-"""dev.py installs the system packages the suite needs (bubblewrap, chromium) when they are missing."""
+"""dev.py installs the system packages the suite needs (bubblewrap, chromium, postgresql) when they are missing."""
 
 from __future__ import annotations
 
@@ -29,16 +29,17 @@ class _Done:
     returncode = 0
 
 
-@pytest.mark.parametrize(("present", "wanted"), [({"apt-get", "bwrap"}, ["chromium"]),
-                                                 ({"apt-get", "chromium"}, ["bubblewrap"]),
-                                                 ({"apt-get"}, ["bubblewrap", "chromium"])])
+@pytest.mark.parametrize(("present", "wanted"), [({"apt-get", "bwrap", "pg_ctlcluster"}, ["chromium"]),
+                                                 ({"apt-get", "chromium", "pg_ctlcluster"}, ["bubblewrap"]),
+                                                 ({"apt-get", "bwrap", "chromium"}, ["postgresql"]),
+                                                 ({"apt-get"}, ["bubblewrap", "chromium", "postgresql"])])
 def test_missing_system_packages_are_installed_with_apt_as_root(monkeypatch: pytest.MonkeyPatch, present: set[str],
                                                                 wanted: list[str]) -> None:
     assert _installs(monkeypatch, present) == [["apt-get", "update", "-qq"],
                                                ["apt-get", "install", "-y", "-qq", *wanted]]
 
 
-@pytest.mark.parametrize(("present", "uid"), [({"apt-get", "bwrap", "chromium"}, 0), ({"bwrap"}, 0),
+@pytest.mark.parametrize(("present", "uid"), [({"apt-get", "bwrap", "chromium", "pg_ctlcluster"}, 0), ({"bwrap"}, 0),
                                               ({"apt-get"}, 1000)])
 def test_nothing_is_installed_when_nothing_is_missing_or_apt_cannot_run(monkeypatch: pytest.MonkeyPatch,
                                                                         present: set[str], uid: int) -> None:

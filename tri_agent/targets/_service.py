@@ -87,13 +87,17 @@ class Sqlite(_Strict):
 
 
 class Postgres(_Strict):
-    """A PostgreSQL server reached by its Unix socket; each case gets a new database cloned from ``template``."""
+    """A PostgreSQL server reached by its Unix socket; each case gets a new database cloned from ``template`` and
+    a login role of its own, a member of ``owner``, allowed to connect to that database only."""
 
     kind: Literal["postgresql"] = Field(description="Database kind: postgresql.")
     socket_dir: str = Field(description="Folder of the server's Unix socket (relative to the target file); the "
                             "case's jail sees it, nothing else of the server's machine.")
     port: int = Field(default=5432, ge=1, le=65535, description="Server port (names the socket file).")
-    user: str = Field(default="postgres", description="Role the cases and the side-effect queries connect as.")
+    user: str = Field(default="postgres", description="Administrator role of the orchestrator: clones, drops, and "
+                      "runs the side-effect queries. Never given to the service.")
+    owner: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", description="Role owning the service's tables in the "
+                       "template; each case's role is a member of it. It may not be a superuser.")
     template: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", description="Template database: the snapshot.")
 
 
@@ -130,9 +134,16 @@ def check_snapshot(spec: ServiceSpec, built: Path, target_file: Path) -> None:
     elif isinstance(db, Postgres):
         with _admin(db, target_file) as connection:
             found = connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", (db.template,)).fetchone()
+            owner = connection.execute("SELECT rolsuper FROM pg_roles WHERE rolname = %s", (db.owner,)).fetchone()
+            if found is not None:  # a case's role may open its own clone, never the snapshot itself
+                connection.execute(f'REVOKE CONNECT ON DATABASE "{db.template}" FROM PUBLIC')
         if found is None:
             raise UsageError(f"{target_file}: template database {db.template!r} does not exist on the server",
                              hint="create it (CREATE DATABASE ... ; then load the schema and seed rows)")
+        if owner is None or owner[0]:
+            raise UsageError(f"{target_file}: service.database.owner {db.owner!r} "
+                             f"{'does not exist' if owner is None else 'is a superuser'} on the server",
+                             hint="create a role without superuser rights that owns the service's tables")
 
 
 @contextmanager
@@ -144,16 +155,20 @@ def restored(spec: ServiceSpec, target_dir: Path, target_file: Path) -> Iterator
     elif isinstance(db, Sqlite):
         yield Restored(str(target_dir / db.file), (), lambda queries: _sqlite_rows(target_dir, db.file, queries))
     else:
-        name = f"tri_case_{secrets.token_hex(6)}"
+        name = f"tri_case_{secrets.token_hex(6)}"  # the case's database and its role share the name
         with _admin(db, target_file) as connection:
+            connection.execute(f'CREATE ROLE "{name}" LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE IN ROLE "{db.owner}"')
             connection.execute(f'CREATE DATABASE "{name}" TEMPLATE "{db.template}"')
+            connection.execute(f'REVOKE CONNECT ON DATABASE "{name}" FROM PUBLIC')
+            connection.execute(f'GRANT CONNECT ON DATABASE "{name}" TO "{name}"')
         try:
             sockets = _socket_dir(db, target_file)
-            yield Restored(f"postgresql://{db.user}@/{name}?host={sockets}&port={db.port}", (sockets,),
+            yield Restored(f"postgresql://{name}@/{name}?host={sockets}&port={db.port}", (sockets,),
                            lambda queries: _postgres_rows(db, target_file, name, queries))
         finally:
             with _admin(db, target_file) as connection:
                 connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+                connection.execute(f'DROP ROLE IF EXISTS "{name}"')
 
 
 def _socket_dir(db: Postgres, target_file: Path) -> Path:

@@ -1,0 +1,183 @@
+"""Service targets over a real PostgreSQL server, started here: every case a clone of the template database with
+a role of its own, dropped afterwards; the service never reaches the snapshot or another case."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tri_agent import UsageError
+from tri_agent.exam._formats import Case
+from tri_agent.targets._gateway import CaseResult, Gateway
+from tri_agent.targets._target import Target
+
+PORT = 54329
+APP = r'''
+import json, os, sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+import psycopg
+URL = os.environ["DATABASE_URL"]
+
+
+def attempt(**kw):
+    try:
+        with psycopg.connect(URL, **kw) as c:
+            return c.execute(os.environ.get("PROBE_SQL", "select 1")).fetchone()[0] and "yes"
+    except psycopg.Error as exc:
+        return type(exc).__name__
+
+
+class H(BaseHTTPRequestHandler):
+    def log_message(self, *a):
+        pass
+
+    def _send(self, code, obj):
+        data = json.dumps(obj).encode()
+        self.send_response(code)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        if self.path == "/health":
+            return self._send(200, {})
+        # what the case's role may reach besides its own database
+        self._send(200, {"template": attempt(dbname="ledger_template"), "program": attempt_program()})
+
+    def do_POST(self):
+        text = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["text"]
+        with psycopg.connect(URL) as c:
+            new = c.execute("insert into notes(text) values (%s) returning id", (text,)).fetchone()[0]
+        self._send(201, {"id": new})
+
+
+def attempt_program():
+    try:
+        with psycopg.connect(URL) as c:
+            c.execute("copy (select 1) to program 'true'")
+            return "yes"
+    except psycopg.Error as exc:
+        return type(exc).__name__
+
+
+HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+'''
+
+
+def _bin() -> Path | None:
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    return Path(found[-1]).parent if found else None
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Path]:
+    """A PostgreSQL cluster of our own: initdb in a temporary folder, as a non-root user, Unix socket only."""
+    binaries = _bin()
+    if binaries is None:
+        pytest.skip("PostgreSQL is not installed (python3 dev.py test installs Debian's postgresql)")
+    root = Path(tempfile.mkdtemp(prefix="tri-pg-"))
+    root.chmod(0o755)
+    data, sockets = root / "data", root / "sock"
+    sockets.mkdir(mode=0o755)
+    as_user: list[str] = []
+    if os.geteuid() == 0:  # initdb refuses root: the cluster belongs to Debian's postgres user
+        shutil.chown(root, "postgres")
+        shutil.chown(sockets, "postgres")
+        as_user = ["runuser", "-u", "postgres", "--"]
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "check": True}
+    subprocess.run([*as_user, str(binaries / "initdb"), "-D", str(data), "--auth=trust", "-U", "postgres",
+                    "--no-sync", "-E", "UTF8"], **quiet)  # type: ignore[call-overload]
+    options = f"-k {sockets} -c listen_addresses='' -p {PORT} -c fsync=off"
+    subprocess.run([*as_user, str(binaries / "pg_ctl"), "-D", str(data), "-o", options, "-w", "-l",
+                    str(root / "log"), "start"], **quiet)  # type: ignore[call-overload]
+    try:
+        import psycopg
+
+        with psycopg.connect(host=str(sockets), port=PORT, user="postgres", dbname="postgres",
+                             autocommit=True) as admin:
+            admin.execute("CREATE ROLE ledger_app NOLOGIN")
+            admin.execute("CREATE DATABASE ledger_template")
+        with psycopg.connect(host=str(sockets), port=PORT, user="postgres", dbname="ledger_template",
+                             autocommit=True) as template:
+            template.execute("CREATE TABLE notes(id serial primary key, text text not null)")
+            template.execute("ALTER TABLE notes OWNER TO ledger_app")
+            template.execute("INSERT INTO notes(text) VALUES ('seeded')")
+        yield sockets
+    finally:
+        subprocess.run([*as_user, str(binaries / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _target(tmp: Path, sockets: Path, owner: str = "ledger_app", template: str = "ledger_template") -> Target:
+    (tmp / "target").mkdir(exist_ok=True)
+    (tmp / "target" / "app.py").write_text(APP)
+    (tmp / "target.yaml").write_text(f"""schema_version: 1
+kind: service
+baseline: target
+timeout: 30
+service:
+  start: [{sys.executable}, "{{target}}/app.py", "{{port}}"]
+  env: {{DATABASE_URL: "{{db}}"}}
+  ready: {{path: /health, deadline: 10}}
+  database: {{kind: postgresql, socket_dir: {sockets}, port: {PORT}, owner: {owner}, template: {template}}}
+""")
+    plan: dict[str, Any] = {"steps": [
+        {"id": "add", "method": "POST", "path": "/notes", "json": {"text": "ünïcode"}, "select": {"id": "$.id"}},
+        {"id": "reach", "path": "/", "select": {"template": "$.template", "program": "$.program"}}],
+        "queries": [{"name": "notes", "sql": "select id, text from notes order by id"}]}
+    (tmp / "visible" / "c").mkdir(parents=True, exist_ok=True)
+    (tmp / "visible" / "c" / "requests.json").write_text(json.dumps(plan))
+    return Target.load(tmp / "target.yaml")
+
+
+def _run(tmp: Path, target: Target, case: str) -> CaseResult:
+    (tmp / case).mkdir()
+    return Gateway(target, tmp / "visible", tmp / case).run_case(Case(case=case, inputs="c"))
+
+
+def _databases(sockets: Path) -> list[str]:
+    import psycopg
+
+    with psycopg.connect(host=str(sockets), port=PORT, user="postgres", dbname="postgres") as admin:
+        rows = admin.execute("SELECT datname FROM pg_database UNION ALL SELECT rolname FROM pg_roles").fetchall()
+    return sorted(r[0] for r in rows if r[0].startswith("tri_case_"))
+
+
+def test_every_case_gets_a_fresh_clone_of_the_template(server: Path, tmp_path: Path) -> None:
+    target = _target(tmp_path, server)
+    for case in ("c-0000000001", "c-0000000002"):
+        result = _run(tmp_path, target, case)
+        assert result.provenance.behavior == "answered", result.provenance.extract_error
+        assert [r for r in result.rows if r["step"] in ("add", "notes")] == [
+            {"case": case, "step": "add", "n": "0", "status": "201", "id": "2"},
+            {"case": case, "step": "notes", "n": "0", "id": "1", "text": "seeded"},
+            {"case": case, "step": "notes", "n": "1", "id": "2", "text": "ünïcode"},
+        ]
+    assert _databases(server) == []  # each clone and its role dropped when its case ended
+
+
+def test_the_service_reaches_neither_the_snapshot_nor_the_servers_machine(server: Path, tmp_path: Path) -> None:
+    result = _run(tmp_path, _target(tmp_path, server), "c-0000000003")
+    [reach] = [r for r in result.rows if r["step"] == "reach"]
+    assert reach["template"] == "OperationalError"  # no CONNECT on the template for a case's role
+    assert reach["program"] == "InsufficientPrivilege"  # not a superuser: no COPY ... PROGRAM
+
+
+def test_a_missing_template_or_a_superuser_owner_is_refused(server: Path, tmp_path: Path) -> None:
+    (tmp_path / "g").mkdir()
+    with pytest.raises(UsageError, match="template database 'nope' does not exist"):
+        Gateway(_target(tmp_path, server, template="nope"), tmp_path / "visible", tmp_path / "g")
+    (tmp_path / "h").mkdir()
+    with pytest.raises(UsageError, match="owner 'postgres' is a superuser"):
+        Gateway(_target(tmp_path, server, owner="postgres"), tmp_path / "visible", tmp_path / "h")
