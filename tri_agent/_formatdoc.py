@@ -123,6 +123,16 @@ behaviors:
   - {exit: 0, behavior: accepted}
   - {exit: nonzero, stderr: "bad score", behavior: rejected}
 """),
+    "request-plan": Doc("`<case inputs>/requests.json` of a service target's case", "the exam's generator", "json",
+                        """\
+{"schema_version": 1, "clock": "2026-03-01T09:00:00Z",
+ "steps": [{"id": "login", "method": "POST", "path": "/login", "json": {"user": "ana"},
+            "capture": {"token": "$.token"}},
+           {"id": "pay", "method": "POST", "path": "/payments", "repeat": 2,
+            "headers": {"Authorization": "Bearer {{token}}", "Idempotency-Key": "k-1"},
+            "json": {"amount": "10.00"}, "select": {"balance": "$.balance", "where": "header:Location"}}],
+ "queries": [{"name": "payments", "sql": "SELECT id, amount FROM payments ORDER BY id"}]}
+"""),
     "provenance": Doc("`runs/<id>/provenance.jsonl`, one line per case", "the gateway", "json", """\
 {"schema_version": 1, "case": "c-5d41402abc4b", "argv": ["python3", "grades.py", "scores.csv", "summary.csv"],
  "exit_code": 0, "timed_out": false, "seconds": 0.02, "behavior": "accepted", "extract_error": null,

@@ -32,6 +32,7 @@ from .scoring._leaks import LeakReport
 from .scoring._report import ScoreReport
 from .targets._gateway import Provenance, RunRecord
 from .targets._presets import Preset
+from .targets._requests import RequestPlan
 from .targets._target import TargetConfig
 from .targets._trace import Coverage
 
@@ -47,6 +48,7 @@ FORMATS: dict[str, type[BaseModel]] = {
     "pair": Pair,
     "build-record": BuildRecord,
     "target": TargetConfig,
+    "request-plan": RequestPlan,
     "provenance": Provenance,
     "run-record": RunRecord,
     "coverage": Coverage,

@@ -26,5 +26,5 @@ def test_bad_preset_names_the_line(tmp_path: Path) -> None:
 
 
 def test_unknown_preset_is_usage_error() -> None:
-    with pytest.raises(UsageError, match="known presets: document, warehouse"):
+    with pytest.raises(UsageError, match="known presets: api, document, warehouse"):
         get_preset("gui-in-space")

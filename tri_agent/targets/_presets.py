@@ -37,7 +37,8 @@ class Preset(_Strict):
     name: str = Field(pattern=r"^[a-z][a-z0-9-]*$", description="Preset name; equals the file name without .yaml.")
     title: str = Field(description="Human title, for listings.")
     driven_by: str = Field(description="How the target is run and what it writes, in words.")
-    target_kind: Literal["command", "http", "browser"] = Field(description="How the gateway drives the target.")
+    target_kind: Literal["command", "service", "browser"] = Field(description="How the gateway drives the target "
+                                                                 "(the target file's kind).")
     oracle_shape: str = Field(description="What the oracle computes for this kind of target, in words.")
     tolerance_classes: list[str] = Field(min_length=1, description="Tolerance classes this kind of target is "
                                                                    "scored with; each a known class.")
