@@ -357,3 +357,25 @@ def test_a_scope_that_admits_no_case_is_the_exams_failure_not_a_silent_pass() ->
         ("all cases", "no case ended in a behaviour its scope admits, so it checked nothing", "exam")]
     admitted = evaluate(caliber, table_from_rows("x", rows), None, set(), {("c-1",): {"timeout"}})
     assert (admitted.verdict, admitted.passed, admitted.total) == ("pass", 1, 1)
+
+
+def test_skip_empty_leaves_out_groups_with_neither_parts_nor_total_and_only_those() -> None:
+    rows = [_part("c-1", "a", "1.00"), _part("c-1", "ALL", "1.00"),
+            {"case": "c-2", "group": "q", "total": None, "n": "1"},  # in neither selector: no instance
+            _part("c-3", "a", "1.00")]
+    selective = "  - {name: s, kind: sum_of_parts, field: total, by: [case], parts: {where: {group: a}}, " \
+                "total: {where: {group: ALL}}, skip_empty: true}\n"
+    assert _evaluate(selective, rows) == [[("case=c-3", "expected one total row, found 0", "exam")]]
+    assert _evaluate(selective.replace(", skip_empty: true", ""), rows) == [[
+        ("case=c-2", "expected one total row, found 0", "exam"),
+        ("case=c-3", "expected one total row, found 0", "exam")]]
+
+
+def test_equal_pair_compares_only_the_rows_its_selector_names() -> None:
+    first = [_part("c-1", "a", "1.00"), _part("c-1", "db", "5.00")]
+    second = [_part("c-2", "a", "1.00"), _part("c-2", "a2", "1.00"), _part("c-2", "db", "5.00")]
+    only_db = PAIR.replace("]]}", "]], rows: {where: {group: db}}}")
+    assert _evaluate(only_db, first + second) == [[]]
+    second[2]["total"] = "4.00"
+    assert _evaluate(only_db, first + second) == [[("c-1 vs c-2", "row ('db',): total: '5.00' vs '4.00'", "exam")]]
+    assert _evaluate(PAIR, first + second)[0][0][1] == "row keys differ: [('a2',)]"

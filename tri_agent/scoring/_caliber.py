@@ -138,6 +138,9 @@ class SumOfParts(_Relation):
     by: list[str] = Field(default_factory=list, description="Check separately within each group of these columns.")
     parts: Selector = Field(description="Selects the part rows within each group.")
     total: Selector = Field(description="Selects the total row within each group; exactly one must match.")
+    skip_empty: bool = Field(default=False, description="A group holding neither a part nor a total row is no "
+                             "instance (cases of a service exam that page through nothing); default: every group "
+                             "is checked, and one without its total row fails.")
 
 
 class EqualPair(_Relation):
@@ -148,6 +151,8 @@ class EqualPair(_Relation):
     pairs: list[tuple[str, str]] = Field(default_factory=list, description="Case pairs; a build adds generated ones.")
     fields: list[str] | None = Field(default=None, description="Fields compared; default all caliber fields.")
     order_insensitive: bool = Field(default=True, description="Compare rows as a multiset, not a sequence.")
+    rows: Selector = Field(default_factory=Selector, description="The rows of each case compared (default all), "
+                           "e.g. only the side-effect rows of a replayed request.")
 
 
 class Idempotent(_Relation):

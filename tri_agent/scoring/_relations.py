@@ -122,6 +122,9 @@ def _sum_of_parts(rel: SumOfParts, ctx: _Context) -> RelationOutcome:
     groups: dict[tuple[str | None, ...], list[Row]] = {}
     for row in ctx.rows:
         groups.setdefault(tuple(row.get(c) for c in rel.by), []).append(row)
+    if rel.skip_empty:
+        groups = {k: rows for k, rows in groups.items()
+                  if any(_selected(r, rel.parts) or _selected(r, rel.total) for r in rows)}
     failures = []
     for group_key, rows in sorted(groups.items(), key=lambda kv: tuple(str(v) for v in kv[0])):
         instance = dict(zip(rel.by, group_key, strict=True))
@@ -163,8 +166,8 @@ def _equal_pair(rel: EqualPair, ctx: _Context) -> RelationOutcome:
     rest = [c for c in ctx.caliber.key if c != rel.case_column]
     failures = []
     for a, b in rel.pairs:
-        rows_a = [r for r in ctx.rows if r.get(rel.case_column) == a]
-        rows_b = [r for r in ctx.rows if r.get(rel.case_column) == b]
+        rows_a = [r for r in ctx.rows if r.get(rel.case_column) == a and _selected(r, rel.rows)]
+        rows_b = [r for r in ctx.rows if r.get(rel.case_column) == b and _selected(r, rel.rows)]
         detail = _pair_detail(rows_a, rows_b, rest, fields, ctx, rel.order_insensitive)
         if detail:
             engine = "engine" in (ctx.attribution(**{rel.case_column: a}), ctx.attribution(**{rel.case_column: b}))
