@@ -248,7 +248,32 @@ def _pick(made: list[Made], *operators: str) -> list[Made]:
 
 
 # (snippet, the menu of bug classes, every mutant made, in order)
+STATUS = ("a = JSONResponse({}, status_code=403)\n"
+          "b = Response(status=201)\n"
+          "c = f(status_code=999)\n"  # no status it is confused with
+          "d = f(status_code=code)\n"  # not a literal
+          "e = f(403)\n"  # not given by keyword
+          "g = f(code=404)\n")
+STATUS_MADE: list[Made] = [
+    ("status-swapped", "wrong-status", "403", "401", (1, 34), (1, 37), (1, 1)),
+    ("status-swapped", "wrong-status", "201", "200", (2, 21), (2, 24), (2, 2)),
+]
+# the api preset's classes, realised through ALIASES by the sites of general ones
+ALIASED = "if user != owner:\n    return deny()\nx = q(rounding=ROUND_HALF_UP)\ny = items[start:end]\n"
+
 TABLE = {
+    "status": (STATUS, ALL, STATUS_MADE),
+    "aliases": (ALIASED, ["auth-check-dropped", "money-rounding", "page-off-by-one"], [
+        ("validation-skipped", "auth-check-dropped", "user != owner", "(user != owner) and False", (1, 4), (1, 17),
+         (2, 2)),
+        ("rounding-swap", "money-rounding", "ROUND_HALF_UP", '"ROUND_HALF_EVEN"', (3, 16), (3, 29), (3, 3)),
+        ("rounding-swap", "money-rounding", "ROUND_HALF_UP", '"ROUND_HALF_DOWN"', (3, 16), (3, 29), (3, 3)),
+        ("off-by-one", "page-off-by-one", "start", "(start + 1)", (4, 11), (4, 16), (4, 4)),
+        ("off-by-one", "page-off-by-one", "end", "(end - 1)", (4, 17), (4, 20), (4, 4)),
+    ]),
+    "aliases beside their own classes": (ALIASED, ["idempotency-ignored", "validation-skipped", "auth-check-dropped"],
+                                         [("validation-skipped", "validation-skipped", "user != owner",
+                                           "(user != owner) and False", (1, 4), (1, 17), (2, 2))]),
     "rounding": (ROUNDING, ALL, ROUNDING_MADE),
     "normalisation": (NORMALISATION, ALL, NORMALISATION_MADE),
     "boundary": (BOUNDARY, ALL, BOUNDARY_MADE),
@@ -301,7 +326,8 @@ def test_the_table_covers_every_operator() -> None:
     assert operator_classes() == {
         "rounding-mode", "strip-dropped", "case-fold", "unicode-normalisation", "boundary-shift", "off-by-one",
         "missing-total", "field-dropped", "early-return", "swallowed-exception", "validation-skipped",
-        "format-check-skipped", "blank-lines", "precision", "order-lost", "duplicates-merged", "encoding"}
+        "format-check-skipped", "blank-lines", "precision", "order-lost", "duplicates-merged", "encoding",
+        "wrong-status", "auth-check-dropped", "idempotency-ignored", "page-off-by-one", "money-rounding"}
 
 
 def test_ids_are_pinned_and_the_same_edit_twice_is_two_mutants(tmp_path: Path) -> None:

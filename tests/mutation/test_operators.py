@@ -29,6 +29,7 @@ SNIPPETS: dict[str, tuple[str, Any]] = {
     "order-lost": ("def f(x):\n    return sorted(x)\n", "ba"),
     "duplicates-merged": ("def f(x):\n    return [c for c in x]\n", "aa"),
     "encoding-skipped": ("def f(x):\n    return x.decode('utf-8-sig')\n", b"\xef\xbb\xbfa"),
+    "status-swapped": ("def f(x):\n    return dict(status_code=403, body=x)\n", "no"),
 }
 
 

@@ -314,6 +314,17 @@ def _encoding(node: cst.CSTNode) -> list[Site]:
     return []
 
 
+_STATUS_SWAPS = {200: 201, 201: 200, 400: 422, 401: 403, 403: 401, 404: 400, 409: 400, 413: 400, 422: 400}
+
+
+def _status(node: cst.CSTNode) -> list[Site]:
+    """An HTTP status given by keyword (``status_code=403``) swapped for the one it is usually confused with."""
+    if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value in ("status_code", "status") \
+            and isinstance(node.value, cst.Integer) and int(node.value.value) in _STATUS_SWAPS:
+        return [Site(node.value, cst.Integer(str(_STATUS_SWAPS[int(node.value.value)])), ("wrong-status",), node)]
+    return []
+
+
 OPERATORS: dict[str, Operator] = {op.id: op for op in (
     Operator("rounding-swap", ("rounding-mode",), "a rounding mode swapped (HALF_UP -> HALF_EVEN, HALF_DOWN, ...)",
              _rounding),
@@ -334,12 +345,30 @@ OPERATORS: dict[str, Operator] = {op.id: op for op in (
     Operator("duplicates-merged", ("duplicates-merged",), "a list made unique (repeats merged)", _duplicates),
     Operator("encoding-skipped", ("encoding",), "utf-8-sig read as utf-8, a byte-order-mark step removed, "
              "a declared utf-8 read as latin-1", _encoding),
+    Operator("status-swapped", ("wrong-status",), "an HTTP status swapped (403 and 401, 404 -> 400, 201 -> 200, ...)",
+             _status),
 )}
+
+# bug classes of a domain (the api preset's) realised by the sites of general ones: an authorisation check is a
+# check that returns early, a page boundary an off-by-one, money rounding a rounding mode or precision
+ALIASES: dict[str, tuple[str, ...]] = {
+    "auth-check-dropped": ("validation-skipped",),
+    "idempotency-ignored": ("validation-skipped",),
+    "page-off-by-one": ("off-by-one", "boundary-shift"),
+    "money-rounding": ("rounding-mode", "precision"),
+}
 
 
 def operator_classes() -> set[str]:
-    """Every bug class some operator realises."""
-    return {c for op in OPERATORS.values() for c in op.classes}
+    """Every bug class some operator realises, directly or through ``ALIASES``."""
+    return {c for op in OPERATORS.values() for c in op.classes} | set(ALIASES)
+
+
+def _menu_class(site: Site, classes: list[str]) -> str | None:
+    """The class a site's mutant is filed under: the site's own first class the menu names, else the first menu
+    class realised through an alias by one of the site's classes."""
+    own = next((c for c in site.classes if c in classes), None)
+    return own or next((c for c in classes if set(ALIASES.get(c, ())) & set(site.classes)), None)
 
 
 # --- instantiation ----------------------------------------------------------------------------------------------
@@ -360,7 +389,8 @@ class _Collector(cst.CSTVisitor):
 def instances(baseline: Path, classes: list[str], files: list[str] | None = None) -> list[Instance]:
     """Every mutant the operators make of the Python files of ``baseline`` for the bug classes ``classes``
     (when a site realises several, its own first one the menu names), in file and position order."""
-    wanted = [op for op in OPERATORS.values() if set(op.classes) & set(classes)]
+    named = set(classes) | {base for c in classes for base in ALIASES.get(c, ())}
+    wanted = [op for op in OPERATORS.values() if set(op.classes) & named]
     out: list[Instance] = []
     for rel in files if files is not None else python_files(baseline):
         out += _of_file(baseline, rel, wanted, classes)
@@ -398,7 +428,7 @@ def _of_file(baseline: Path, rel: str, operators: list[Operator], classes: list[
     seen: dict[str, int] = {}
     out = []
     for op, site in collector.found:
-        cls = next((c for c in site.classes if c in classes), None)  # the site's own first class the menu names
+        cls = _menu_class(site, classes)
         if cls is None:
             continue
         out.append(_instance(module, positions, rel, op, site, cls, seen))
