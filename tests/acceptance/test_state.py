@@ -29,13 +29,33 @@ def test_every_appended_line_is_pinned_first(tmp_path: Path) -> None:
     check_pin(state)
 
 
-def test_a_stop_between_pinning_and_appending_is_accepted(tmp_path: Path) -> None:
+def test_a_stop_between_pinning_and_appending_is_accepted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tri_agent.evidence import _trail
+
     state = _state(tmp_path)
     state.store.append("a", "step", _fill)
-    trail = state.store.trail.read_bytes()
-    state.store.append("b", "step", _fill)
-    state.store.trail.write_bytes(trail)  # the line never made it to disk
+
+    def killed(path: Path, data: bytes) -> None:
+        raise KeyboardInterrupt  # the stop falls after the pin, before the line reaches the trail
+
+    monkeypatch.setattr(_trail, "_append_line", killed)
+    with pytest.raises(KeyboardInterrupt):
+        state.store.append("b", "step", _fill)
+    pin = read_pin(state)
+    assert pin is not None and pin.seq == 1 and not pin.appended
     check_pin(state)
+
+
+def test_the_last_line_dropped_after_it_was_appended_is_a_rewrite(tmp_path: Path) -> None:
+    """A store writer who drops the last line (a red round, say) makes the trail look like a stop came between
+    pin and append; the pin says the line was appended, so it is a rewrite."""
+    state = _state(tmp_path)
+    for name in ("a", "b"):
+        state.store.append(name, "step", _fill)
+    lines = state.store.trail.read_bytes().splitlines(keepends=True)
+    state.store.trail.write_bytes(lines[0])
+    with pytest.raises(TamperDetected, match="does not end at its pinned head"):
+        check_pin(state)
 
 
 @pytest.mark.parametrize("attack", ["extended", "rewritten", "truncated", "unpinned", "foreign"])

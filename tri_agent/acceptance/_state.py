@@ -56,7 +56,8 @@ class RunState:
     @property
     def store(self) -> EvidenceStore:
         """The evidence store, every line pinned here before it is appended."""
-        return EvidenceStore(self.root, before_append=lambda seq, line, prev: _pin(self, seq, line, prev))
+        return EvidenceStore(self.root, before_append=lambda seq, line, prev: _pin(self, seq, line, prev),
+                             after_append=lambda seq: _confirm(self, seq))
 
     @property
     def builds(self) -> Path:
@@ -103,6 +104,8 @@ class Pin(BaseModel):
     seq: int = Field(description="Sequence number of the pinned line (0 for the first record).")
     line_sha256: str = Field(description="SHA-256 of the pinned line (without its newline).")
     previous_line_sha256: str | None = Field(description="SHA-256 of the line before it; null for the first.")
+    appended: bool = Field(default=False, description="The line was appended after it was pinned. Only a pin "
+                           "that says it was not (a stop fell in between) lets the trail end one line short.")
 
 
 def _pin(state: RunState, seq: int, line: bytes, previous: bytes | None) -> None:
@@ -110,6 +113,17 @@ def _pin(state: RunState, seq: int, line: bytes, previous: bytes | None) -> None
     which ``check_pin`` accepts; any other difference is a rewrite."""
     head = Pin(store=str(state.root), seq=seq, line_sha256=hashlib.sha256(line).hexdigest(),
                previous_line_sha256=hashlib.sha256(previous).hexdigest() if previous is not None else None)
+    _write_pin(state, head)
+
+
+def _confirm(state: RunState, seq: int) -> None:
+    """The pinned line is in the trail now: from here on, a trail one line short of the pin is a rewrite."""
+    pinned = read_pin(state)
+    if pinned is not None and pinned.seq == seq:
+        _write_pin(state, pinned.model_copy(update={"appended": True}))
+
+
+def _write_pin(state: RunState, head: Pin) -> None:
     state.pin_path.parent.mkdir(parents=True, exist_ok=True)
     staging = state.pin_path.with_name(state.pin_path.name + ".tmp")
     staging.write_text(head.model_dump_json(indent=1) + "\n", encoding="utf-8")
@@ -155,7 +169,8 @@ def _reaches(lines: list[bytes], pinned: Pin) -> bool:
 
     if len(lines) == pinned.seq + 1:
         return sha(pinned.seq) == pinned.line_sha256
-    return len(lines) == pinned.seq and sha(pinned.seq - 1) == pinned.previous_line_sha256
+    # one line short only where the stop fell between pinning a line and appending it
+    return not pinned.appended and len(lines) == pinned.seq and sha(pinned.seq - 1) == pinned.previous_line_sha256
 
 
 # --- seeds: drawn from a secret, committed by hash before their round, revealed in its sealed record ---------

@@ -51,11 +51,14 @@ PinHook = Callable[[int, bytes, bytes | None], None]  # (seq, the line about to 
 
 
 class EvidenceStore:
-    """The store at ``root``; ``before_append`` is told each line before it is written (to pin it elsewhere)."""
+    """The store at ``root``; ``before_append`` is told each line before it is written (to pin it elsewhere),
+    ``after_append`` once it is."""
 
-    def __init__(self, root: Path, before_append: PinHook | None = None) -> None:
+    def __init__(self, root: Path, before_append: PinHook | None = None,
+                 after_append: Callable[[int], None] | None = None) -> None:
         self.root = root
         self.before_append = before_append
+        self.after_append = after_append  # told once the line is written (the pin then says so)
 
     @property
     def trail(self) -> Path:
@@ -99,6 +102,8 @@ class EvidenceStore:
         if self.before_append is not None:
             self.before_append(entry.seq, line, lines[-1] if lines else None)
         _append_line(self.trail, line + b"\n")
+        if self.after_append is not None:
+            self.after_append(entry.seq)
         return entry
 
     def resume(self) -> list[str]:
