@@ -8,11 +8,10 @@ import json
 import os
 import re
 import sqlite3
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from decimal import ROUND_HALF_EVEN, Decimal
 
 from starlette.applications import Starlette
-from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
@@ -26,7 +25,7 @@ AMOUNT = re.compile(r"^[0-9]{1,5}(\.[0-9]{1,2})?$")
 
 def now():
     raw = os.environ.get("LEDGER_NOW")
-    return datetime.fromisoformat(raw.replace("Z", "+00:00")) if raw else datetime.now(timezone.utc)
+    return datetime.fromisoformat(raw.replace("Z", "+00:00")) if raw else datetime.now(UTC)
 
 
 def connect():
@@ -44,7 +43,7 @@ def signed(text):
 
 
 def stamp(moment):
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 async def json_object(request):
@@ -151,7 +150,7 @@ async def listing(request):
         owner, denied = authenticated(request, db)
         if denied:
             return denied
-        wanted = request.path_params["id"]
+        wanted = request.path_params.get("id", owner)
         raw_limit = request.query_params.get("limit", "10")
         if not raw_limit.isdigit() or not 1 <= int(raw_limit) <= 50:
             return error(400, "bad limit")

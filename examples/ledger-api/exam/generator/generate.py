@@ -66,7 +66,7 @@ def paging(rng, limit, extra):
               for i in range(extra)]
     pages = math.ceil((SEEDED_FROM["acc-ana"] + extra) / limit)
     steps += [page("acc-ana", f"page-{n + 1}", limit, "{{cur}}" if n else None) for n in range(pages)]
-    return steps + [read("acc-ana", "count")]
+    return [*steps, read("acc-ana", "count")]
 
 
 def cases(rng):
