@@ -159,5 +159,5 @@ def test_certification_reasons_say_who_what_and_when() -> None:
         "(exam/a, exam/b, exam/c, exam/d): keep the exam outside the project"]
     assert cert.drivers == {"builder": "scripted", "judge": "scripted", "tester": "command"}
     landlock = certify([_full("anthropic")], [["landlock"]], unsafe_contract=False, fixed_seeds=False)
-    assert landlock.reasons == ["role-written code ran under Landlock only, which leaves unix sockets, UDP and file "
-                                "metadata open: install bubblewrap to certify"]
+    assert landlock.reasons == ["role-written code ran under Landlock only, which leaves the host's named unix "
+                                "sockets and file metadata open: install bubblewrap to certify"]

@@ -43,8 +43,8 @@ consent: {{given_at: "2026-11-29T00:00:00Z", cost_note: "no model spend"}}
 
 # what certification says, word for word (the reasons users read)
 FIXED = "the seeds were fixed by the caller (TRI_AGENT_SEED_SECRET), so the exam was predictable"
-LANDLOCK_ONLY = ("role-written code ran under Landlock only, which leaves unix sockets, UDP and file metadata open: "
-                 "install bubblewrap to certify")
+LANDLOCK_ONLY = ("role-written code ran under Landlock only, which leaves the host's named unix sockets and file "
+                 "metadata open: install bubblewrap to certify")
 UNSANDBOXED = ("role-written code (the target in every case and mutant, the exam's generator and oracle) ran outside "
                "the OS sandbox")
 VERDICT = "records/verdict/verdict.json"

@@ -61,6 +61,8 @@ elif mode == "oversize":
     print("x" * 5000)
 elif mode == "old-protocol":
     print(json.dumps({**base, "protocol": "tri-agent-executor/0", "status": "ok"}))
+elif mode == "simulated":  # an agent that replays a recording says so, and must be believed
+    print(json.dumps({**base, "status": "blocked", "simulation": True, "reason": "replayed"}))
 elif mode == "weird-status":
     print(json.dumps({**base, "status": "done"}))
 elif mode in ("fill-home", "sparse-home"):  # past the write cap, outside the audited workspace
@@ -104,6 +106,13 @@ def test_command_driver_status_taxonomy(tmp_path: Path, episode_for, task: str, 
         assert seen["role"] == "tester" and "run_case" in seen["tools"]
     if task == "blocked":
         assert result.reason == "the spec contradicts itself"
+
+
+def test_an_agent_that_reports_a_simulation_makes_the_episode_one(tmp_path: Path, episode_for) -> None:  # type: ignore[no-untyped-def]
+    driver = CommandDriver([sys.executable, str(tmp_path / "agent.py")], sandbox=False)
+    result = driver.run(episode_for("simulated"))
+    assert (result.status, result.simulation) == ("blocked", True)
+    assert driver.run(episode_for("blocked")).simulation is False
 
 
 def test_command_driver_timeout_and_spawn_failure(tmp_path: Path, episode_for) -> None:  # type: ignore[no-untyped-def]

@@ -170,8 +170,8 @@ def certify(played: list[Played], code_isolation: list[list[str]], *, unsafe_con
         reasons.append("role-written code (the target in every case and mutant, the exam's generator and oracle) "
                        "ran outside the OS sandbox")
     elif any("bubblewrap" not in layers for layers in code_isolation):
-        reasons.append("role-written code ran under Landlock only, which leaves unix sockets, UDP and file "
-                       "metadata open: install bubblewrap to certify")
+        reasons.append("role-written code ran under Landlock only, which leaves the host's named unix sockets "
+                       "and file metadata open: install bubblewrap to certify")
     if unsafe_contract:
         reasons.append("a role ran under an unsafe contract (an iron rule was overridden)")
     if fixed_seeds:

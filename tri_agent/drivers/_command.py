@@ -74,6 +74,9 @@ class Response(BaseModel):
     cost_usd: float = Field(default=0.0, description="Cost in US dollars the agent reports; 0 when it reports none.")
     denials: list[str] = Field(default=[], description="Tool uses the agent's own permission layer refused; "
                                                        "recorded as breach attempts.")
+    simulation: bool = Field(default=False, description="The agent replayed or faked its work (a recording, a "
+                                                        "stub model): the episode is a simulation and never "
+                                                        "certifies.")
 
 
 ENGINE_TOOLS = frozenset({"run_case", "exam_build", "score", "rerun", "file_ticket"})
@@ -169,5 +172,6 @@ class CommandDriver:
         secrets = self.credentials
         return EpisodeResult(role=episode.charter.contract.role, status=status,
                              summary=mask(response.summary, secrets) if response else "",
-                             reason=mask(reason, secrets) if reason else None, simulation=False, attempts=[attempt],
+                             reason=mask(reason, secrets) if reason else None,
+                             simulation=bool(response and response.simulation), attempts=[attempt],
                              breach_attempts=[mask(d, secrets) for d in response.denials] if response else [])
