@@ -196,3 +196,21 @@ def test_a_stopped_reply_says_it_was_not_stored(word_key: list[Path]) -> None:
         reply(_result("tester", "bravo-quasar"), load_charter("tester").contract, word_key)
     assert err.value.message == ("the tester's reply held a sealed value in the summary:1 (field 'label' of row 2 "
                                  "(case=case-bravo)); it was not stored")
+
+
+@pytest.mark.parametrize("field", ["model", "denials", "error"])
+def test_what_an_agent_reports_about_itself_is_scanned_too(keys: list[Path], field: str) -> None:
+    """A command agent's reply carries its model's name, the denials it lists and its attempts' errors: each is
+    stored, so each is scanned like the summary."""
+    value = _secret(keys[0])
+    result = _result("tester", "ran every case")
+    if field == "denials":
+        result = result.model_copy(update={"breach_attempts": [f"read exam answer total {value}"]})
+    else:
+        attempt = result.attempts[0].model_copy(update={field: f"{value} {value}"})
+        result = result.model_copy(update={"attempts": [attempt]})
+    with pytest.raises(LeakDetected, match="tester's reply held a sealed value") as err:
+        reply(result, load_charter("tester").contract, keys)
+    assert value not in err.value.line()
+    redacted = reply(result.model_copy(update={"role": "judge"}), load_charter("judge").contract, keys)
+    assert value not in redacted.model_dump_json()

@@ -70,7 +70,7 @@ def reply(result: EpisodeResult, contract: Contract, keys: list[Path], exposure:
           ) -> EpisodeResult:
     """The result with any sealed value in its reply redacted; a role that must not see answers stops (6)."""
     with tempfile.TemporaryDirectory() as tmp:
-        extra = _texts(Path(tmp), {"summary": result.summary, "reason": result.reason or ""})
+        extra = _texts(Path(tmp), _reply_fields(result))
         hits = _scan(keys, [extra], exposure, None)
         if hits and must_not_see_answers(contract):
             raise LeakDetected(f"the {contract.role}'s reply held a sealed value in {_where(hits[0], None, extra)} "
@@ -78,7 +78,21 @@ def reply(result: EpisodeResult, contract: Contract, keys: list[Path], exposure:
                                hint="a role that never sees answers cannot name one: look for the channel it used")
     if not hits:
         return result
-    return result.model_copy(update={"summary": REDACTED, "reason": REDACTED if result.reason else None})
+    attempts = [a.model_copy(update={"model": REDACTED if a.model else None, "error": REDACTED if a.error else None})
+                for a in result.attempts]
+    return result.model_copy(update={"summary": REDACTED, "reason": REDACTED if result.reason else None,
+                                     "breach_attempts": [REDACTED for _ in result.breach_attempts],
+                                     "attempts": attempts})
+
+
+def _reply_fields(result: EpisodeResult) -> dict[str, str]:
+    """Every free text of a reply that is stored: the summary and reason, and what the agent reports about
+    itself (its model's name, the denials it lists, the errors of its attempts)."""
+    fields = {"summary": result.summary, "reason": result.reason or ""}
+    fields.update({f"denials[{i}]": d for i, d in enumerate(result.breach_attempts)})
+    for i, attempt in enumerate(result.attempts):
+        fields.update({f"attempts[{i}].model": attempt.model or "", f"attempts[{i}].error": attempt.error or ""})
+    return fields
 
 
 def _scan(keys: list[Path], paths: list[Path], exposure: Exposure, workspace: Path | None) -> list[LeakHit]:
