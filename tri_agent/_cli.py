@@ -441,7 +441,7 @@ def _parser() -> argparse.ArgumentParser:
                     help="fresh generator seeds a survivor is hunted over before it may be called equivalent")
     mu.add_argument("--only", nargs="+", metavar="ID", help="judge only these mutant instances")
     mu.add_argument("--concrete", type=Path, metavar="MUTANTS.yaml",
-                    help="the judge's exact edits (exam/judge/mutants.yaml): each that applies is judged too")
+                    help="the judge's exact edits (exam/judge/config/mutants.yaml): each that applies is judged too")
     mu.add_argument("--per-class", type=int, metavar="N", help="judge up to N instances of every bug class")
     mu.add_argument("--sample", type=int, metavar="N", help="with --per-class: judge N instances in all, spread "
                     "over the classes, new ones first (>= 30%% new, 50%% after a red --previous round)")

@@ -155,7 +155,7 @@ classes:
   - id: missing-total
     clause: "a last row for the group *ALL*"
 """),
-    "judge-mutants": Doc("`exam/judge/mutants.yaml`", "the judge", "yaml", """\
+    "judge-mutants": Doc("`exam/judge/config/mutants.yaml`", "the judge", "yaml", """\
 schema_version: 1
 mutants:
   - id: clamp-high-scores

@@ -38,7 +38,7 @@ def test_shipped_charters_hold_the_iron_rules() -> None:
     assert not load_charter("judge").contract.can_write("target/app.py")
 
 
-T_HIDDEN = 'hidden: ["builds/*/sealed/**", "target/**", "exam/oracle/**"]'
+T_HIDDEN = 'hidden: ["builds/*/sealed/**", "target/**", "exam/oracle/**", "exam/judge/config/**"]'
 B_HIDDEN = 'hidden: ["builds/**", "exam/oracle/**", "exam/generator/**", "evidence/**"]'
 
 
@@ -83,3 +83,14 @@ def test_hidden_beats_readable_and_protected_beats_writable() -> None:
                  protected=["exam/tickets/**"], memory="kept", tools=["read"])
     assert not c.can_read("exam/judge/a") and c.can_read("exam/tickets/exam/t.md")
     assert not c.can_write("exam/tickets/exam/t.md") and c.can_write("exam/SPEC.md")
+
+
+def test_the_tester_neither_sees_nor_writes_the_judges_folder() -> None:
+    """exam/judge/config/ is the judge's (its notes, its concrete mutants) and is kept from round to round: a
+    tester that could write there would leave itself a memory, and one that could read it could be handed
+    sealed values by the judge."""
+    tester = load_charter("tester").contract
+    for path in ("exam/judge/config/memo.md", "exam/judge/config/mutants.yaml"):
+        assert not tester.can_read(path) and not tester.can_write(path)
+    assert tester.can_write("exam/judge/notes.md") and tester.can_read("exam/judge/notes.md")
+    assert load_charter("judge").contract.can_write("exam/judge/config/mutants.yaml")

@@ -69,7 +69,7 @@ class ConcreteMutant(_Strict):
 
 
 class ConcreteMutants(_Strict):
-    """``exam/judge/mutants.yaml``: the judge's concrete mutants."""
+    """``exam/judge/config/mutants.yaml``: the judge's concrete mutants (the tester neither sees nor writes it)."""
 
     schema_version: Literal[1] = Field(default=1, description="Version of the judge's mutant file format.")
     mutants: list[ConcreteMutant] = Field(min_length=1, description="The mutants; ids must be unique.")
