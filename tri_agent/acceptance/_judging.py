@@ -540,7 +540,8 @@ def mutation(target: Path, build: Path, menu: Path, out: Path, report: ScoreRepo
     if report is None or not menu.is_file() or (k > 1 and report.verdict != "pass"):
         return None
     return run_gate(target, build, menu, out, exam_dir=exam, differential=report.verdict != "pass",
-                    threshold=1.0, minimum=3, selection=how, seed=seed, concrete=exam / "judge" / "config" / "mutants.yaml",
+                    threshold=1.0, minimum=3, selection=how, seed=seed,
+                    concrete=exam / "judge" / "config" / "mutants.yaml",
                     mutmut=settings.mutmut, hunt_seeds=settings.hunt_seeds, jobs=settings.jobs,
                     clean_run=out.parent,  # the round's own twice-run, in which the gate's report is written
                     round_label=f"round {k}")
