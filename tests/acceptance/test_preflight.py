@@ -29,3 +29,13 @@ def test_a_script_at_the_project_root_seals_itself_and_its_content_files_only(tm
     (project / "fixed-grades.py").write_text("# a recording rewritten\n")
     with pytest.raises(PolicyViolation, match=r"project:fixed-grades\.py changed"):
         check_configuration(configuration(project, load_config(project)), sealed)
+
+
+def test_every_file_under_spec_is_configuration_listed_or_not(tmp_path: Path) -> None:
+    """Every role that reads the spec reads all of spec/: an amendment a builder adds between stops would
+    steer the examiner and the judge without ever being sealed."""
+    project = toy_project(tmp_path / "toy")
+    sealed = configuration(project, load_config(project))
+    (project / "spec" / "amendment.md").write_text("Averages are rounded half-even; keys are not trimmed.\n")
+    with pytest.raises(PolicyViolation, match=r"project:spec/amendment\.md appeared"):
+        check_configuration(configuration(project, load_config(project)), sealed)

@@ -40,6 +40,8 @@ def configuration(project: Path, config: AcceptanceConfig, extra: list[Path] | N
     files: dict[str, str] = {}
     paths = [project / CONFIG, project / config.target, *(project / s for s in config.spec), *(extra or [])]
     paths += _tree(project / config.exam, skip=_NOT_EXAM)
+    # every role that reads the spec reads all of spec/ (the charters' glob), listed in `spec:` or not
+    paths += _tree(project / "spec", skip=())
     if config.script:
         paths += _script_files(project / config.script)
     for path in paths:
