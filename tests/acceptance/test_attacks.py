@@ -95,6 +95,35 @@ def test_a_consistently_rewritten_history_is_refused_on_resume(stopped: Path, tm
     assert done.returncode == 4 and "pin" in done.stdout
 
 
+def test_a_dropped_last_line_is_refused_on_resume_and_by_verify_trail(stopped: Path, tmp_path: Path) -> None:
+    """A store writer who drops the red round's line (its record left to be swept as a stop's leftover) would
+    replay the round with its tickets already read; the pin says that line was appended."""
+    project = _clone(stopped, tmp_path / "toy")
+    trail = run_state(project).root / TRAIL
+    trail.write_bytes(b"".join(trail.read_bytes().splitlines(keepends=True)[:-1]))
+    with pytest.raises(TamperDetected, match="does not end at its pinned head") as err:
+        accept(project, resume=True)
+    assert err.value.exit_code == 4
+    done = subprocess.run([*TRI, "verify-trail", str(project)], capture_output=True, text=True)
+    assert done.returncode == 4
+
+
+@pytest.mark.parametrize("attack", ["removed", "edited"])
+def test_an_earlier_key_removed_or_edited_stops_the_resume(stopped: Path, tmp_path: Path, attack: str) -> None:
+    """Every leak scan reads every earlier key: one removed would blind them to its values, one edited would
+    make them look for other values."""
+    project = _clone(stopped, tmp_path / "toy")
+    sealed = run_state(project).builds / "round-0001" / "sealed"
+    if attack == "removed":
+        shutil.rmtree(sealed)
+    else:
+        answers = sealed / "answers.jsonl"
+        answers.write_text(answers.read_text().replace("1", "2"))
+    with pytest.raises(TamperDetected, match="round-0001") as err:
+        accept(project, resume=True)
+    assert err.value.exit_code == 4
+
+
 def test_a_forged_round_appended_after_the_pin_is_refused(stopped: Path, tmp_path: Path) -> None:
     project = _clone(stopped, tmp_path / "toy")
     store = EvidenceStoreWithoutPin(run_state(project).root)

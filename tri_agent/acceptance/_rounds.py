@@ -428,9 +428,21 @@ def _stage(run: _Run, seen: tuple[Path, ...] = (), builds: dict[str, Path] | Non
 
 
 def _keys(run: _Run) -> list[Path]:
-    """Every key of the run that is pinned in the trail, as its build folder."""
-    names = {e.name.removeprefix("build-") for e in run.store.entries() if e.kind == "build"}
-    return [run.state.builds / n for n in sorted(names) if (run.state.builds / n / "sealed").is_dir()]
+    """Every key of the run that is pinned in the trail, as its build folder, each checked against its pin: a
+    key edited or removed would blind every leak scan to its values (exit 4). Only the build of a round being
+    replayed after a stop (pinned after the last round record) may be absent: it is about to be rebuilt."""
+    entries = run.store.entries()
+    last_round = max((e.seq for e in entries if e.kind == "round"), default=-1)
+    keys = []
+    for entry in (e for e in entries if e.kind == "build"):
+        build = run.state.builds / entry.name.removeprefix("build-")
+        if not (build / "sealed").is_dir():
+            if entry.seq > last_round:
+                continue
+            raise TamperDetected(f"the key of {entry.name}, pinned in the trail, is gone from {build}",
+                                 hint="a build is never removed; the run cannot continue without its keys")
+        keys.append(_key(run, build, entry.name))
+    return sorted(keys)
 
 
 def _play_round(run: _Run, k: int, progress: Progress) -> tuple[_Outcome, RoundFacts]:
