@@ -125,3 +125,11 @@ def test_a_failed_preflight_check_is_named(tmp_path: Path) -> None:
     _configure(project, "spec: [spec/README.md]", "spec: [spec/NOPE.md]")
     assert _lines(project) == ["preflight: spec readable: spec/NOPE.md does not exist in the project; "
                                "point --spec at the spec files"]
+
+
+@pytest.mark.parametrize("store", ["evidence", "./target/../store"])
+def test_a_store_inside_the_project_is_a_problem_as_accept_says(tmp_path: Path, store: str) -> None:
+    project = toy_project(tmp_path / "toy")
+    _configure(project, "exam: exam\n", f"exam: exam\nevidence: {store}\n")
+    [line] = _lines(project)
+    assert line.startswith("the evidence store ") and "lies inside the project" in line

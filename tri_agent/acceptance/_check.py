@@ -22,6 +22,7 @@ from ..sandbox import _jail
 from ..scoring._caliber import load_caliber
 from ..targets._target import Target
 from ._config import AcceptanceConfig, check_git, check_spec, load_config
+from ._state import locate
 
 # what an API driver needs in the environment (its presence only; the value is never read here)
 CREDENTIAL = {"anthropic": ("ANTHROPIC_API_KEY",), "openai": ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
@@ -45,6 +46,7 @@ def check_project(project: Path) -> list[TriAgentError]:
     problems: list[TriAgentError] = [UsageError(f"preflight: {c.name}: {c.detail}") for c in checks if not c.ok]
     for check in (_target, _exam, _script, _drivers):
         problems += check(project, config)
+    problems += _attempt(lambda: locate(project, config))  # a store accept would refuse (inside the project)
     problems += _attempt(_jail.require)
     return problems
 
