@@ -6,8 +6,9 @@ the session runs, and permission rules that deny its file tools the state folder
 in-session builder) writes them into the project's ``.claude/settings.json``; ``install-skill`` adds
 the deny rules to the user's ``~/.claude/settings.json``. ``accept`` certifies an in-session run only when
 the merged settings (user, project, local: later ones win, lists add up) hold every requirement below and
-open no loophole (paths re-allowed, commands or MCP servers that run outside the sandbox), and names each one
-that is missing otherwise. The user's and the project's settings files are part of the sealed
+open no loophole (paths re-allowed or extra directories reaching the fence once resolved, commands, plugins or
+MCP servers that run outside the sandbox, Unix sockets, a weaker nested sandbox), and names each one that is
+missing otherwise. The user's and the project's settings files are part of the sealed
 configuration, so a session that loosens them mid-run stops the run (exit 5); the local file, which Claude
 Code itself writes, is checked every round instead.
 
@@ -17,6 +18,9 @@ Only Claude Code is covered: Codex's sandbox cannot deny reads inside its writab
 from __future__ import annotations
 
 import json
+import os
+import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +33,34 @@ PROJECT = Path(".claude") / "settings.json"  # where init puts the fence: sealed
 # keys whose commands Claude Code runs outside its sandbox, and MCP servers (also outside it)
 _OUTSIDE = ("hooks", "statusLine", "apiKeyHelper", "awsAuthRefresh", "awsCredentialExport", "otelHeadersHelper",
             "enabledMcpjsonServers")
+# keys listing paths the session may reach besides the project: any that reaches the fence reopens it
+_REOPENERS = ("sandbox.filesystem.allowRead", "sandbox.filesystem.allowWrite", "permissions.additionalDirectories")
+
+
+def _enabled(value: Any) -> bool:
+    """A plugin map names a plugin enabled unless its value is false (any other value may switch it on)."""
+    if isinstance(value, dict):
+        return any(v is not False and v is not None for v in value.values())
+    return bool(value)
+
+
+# how a setting loosens the fence: the requirement's wording (with the key) and when the value breaks it
+_SET: tuple[str, Callable[[Any], bool]] = ("no {}", bool)
+_TRUE: tuple[str, Callable[[Any], bool]] = ("{} is not true", lambda v: v is True)
+_ON: tuple[str, Callable[[Any], bool]] = ("no {} enabled", _enabled)
+# settings that loosen the sandbox wherever they are set (user, project or local): key, how, why
+_LOOSENERS: tuple[tuple[str, tuple[str, Callable[[Any], bool]], str], ...] = (
+    ("sandbox.excludedCommands", _SET, "they run outside the sandbox"),
+    ("sandbox.network.allowUnixSockets", _SET, "a socket reaches services outside the sandbox"),
+    ("sandbox.network.allowAllUnixSockets", _TRUE, "every socket reaches services outside the sandbox"),
+    ("sandbox.enableWeakerNestedSandbox", _TRUE, "it weakens the sandbox's isolation"),
+    ("enableAllProjectMcpServers", _TRUE, "MCP servers run outside the sandbox"),
+    ("enabledPlugins", _ON, "a plugin brings hooks and MCP servers, which run outside the sandbox"),
+    *((key, _SET, "its commands run outside the sandbox") for key in _OUTSIDE),
+)
+_PROC_ROOT = re.compile(r"^/proc/(?:self|thread-self|\d+)/root(?=/|$)")  # the same root, seen through /proc
+_PROC_CWD = re.compile(r"^/proc/(?:self|thread-self|\d+)/cwd(?=/|$)")  # the session's folder: the project
+_GLOB = re.compile(r"[*?[{]")
 
 
 def fenced(project: Path, config: AcceptanceConfig) -> list[Path]:
@@ -81,7 +113,7 @@ def missing(project: Path, home: Path, fenced: list[Path]) -> list[str]:
     """Each requirement the merged Claude Code settings do not meet (empty: the fence is in effect)."""
     settings = merged(project, home)
     found = [what for w in fenced for what, ok in _requirements(settings, str(w)) if not ok]
-    found += [what for what, ok in _loopholes(settings, project, fenced) if not ok]
+    found += [what for what, ok in _loopholes(settings, project, home, fenced) if not ok]
     return list(dict.fromkeys(found))
 
 
@@ -104,25 +136,90 @@ def _requirements(s: dict[str, Any], where: str) -> list[tuple[str, bool]]:
             ('permissions.defaultMode is not "bypassPermissions"', perms.get("defaultMode") != "bypassPermissions")]
 
 
-def _loopholes(s: dict[str, Any], project: Path, fenced: list[Path]) -> list[tuple[str, bool]]:
-    """What would reopen the fence: re-allowed paths, commands run outside the sandbox, MCP servers."""
-    sandbox = s.get("sandbox", {})
-    fs = sandbox.get("filesystem", {})
-    reopened = [p for key in ("allowRead", "allowWrite") for p in fs.get(key, []) if _reaches(p, fenced)]
-    checks = [(f"no sandbox.filesystem allowRead/allowWrite reaching the fence ({', '.join(reopened)})",
-               not reopened),
-              ("no sandbox.excludedCommands (they run outside the sandbox)", not sandbox.get("excludedCommands")),
-              ("enableAllProjectMcpServers is not true (MCP servers run outside the sandbox)",
-               s.get("enableAllProjectMcpServers") is not True),
-              ("no .mcp.json in the project (its servers run outside the sandbox)",
-               not (project / ".mcp.json").exists())]
-    checks += [(f"no {key} (its commands run outside the sandbox)", not s.get(key)) for key in _OUTSIDE]
+def _loopholes(s: dict[str, Any], project: Path, home: Path, fenced: list[Path]) -> list[tuple[str, bool]]:
+    """What would reopen the fence: paths reaching it, commands run outside the sandbox, MCP servers, plugins."""
+    checks = []
+    for key in _REOPENERS:
+        reopened = [p for p in _entries(_get(s, key)) if _reaches(p, fenced, project, home)]
+        checks.append((f"no {key} reaching the fence ({', '.join(reopened)})", not reopened))
+    checks += [(f"{wording.format(key)} ({why})", not loosens(_get(s, key)))
+               for key, (wording, loosens), why in _LOOSENERS]
+    checks.append(("no .mcp.json in the project (its servers run outside the sandbox)",
+                   not (project / ".mcp.json").exists()))
     return checks
 
 
-def _reaches(path: str, fenced: list[Path]) -> bool:
-    p = Path(path.removeprefix("/") if path.startswith("//") else path).expanduser()
-    return any(p == f or p.is_relative_to(f) or f.is_relative_to(p) for f in fenced)
+def _get(s: dict[str, Any], dotted: str) -> Any:
+    """The value at a dotted key of the settings, or None where any level is missing or not a map."""
+    value: Any = s
+    for part in dotted.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def _entries(value: Any) -> list[str]:
+    """A path list as Claude Code may read it: a lone string counts as one entry."""
+    items = value if isinstance(value, list) else [value] if value else []
+    return [str(item) for item in items if item]
+
+
+def _reaches(entry: str, fenced: list[Path], project: Path, home: Path) -> bool:
+    """Whether ``entry`` is, lies inside or holds a fenced folder under any reading the client may give it."""
+    targets = {t for f in fenced for t in (Path(os.path.normpath(f)), Path(os.path.realpath(f)))}
+    return any(p == t or p.is_relative_to(t) or t.is_relative_to(p)
+               for p in _readings(entry, project, home) for t in targets)
+
+
+def _readings(entry: str, project: Path, home: Path) -> set[Path]:
+    """Every absolute path ``entry`` may name. ``//`` is the root; ``~`` the home, or the root when HOME is
+    empty; a leading ``/`` the root or a settings file's folder; anything else is relative to the session's
+    folder (the project) or a settings file's folder. Reading too many ways only refuses more."""
+    entry, project, home = _unglobbed(entry), project.absolute(), home.absolute()
+    folders = [project, project / ".claude", home / ".claude"]
+    if entry.startswith("//"):
+        written = ["/" + entry.lstrip("/")]
+    elif entry == "~" or entry.startswith("~/"):
+        written = [f"{home}/{entry[1:]}", "/" + entry[1:], os.path.expanduser(entry)]
+    elif entry.startswith("/"):
+        written = [entry, *(f"{folder}{entry}" for folder in folders)]
+    else:
+        written = [os.path.join(folder, entry) for folder in folders]
+    return {path for w in written for path in _resolved(w, project)}
+
+
+def _unglobbed(entry: str) -> str:
+    """A glob may match anything below its first wild part: keep the folder above it."""
+    parts = entry.split("/")
+    wild = next((i for i, part in enumerate(parts) if _GLOB.search(part)), len(parts))
+    return "/".join(parts[:wild]) or ("/" if entry.startswith("/") else "")
+
+
+def _resolved(path: str, project: Path) -> set[Path]:
+    """``path`` with ``..`` collapsed as written and as the kernel follows it (symlinks of what exists),
+    each without the ``/proc/*/root`` and ``/proc/*/cwd`` detours that name the same files."""
+    lexical = _unproc(path, project)
+    followed = _unproc(_real("/" + path.lstrip("/")), project)  # the kernel's reading: link/.. is the link's parent
+    return {Path(lexical), Path(_real(lexical)), Path(followed)}
+
+
+def _real(path: str) -> str:
+    try:
+        return os.path.realpath(path)
+    except OSError:  # a link this user may not read (another process's /proc/<pid>/root): read as written
+        return path
+
+
+def _unproc(path: str, project: Path) -> str:
+    """``path`` normalised, less every leading ``/proc/<pid>/root`` (the root) and ``/proc/<pid>/cwd`` (the
+    session's folder, the project), which a sandbox matching paths as text would not recognise."""
+    path = os.path.normpath("/" + path.lstrip("/"))  # // names the root too
+    while True:
+        if _PROC_ROOT.match(path):
+            path = os.path.normpath("/" + _PROC_ROOT.sub("", path).lstrip("/"))
+        elif _PROC_CWD.match(path):
+            path = os.path.normpath(f"{project}/{_PROC_CWD.sub('', path)}")
+        else:
+            return path
 
 
 def _covers(paths: list[str], where: str) -> bool:
