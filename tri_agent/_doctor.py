@@ -29,9 +29,10 @@ def diagnose() -> list[str]:
                   LANDLOCK: f"Landlock ABI {abi} (reads and writes confined, its own network namespace, a "
                             "subreaper; named Unix sockets of the host stay reachable by path)"}.get(
         code or "", "none: accept refuses to start unless --allow-unsandboxed, and then never certifies")
-    command = {BUBBLEWRAP: f"bubblewrap {sandbox.bubblewrap} (the host network: the agent calls its model's API)",
-               LANDLOCK: f"Landlock ABI {abi} (reads and writes confined; the host network: the agent calls its "
-                         "model's API)"}.get(code or "", "no OS sandbox: such a run never certifies")
+    egress = "its own loopback; the model's API through the allow-list proxy"
+    command = {BUBBLEWRAP: f"bubblewrap {sandbox.bubblewrap} ({egress})",
+               LANDLOCK: f"Landlock ABI {abi} (reads and writes confined; {egress})"}.get(
+        code or "", "no OS sandbox: such a run never certifies")
     lines = ["isolation layers:",
              "  1 physical omission   yes (always)",
              "  2 write audit         yes (always)",

@@ -248,3 +248,16 @@ def test_captures_are_substituted_everywhere_and_unknown_ones_are_empty() -> Non
     step = {"path": "/a/{{id}}", "headers": {"Authorization": "Bearer {{token}}"}, "json": {"{{id}}": ["{{x}}", 3]}}
     assert substitute(step, {"id": "7", "token": "t"}) == {
         "path": "/a/7", "headers": {"Authorization": "Bearer t"}, "json": {"7": ["", 3]}}
+
+
+def test_a_service_case_runs_under_landlock_on_the_jails_own_loopback(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import tri_agent.sandbox._jail as jail
+    from tri_agent.sandbox._confine import landlock_abi
+
+    if landlock_abi() <= 0:
+        pytest.skip("no Landlock on this kernel")
+    monkeypatch.setattr(jail, "strongest", lambda: jail.LANDLOCK)  # as where bubblewrap cannot start
+    result = _run(tmp_path, _project(tmp_path))
+    assert result.isolation == ("landlock",) and result.provenance.behavior == "answered"
+    assert [r["id"] for r in result.rows if r["step"] == "add"] == ["1"]

@@ -21,6 +21,8 @@ its own status.
 from __future__ import annotations
 
 import json
+import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .._errors import UsageError
 from ..sandbox._jail import Jail, written
 from ..sandbox._process import Completed, base_env, run
+from ._egress import Egress
 from ._episode import PROTOCOL, Attempt, Episode, EpisodeResult, Status, Usage, mask
 from ._mcp import SERVER, ToolServer
 
@@ -113,26 +116,27 @@ class CommandDriver:
     def run(self, episode: Episode) -> EpisodeResult:
         workspace = episode.tools.workspace.resolve()
         with tempfile.TemporaryDirectory(prefix="tri-agent-home-") as home_dir, \
-                ToolServer(episode.tools, Path(home_dir)) as server:
+                ToolServer(episode.tools, Path(home_dir)) as server, \
+                Egress(Path(home_dir), {**os.environ, **self.credentials}) as egress:
             home = Path(home_dir)
-            env = base_env(home, self.credentials)
+            env = base_env(home, {**self.credentials, **(egress.env() if self.sandbox else {})})
             access = McpAccess(server=SERVER, command=server.relay(), tools=server.granted)
             request = Request(role=episode.charter.contract.role, charter=episode.charter.body, task=episode.task,
                               workspace=str(workspace), tools=episode.charter.contract.tools,
                               limits=episode.limits.model_dump(), mcp=access)
             stdin, limits = request.model_dump_json().encode(), episode.limits
             try:
-                if self.sandbox:  # the jail of role-written code; the agent keeps the network for its model's API
-                    done, self.layers = Jail(writable=(workspace, home), network=True).run(
-                        self.argv, cwd=workspace, env=env, timeout=limits.seconds, cap=limits.output_bytes,
-                        stdin=stdin, kill_at_cap=True, file_cap=limits.write_bytes)
+                if self.sandbox:  # the jail of role-written code: its own loopback, the model's API through egress
+                    done, self.layers = Jail(writable=(workspace, home)).run(
+                        egress.wrap(self.argv, sys.executable), cwd=workspace, env=env, timeout=limits.seconds,
+                        cap=limits.output_bytes, stdin=stdin, kill_at_cap=True, file_cap=limits.write_bytes)
                 else:
                     done = run(self.argv, cwd=workspace, env=env, timeout=limits.seconds, cap=limits.output_bytes,
                                stdin=stdin, kill_at_cap=True)
             except UsageError as exc:
                 return self._result(episode, "spawn_failure", None, 0.0, exc.line())
             # the workspace is audited at harvest; what the agent left in its HOME is counted here
-            in_home = written([home]) - server.relay_path.stat().st_size
+            in_home = written([home]) - server.relay_path.stat().st_size - egress.relay_path.stat().st_size
         if in_home > limits.write_bytes:
             return self._result(episode, "oversized_output", None, done.seconds,
                                 f"wrote {in_home} bytes into its home folder, past the {limits.write_bytes}-byte cap")

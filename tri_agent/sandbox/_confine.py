@@ -4,9 +4,10 @@
     python -m tri_agent.sandbox._confine --reap-only -- ARGV...   (no confinement; only the subreaper)
 
 This small launcher runs ARGV as its child under a Landlock ruleset (reads allowed only beneath the
-``--read`` paths, reads and writes only beneath the ``--write`` paths; TCP connect and bind denied; no
-signals or abstract sockets outside the domain, where the kernel supports it), in a network namespace of
-its own when unprivileged user namespaces work, and with this launcher as the child subreaper: whatever
+``--read`` paths, reads and writes only beneath the ``--write`` paths; no signals or abstract sockets
+outside the domain, where the kernel supports it), with ``--no-network`` in a network namespace of its own
+(its loopback up, nothing else; the run fails when the namespace cannot be had), and with this launcher as
+the child subreaper: whatever
 the child forks, daemons included, is reparented here and killed when the child ends or when the launcher
 is told to stop (SIGTERM). The launcher exits with the child's status. Landlock needs Linux 5.13 or newer;
 ``landlock_abi()`` says whether it works here.
@@ -17,19 +18,22 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
+import fcntl
 import os
 import signal
+import socket
+import struct
 import sys
 import time
 
 _CREATE, _ADD_RULE, _RESTRICT = 444, 445, 446  # the same numbers on x86_64 and aarch64
 _PATH_BENEATH = 1
+_SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
 _VERSION = 1
 _SUBREAPER, _NO_NEW_PRIVS, _PDEATHSIG, _CAPBSET_DROP, _CAP_AMBIENT = 36, 38, 1, 24, 47
 _NEWUSER, _NEWNET = 0x10000000, 0x40000000
 _READ = (1 << 0) | (1 << 2) | (1 << 3)  # execute, read file, read dir
 _FS_BY_ABI = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 4: (1 << 15) - 1, 5: (1 << 16) - 1}
-_NET_ALL = (1 << 0) | (1 << 1)  # bind and connect TCP (ABI 4)
 _SCOPED_ALL = (1 << 0) | (1 << 1)  # abstract unix sockets and signals (ABI 6)
 
 
@@ -57,13 +61,15 @@ def landlock_abi() -> int:
     return max(int(version), 0)
 
 
-def _restrict(readable: list[str], writable: list[str], network: bool) -> None:
+def _restrict(readable: list[str], writable: list[str]) -> None:
     abi = landlock_abi()
     if abi <= 0:
         raise OSError("Landlock is not available")
     libc = _libc()
     fs = _FS_BY_ABI.get(abi, _FS_BY_ABI[5])
-    attr = _Ruleset(fs, 0 if network or abi < 4 else _NET_ALL, _SCOPED_ALL if abi >= 6 else 0)
+    # TCP is left to the network namespace: the run's own loopback works (a service, an agent's egress relay),
+    # and nothing else is there to reach
+    attr = _Ruleset(fs, 0, _SCOPED_ALL if abi >= 6 else 0)
     size = ctypes.sizeof(_Ruleset) if abi >= 6 else (16 if abi >= 4 else 8)
     ruleset = libc.syscall(_CREATE, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
     if ruleset < 0:
@@ -111,10 +117,13 @@ def _drop_capabilities() -> None:
 
 
 def _private_network() -> None:
-    """A network namespace of the run's own (loopback only). Without one, Landlock would still deny TCP, but UDP
-    and every host interface would stay reachable: fail rather than run with less than the layer claims."""
+    """A network namespace of the run's own, its loopback up and nothing else in it. Without one, every host
+    interface and service would be reachable: fail rather than run with less than the layer claims."""
     if _libc().unshare(_NEWUSER | _NEWNET) != 0:
         raise OSError(ctypes.get_errno(), "no private network namespace (unprivileged user namespaces are off)")
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:  # a new namespace's loopback starts down
+        flags = struct.unpack_from("H", fcntl.ioctl(probe, _SIOCGIFFLAGS, struct.pack("16sH14x", b"lo", 0)), 16)[0]
+        fcntl.ioctl(probe, _SIOCSIFFLAGS, struct.pack("16sH14x", b"lo", flags | _IFF_UP))
 
 
 def private_network_works() -> bool:
@@ -193,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
                 if args.no_network:
                     _private_network()
                 _drop_capabilities()
-                _restrict(args.read, args.write, network=not args.no_network)
+                _restrict(args.read, args.write)
             os.execvp(command[0], command)
         except OSError as exc:
             os.write(2, f"confine: {exc}\n".encode())
