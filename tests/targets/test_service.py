@@ -261,3 +261,15 @@ def test_a_service_case_runs_under_landlock_on_the_jails_own_loopback(tmp_path: 
     result = _run(tmp_path, _project(tmp_path))
     assert result.isolation == ("landlock",) and result.provenance.behavior == "answered"
     assert [r["id"] for r in result.rows if r["step"] == "add"] == ["1"]
+
+
+def test_a_case_run_twice_prints_the_same_answers_whatever_the_date_header(tmp_path: Path) -> None:
+    """The driver reports only the headers a row reads: Date and Server would make every run differ, and a hunt
+    for a mutant's difference would find one in every case."""
+    import time
+
+    target = _project(tmp_path)
+    first = _run(tmp_path, target, case="c-0000000001").provenance
+    time.sleep(1.1)  # the service's Date header moves on
+    second = _run(tmp_path, target, case="c-0000000001".replace("1", "2", 1)).provenance
+    assert first.stdout_sha256 == second.stdout_sha256 and first.outputs == second.outputs

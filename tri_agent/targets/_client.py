@@ -181,14 +181,17 @@ def run_steps(plan: dict[str, Any], service: Service, emit: Any) -> int:
         if step.get("clock") and not service.set_clock(step["clock"]):
             emit({"step": step["id"], "n": 0, "error": "the clock could not be moved"})
             return CRASHED
-        concrete = substitute({k: v for k, v in step.items() if k not in ("capture", "clock")}, captured)
+        concrete = substitute({k: v for k, v in step.items() if k not in ("capture", "clock", "read_headers")},
+                              captured)
+        wanted = set(step.get("read_headers") or ())
         for n in range(int(step.get("repeat") or 1)):
             try:
                 status, headers, body, cut = send(service.port, concrete, plan["request_timeout"], plan["body_cap"])
             except (OSError, http.client.HTTPException) as exc:
                 emit({"step": step["id"], "n": n, "error": f"no answer: {type(exc).__name__}"})
                 return CRASHED
-            emit({"step": step["id"], "n": n, "status": status, "headers": headers,
+            emit({"step": step["id"], "n": n, "status": status,
+                  "headers": {k: v for k, v in headers.items() if k in wanted},
                   "body": body.decode("utf-8", "replace"), "truncated": cut})
             if n == 0:
                 captured.update(_captures(step.get("capture") or {}, body))

@@ -85,6 +85,9 @@ class Step(_Strict):
         out = self.model_dump(exclude={"select", "json_body"}, exclude_none=True)
         if "json_body" in self.model_fields_set:
             out["json"] = self.json_body
+        # only the headers a row reads come back: the rest (Date, Server) would make every run differ
+        out["read_headers"] = sorted({v.removeprefix("header:").lower() for v in self.select.values()
+                                      if v.startswith("header:")})
         return out
 
 
