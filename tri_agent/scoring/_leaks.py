@@ -7,9 +7,12 @@ name rows and are not searched. JSON answers (objects, lists) are searched throu
 Files are searched as raw text and through the strings they encode (JSON, Python and CSV string
 literals), after Unicode NFC normalisation and with every line break read as ``\n``, so an answer
 hidden as ``"M\\u00fcller"``, across lines (CRLF or not), inside doubled CSV quotes or in a partly
-quoted CSV cell is still found. Numbers also match by value (``1234.5`` finds a sealed ``1234.50``)
-and only on number boundaries; text only on word boundaries. UTF-16 files are decoded, NUL bytes
-ignored. A symlink in a scanned tree is itself a hit: it is how a workspace reaches a key.
+quoted CSV cell is still found. Numbers also match by value (``1234.5`` finds a sealed ``1234.50``) in their
+usual spellings: an exponent (``1.2345e3``), a decimal comma (``1234,5``), grouped thousands (``1,234.5``,
+``1.234,5``, ``1 234.5``, ``1_234.5``, ``1'234.5``) and the digits of any script (``１２３４.５``, ``١٢٣٤٫٥``);
+only on number boundaries, and never inside a comma-separated run (``7,1234,5,9`` is a list, not ``1234.5``).
+Text matches only on word boundaries. UTF-16 files are decoded, NUL bytes ignored. A symlink in a scanned
+tree is itself a hit: it is how a workspace reaches a key.
 A table handed in with ``--actual`` by a role is checked for *mirroring* the answer key instead
 (byte-identical, or every answer column with identical cells in the same order). Hits name the
 field and row that leaked, never the sealed value.
@@ -41,6 +44,20 @@ _DQ = re.compile(r'"((?:[^"\\\n]|\\.)*)"')  # group 1: the literal's text as wri
 _SQ = re.compile(r"'((?:[^'\\\n]|\\.)*)'")
 _NUMERIC = re.compile(r"[+-]?[0-9]+(\.[0-9]+)?")
 _NUMBER_TOKEN = re.compile(r"(?<![0-9.])[+-]?[0-9]+(?:\.[0-9]+)?(?![0-9]|\.[0-9])")
+
+
+# A number in another spelling: digits grouped by one mark (1,234 1.234 1 234 1_234 1'234), a decimal point or
+# comma, an exponent. The gate (a lookahead) lets through only numbers with such a spelling, the plain ones being
+# _NUMBER_TOKEN's: a table of plain numbers costs one more regex pass, no Python per cell. A comma or grouping mark
+# between digits at either edge makes the number part of a run (a CSV line, 5,892,38,7): no reading of its own.
+_SPELLED = re.compile(
+    r"(?=[0-9])(?<![0-9.])(?<![0-9][,_'])"  # a digit first: the engine skips words without trying the rest
+    # possessive (*+): a gate that backtracked through a long run of digits would be quadratic in it
+    r"(?=[0-9]*+(?:[,_'][0-9]|\.(?:[0-9]{3}(?![0-9])|[0-9]*+[eE][+-]?[0-9])|[eE][+-]?[0-9])"
+    r"|[0-9]{1,3} [0-9]{3}(?![0-9]))"
+    r"(?P<int>[0-9]{1,3}(?P<sep>[,._' ])[0-9]{3}(?:(?P=sep)[0-9]{3})*|[0-9]+)"
+    r"(?:(?!(?P=sep))(?P<dec>[.,])(?P<frac>[0-9]+))?(?:[eE](?P<exp>[+-]?[0-9]+))?"
+    r"(?![0-9]|[,._'][0-9])")
 
 
 class LeakHit(BaseModel):
@@ -163,7 +180,9 @@ class _Matcher:
     """All sealed values at once: text as one regex on word boundaries, numbers by value."""
 
     def __init__(self, values: list[str]) -> None:
-        self._numbers = {_normal(v): v for v in values if _NUMERIC.fullmatch(v)}
+        # keyed by Decimal: equal values hash alike (78.350, 7.835e1) and a huge exponent is never written out
+        self._numbers = {Decimal(v): v for v in values if _NUMERIC.fullmatch(v)}
+        self._figures = {_figures(v) for v in self._numbers.values()}
         words = sorted({v for v in values if v not in self._numbers.values()}, key=lambda v: (-len(v), v))
         self._re = re.compile("|".join(_bounded(v) for v in words)) if words else None
 
@@ -172,13 +191,76 @@ class _Matcher:
             for m in self._re.finditer(text):
                 yield m.start(), m.group(0)
         if self._numbers:
-            for m in _NUMBER_TOKEN.finditer(text):
-                start, token = m.start(), m.group(0)
-                if not token[0].isdigit() and start and (text[start - 1].isalnum() or text[start - 1] == "_"):
-                    token = token[1:]  # "total-4096.50": a separator, not a sign (the hit's line is the same)
-                sealed = self._numbers.get(_normal(token))
-                if sealed is not None:
-                    yield start, sealed
+            digits, figures = _fold_digits(text), self._figures  # same length: offsets (so lines) are the text's
+            for m in _NUMBER_TOKEN.finditer(digits):
+                # _figures inlined (no exponent here), the hot loop on a table of numbers; a Decimal's hash is slow
+                if m.group(0).replace(".", "").strip("+-0") in figures:
+                    yield from self._sealed(digits, m.start(), [m.group(0)])
+            for m in _spelled(digits):
+                start = m.start() - (m.start() > 0 and digits[m.start() - 1] in "+-")  # a sign, as _NUMBER_TOKEN's
+                yield from self._sealed(digits, start, [digits[start:m.start()] + r for r in _readings(m)])
+
+    def _sealed(self, text: str, start: int, readings: list[str]) -> Iterator[tuple[int, str]]:
+        for token in readings:
+            if _figures(token) not in self._figures:
+                continue
+            if not token[0].isdigit() and start and (text[start - 1].isalnum() or text[start - 1] == "_"):
+                token = token[1:]  # "total-4096.50": a separator, not a sign (the hit's line is the same)
+            try:
+                sealed = self._numbers.get(Decimal(token))
+            except InvalidOperation:  # an exponent past Decimal's range: no sealed value is that number
+                continue
+            if sealed is not None:
+                yield start, sealed
+
+
+def _figures(number: str) -> str:
+    """The significant digits of a number (``+0892.380e-1`` -> ``89238``): equal values have equal figures."""
+    return number.partition("e")[0].replace(".", "").strip("+-0")
+
+
+def _spelled(text: str) -> Iterator[re.Match[str]]:
+    """Every spelled number; after a space-grouped one, the one in its last group too (``12 892,38`` is also
+    ``892,38``). Only the last: a long line of numbers spaced apart is one match, and rescanning each tail of it
+    would be quadratic."""
+    for m in _SPELLED.finditer(text):
+        yield m
+        if m["sep"] == " ":
+            yield from _SPELLED.finditer(text, text.rindex(" ", m.start(), m.end()) + 1, m.end())
+
+
+def _readings(m: re.Match[str]) -> list[str]:
+    """The values a spelled number may stand for: ``1,234`` is 1234 with a thousands comma, 1.234 with a decimal one."""
+    digits, sep = m["int"], m["sep"]
+    tail = (f".{m['frac']}" if m["frac"] else "") + (f"e{m['exp']}" if m["exp"] else "")
+    out = [digits.replace(sep, "") if sep else digits]
+    if sep in (",", ".") and digits.count(sep) == 1 and not m["frac"]:
+        out.append(digits.replace(sep, "."))
+    return [d + tail for d in out]
+
+
+_FOLD_EXTRA = {"\u066b": ".", "\u066c": ",", "\u2019": "'"}  # Arabic decimal and thousands marks; ’ (Swiss)
+_FOLD_MARKS = frozenset(".,+-eE_' ")
+
+
+class _DigitFold(dict[int, int]):
+    """``str.translate`` table, filled as characters are met: a decimal digit of any script as its ASCII digit,
+    and a mark that NFKC makes a number's ASCII mark (full-width ``．，＋ｅ``, no-break spaces) as that mark."""
+
+    def __missing__(self, code: int) -> int:
+        char = chr(code)
+        digit = unicodedata.decimal(char, None)
+        # only decimal digits: a superscript or circled digit is no digit of a number (10² is not 102, ①5 is 5)
+        mark = _FOLD_EXTRA.get(char) or unicodedata.normalize("NFKC", char)
+        self[code] = ord(str(digit)) if digit is not None else ord(mark) if mark in _FOLD_MARKS else code
+        return self[code]
+
+
+_FOLD = _DigitFold()
+
+
+def _fold_digits(text: str) -> str:
+    return text if text.isascii() else text.translate(_FOLD)
 
 
 def _bounded(value: str) -> str:
