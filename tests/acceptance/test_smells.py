@@ -94,6 +94,10 @@ BAD: dict[str, Change] = {
         "    try:\n        assert total([]) == 0\n    except AssertionError:\n        pass")),
     "pytest-hook-added": Change(path="target/tests/conftest.py", old="import pytest\n", new=(
         "import pytest\n\n\ndef pytest_collection_modifyitems(items):\n    items[:] = items[:1]\n")),
+    "assertion-loosened": Change(path="target/tests/test_total.py", old=TEST,
+                                 new=TEST.replace("assert total([]) == 0", "assert total([]) is not None")),
+    "pytest-config-changed": Change(path="target/pytest.ini", old="[pytest]\naddopts = -q\n",
+                                    new="[pytest]\naddopts = -q --deselect tests/test_total.py::test_empty\n"),
     "exception-swallowed": Change(path="target/grades.py", old="def f():\n    g()\n",
                                   new="def f():\n    try:\n        g()\n    except Exception:\n        pass\n"),
 }
@@ -113,6 +117,8 @@ BAD_FOUND: dict[str, list[tuple[int | None, str]]] = {
     "timeout-changed": [(4, "test_total: timeout(60)")],
     "assertion-caught": [(11, "test_empty: except AssertionError")],
     "pytest-hook-added": [(4, "pytest_collection_modifyitems")],
+    "assertion-loosened": [(9, "test_empty: assert total([]) is not None")],
+    "pytest-config-changed": [(2, "addopts: --deselect tests/test_total.py::test_empty")],
     "exception-swallowed": [(4, "except Exception:")],
 }
 
@@ -672,3 +678,216 @@ def test_unchanged_text_has_no_diff_smell(text: str) -> None:
     # only naming a case is a smell of the text itself rather than of the change
     found = smells([Change(path="target/tests/test_x.py", old=text, new=text)], frozenset({"c-0123456789ab"}))
     assert [s for s in found if s.name != "case-id-in-code"] == []
+
+
+# --- evasions: aliases, dynamic access, keyword forms, named constants, config files ------------------------
+
+@pytest.mark.parametrize("head,line9,expected", [
+    pytest.param("import pytest as pt", "pt.importorskip('numpy')",
+                 [("conditional-skip-added", 9, "test_empty:importorskip")], id="pt.importorskip"),
+    pytest.param("import pytest as pt", "pt.skip('later')", [("skip-added", 9, "test_empty:skip")], id="pt.skip"),
+    pytest.param("from pytest import importorskip as ios", "ios('numpy')",
+                 [("conditional-skip-added", 9, "test_empty:importorskip")], id="importorskip as ios"),
+    pytest.param("from pytest import skip as later", "later('not now')", [("skip-added", 9, "test_empty:skip")],
+                 id="skip as later"),
+    pytest.param("from pytest import xfail as known", "known('bug')", [("skip-added", 9, "test_empty:xfail")],
+                 id="xfail as known"),
+    pytest.param("from _pytest.outcomes import skip", "skip('later')", [("skip-added", 9, "test_empty:skip")],
+                 id="skip from pytest's private module"),
+    pytest.param("import pytest", "getattr(pytest, 'skip')('later')", [("skip-added", 9, "test_empty:skip")],
+                 id="getattr(pytest, 'skip')"),
+    pytest.param("import pytest", "getattr(pytest, 'importorskip')('numpy')",
+                 [("conditional-skip-added", 9, "test_empty:importorskip")], id="getattr(pytest, 'importorskip')"),
+])
+def test_aliased_and_dynamic_skips_in_a_test_body(head: str, line9: str, expected: Found) -> None:
+    old = TEST.replace("import pytest", head)
+    new = old.replace("    assert total([]) == 0", f"    {line9}\n    assert total([]) == 0")
+    assert found(new, old=old) == expected
+
+
+@pytest.mark.parametrize("head,decorator", [
+    pytest.param("import pytest as pt", "@pt.mark.xfail", id="pt.mark.xfail"),
+    pytest.param("import pytest as pt", "@pt.mark.xfail(reason='bug')", id="pt.mark.xfail(reason)"),
+    pytest.param("import pytest", "@getattr(pytest.mark, 'xfail')", id="getattr(pytest.mark, 'xfail')"),
+    pytest.param("import pytest as pt", "@getattr(pt.mark, 'xfail')(reason='bug')", id="getattr on an alias"),
+    pytest.param("from pytest import mark as m", "@getattr(m, 'xfail')", id="getattr on an imported mark"),
+])
+def test_aliased_and_dynamic_xfail_marks(head: str, decorator: str) -> None:
+    old = TEST.replace("import pytest", head)
+    assert found(old.replace("def test_empty", f"{decorator}\ndef test_empty"), old=old) == [
+        ("skip-added", 8, "test_empty:xfail")]
+
+
+def test_getattr_with_a_default_or_a_computed_name_is_not_resolved() -> None:
+    for call in ("getattr(pytest, name)('later')", "getattr(runner, 'skip', None)(2)"):
+        assert found(TEST.replace("    assert total([]) == 0", f"    {call}\n    assert total([]) == 0")) == [], call
+
+
+NARROW = TEST + RAISES.replace("ValueError", "{old}")
+
+
+@pytest.mark.parametrize("old,new,expected", [
+    pytest.param(TEST + RAISES, TEST.replace("import pytest", "import pytest as pt") +
+                 RAISES.replace("pytest.raises(ValueError)", "pt.raises(Exception)"),
+                 [(13, "test_bad_input: pytest.raises(Exception)")], id="pt.raises"),
+    pytest.param(TEST + RAISES, TEST.replace("import pytest", "from pytest import raises as expect") +
+                 RAISES.replace("pytest.raises(ValueError)", "expect(Exception)"),
+                 [(13, "test_bad_input: pytest.raises(Exception)")], id="raises imported as expect"),
+    pytest.param(TEST + RAISES, TEST + RAISES.replace("ValueError", "expected_exception=Exception"),
+                 [(13, "test_bad_input: pytest.raises(expected_exception=Exception)")], id="by keyword"),
+    pytest.param(TEST + RAISES, TEST + RAISES.replace("pytest.raises(ValueError)",
+                                                      "getattr(pytest, 'raises')(BaseException)"),
+                 [(13, "test_bad_input: pytest.raises(BaseException)")], id="getattr(pytest, 'raises')"),
+    pytest.param(NARROW.format(old="ZeroDivisionError"), NARROW.format(old="ArithmeticError"),
+                 [(13, "test_bad_input: pytest.raises(ArithmeticError)")], id="a builtin base class"),
+    pytest.param(NARROW.format(old="KeyError"), NARROW.format(old="LookupError"),
+                 [(13, "test_bad_input: pytest.raises(LookupError)")], id="KeyError to LookupError"),
+    pytest.param(NARROW.format(old="UnicodeDecodeError"), NARROW.format(old="expected_exception=ValueError"),
+                 [(13, "test_bad_input: pytest.raises(expected_exception=ValueError)")], id="two levels up"),
+    pytest.param(NARROW.format(old="KeyError"), NARROW.format(old="(KeyError, OSError)"),
+                 [(13, "test_bad_input: pytest.raises((KeyError, OSError))")], id="one more class in a tuple"),
+    pytest.param(NARROW.format(old="KeyError"), NARROW.format(old="IndexError"), [], id="a sibling"),
+    pytest.param(NARROW.format(old="LookupError"), NARROW.format(old="KeyError"), [], id="narrower"),
+    pytest.param(NARROW.format(old="BadInput"), NARROW.format(old="ValueError"), [], id="a class of the project"),
+    pytest.param(NARROW.format(old="(KeyError, OSError)"), NARROW.format(old="(OSError, KeyError)"), [],
+                 id="the same tuple reordered"),
+])
+def test_expected_errors_widened_however_written(old: str, new: str, expected: list[tuple[int, str]]) -> None:
+    assert found(new, old=old) == [("raises-widened", line, what) for line, what in expected]
+
+
+def test_an_old_base_class_next_to_its_subclass_is_no_new_widening_but_one_more_is() -> None:
+    both = NARROW.format(old="KeyError") + "    with pytest.raises(LookupError):\n        total(['y'])\n"
+    assert found(both.replace("['y']", "['z']"), old=both) == []
+    assert found(both + "    with pytest.raises(LookupError):\n        total(['z'])\n", old=both) == [
+        ("raises-widened", 17, "test_bad_input: pytest.raises(LookupError)")]
+
+
+CLI = "\n\ndef test_cli():\n    run(['total'], timeout={})\n"
+
+
+@pytest.mark.parametrize("old,new,expected", [
+    pytest.param("LIMIT = 5\n" + TEST + CLI.format("LIMIT"), "LIMIT = 500\n" + TEST + CLI.format("LIMIT"),
+                 [(14, "test_cli: timeout=500")], id="a module constant raised"),
+    pytest.param("LIMIT: float = 5\n" + TEST + CLI.format("LIMIT * 2"),
+                 "LIMIT: float = 50\n" + TEST + CLI.format("LIMIT * 2"),
+                 [(14, "test_cli: timeout=50 * 2")], id="an annotated constant in an expression"),
+    pytest.param("LIMIT = 5\n" + TIMED.replace("timeout(2)", "timeout(LIMIT)"),
+                 "LIMIT = 60\n" + TIMED.replace("timeout(2)", "timeout(LIMIT)"),
+                 [(5, "test_total: timeout(60)")], id="a mark's constant"),
+    pytest.param(TEST + CLI.format(5), "LIMIT = 5\n" + TEST + CLI.format("LIMIT"), [],
+                 id="a value moved into a constant is the same limit"),
+    pytest.param("LIMIT = 5\nLIMIT = 6\n" + TEST + CLI.format("LIMIT"),
+                 "LIMIT = 5\nLIMIT = 600\n" + TEST + CLI.format("LIMIT"), [(15, "test_cli: timeout=600")],
+                 id="a name bound twice has its last value"),
+])
+def test_timeouts_kept_in_module_constants(old: str, new: str, expected: list[tuple[int, str]]) -> None:
+    assert found(new, old=old) == [("timeout-changed", line, what) for line, what in expected]
+
+
+@pytest.mark.parametrize("weaker", [
+    "assert total([]) is not None",
+    "assert total([]) != None",
+    "assert None is not total([])",
+    "assert total([])",
+    "assert bool(total([]))",
+    "assert isinstance(total([]), int)",
+])
+def test_an_exact_check_loosened_to_an_existence_check(weaker: str) -> None:
+    assert found(TEST.replace("assert total([]) == 0", weaker)) == [
+        ("assertion-loosened", 9, f"test_empty: {weaker}")]
+
+
+@pytest.mark.parametrize("exact,weaker", [
+    ("self.assertEqual(total([]), 0)", "self.assertIsNotNone(total([]))"),
+    ("self.assertEqual(total([]), 0)", "self.assertTrue(total([]))"),
+    ("self.assertEqual(total([]), 0)", "self.assertIsInstance(total([]), int)"),
+    ("self.assertTrue(total([]) == 0)", "self.assertTrue(total([]) is not None)"),
+])
+def test_a_unittest_check_loosened(exact: str, weaker: str) -> None:
+    old = UNIT.replace("self.assertEqual(total([]), 0)", exact)
+    assert found(old.replace(exact, weaker), old=old) == [("assertion-loosened", 9, f"test_empty: {weaker}")]
+    assert found(old.replace(exact, "self.assertTrue(total([]) == 0 + 0)"), old=old) == []  # still exact
+
+
+@pytest.mark.parametrize("new", [
+    pytest.param(TEST.replace("assert total([]) == 0", "assert total([]) is not None\n    assert total([]) == 0"),
+                 id="the exact check is kept"),
+    pytest.param(TEST.replace("assert total([]) == 0", "assert total([0]) is not None"), id="another subject"),
+    pytest.param(TEST + "\n\ndef test_more():\n    assert total([])\n", id="another test"),
+    pytest.param(TEST.replace("assert total([]) == 0", "assert total([]) <= 0"), id="another comparison"),
+])
+def test_a_weaker_check_beside_or_away_from_an_exact_one_is_not_loosened(new: str) -> None:
+    assert [f for f in found(new) if f[0] == "assertion-loosened"] == []
+
+
+def test_an_old_loose_check_is_no_new_one() -> None:
+    old = TEST.replace("assert total([]) == 0", "assert total([]) == 0\n    assert total([]) is not None")
+    assert found(old.replace("assert total([]) == 0\n", ""), old=old) == [
+        ("assertions-reduced", None, "3 assertion(s) before, 2 after")]
+
+
+PYTEST_INI = "[pytest]\naddopts = -q\ntestpaths = tests\n"
+
+
+@pytest.mark.parametrize("path,old,new,expected", [
+    pytest.param("target/pytest.ini", PYTEST_INI, PYTEST_INI.replace("-q", "-q --deselect tests/test_a.py::test_b"),
+                 [(2, "addopts: --deselect tests/test_a.py::test_b")], id="--deselect"),
+    pytest.param("target/pytest.ini", PYTEST_INI, PYTEST_INI.replace("-q", "-q\n    -k 'not slow'"),
+                 [(3, "addopts: -k not slow")], id="-k on a continuation line"),
+    pytest.param("target/pytest.ini", PYTEST_INI, PYTEST_INI.replace("-q", "-q -knot_slow -x"),
+                 [(2, "addopts: -k not_slow"), (2, "addopts: -x")], id="-k glued to its value and -x"),
+    pytest.param("target/setup.cfg", "[metadata]\nname = total\n",
+                 "[metadata]\nname = total\n\n[tool:pytest]\naddopts = -p no:randomly --ignore=tests/test_slow.py\n",
+                 [(5, "addopts: -p no:randomly"), (5, "addopts: --ignore=tests/test_slow.py")], id="setup.cfg"),
+    pytest.param("target/tox.ini", "[tox]\nenvlist = py311\n\n[pytest]\naddopts = -q\n",
+                 "[tox]\nenvlist = py311\n\n[pytest]\naddopts = -q --timeout 600 -m 'not db'\n",
+                 [(5, "addopts: --timeout 600"), (5, "addopts: -m not db")], id="tox.ini"),
+    pytest.param("target/pyproject.toml", "[tool.pytest.ini_options]\naddopts = '-q'\n",
+                 "[tool.pytest.ini_options]\naddopts = '-q --maxfail=1 --deselect=tests/test_a.py'\n",
+                 [(2, "addopts: --maxfail=1"), (2, "addopts: --deselect=tests/test_a.py")], id="pyproject"),
+    pytest.param("target/pyproject.toml", "[tool.pytest.ini_options]\naddopts = ['-q']\n",
+                 "[tool.pytest.ini_options]\naddopts = [\n    '-q',\n    '-p', 'no:cacheprovider',\n]\n",
+                 [(4, "addopts: -p no:cacheprovider")], id="pyproject's list form"),
+    pytest.param("target/pytest.ini", PYTEST_INI + "timeout = 5\n", PYTEST_INI + "timeout = 500\n",
+                 [(4, "timeout: 500")], id="a raised timeout option"),
+    pytest.param("target/pyproject.toml", "[project]\nname = 'total'\n",
+                 "[project]\nname = 'total'\n\n[tool.pytest.ini_options]\ntimeout = 300\n",
+                 [(5, "timeout: 300")], id="a new timeout option"),
+    pytest.param("target/pytest.ini", PYTEST_INI, PYTEST_INI.replace("-q", "-q -o timeout=600 -o cache_dir=.c "
+                                                                      "--override-ini=testpaths=tests/unit -rxs"),
+                 [(2, "addopts: -o timeout=600"), (2, "addopts: --override-ini=testpaths=tests/unit")],
+                 id="ini options overridden in addopts, and -rxs which is no -x"),
+    pytest.param("target/pytest.ini", PYTEST_INI, PYTEST_INI.replace("tests", "tests/unit"),
+                 [(3, "testpaths: tests/unit")], id="fewer test paths"),
+    pytest.param("target/tests/pytest.ini", None, "[pytest]\npython_functions = check_*\n",
+                 [(2, "python_functions: check_*")], id="a new config file"),
+])
+def test_pytest_told_to_run_fewer_tests_or_wait_longer(path: str, old: str | None, new: str,
+                                                       expected: Found) -> None:
+    assert [f for f in found(new, old=old, path=path) if f[0] == "pytest-config-changed"] == [
+        ("pytest-config-changed", line, what) for line, what in expected]
+
+
+@pytest.mark.parametrize("path,old,new", [
+    pytest.param("target/pytest.ini", PYTEST_INI, PYTEST_INI.replace("-q", "-q -ra --strict-markers"),
+                 id="report options"),
+    pytest.param("target/setup.cfg", "[flake8]\nmax-line-length = 100\n",
+                 "[flake8]\nmax-line-length = 120\nselect = -k\ntimeout = 9\n", id="another tool's section"),
+    pytest.param("target/pyproject.toml", "[tool.ruff]\nline-length = 100\n",
+                 "[tool.ruff]\nline-length = 120\n\n[tool.other]\naddopts = '-x'\n", id="another tool's table"),
+    pytest.param("target/pytest.ini", PYTEST_INI + "timeout = 5\n", "[pytest]\ntimeout = 5\naddopts = -q\n"
+                                                                    "testpaths = tests\n", id="reordered"),
+    pytest.param("target/notes.ini", "", "[pytest]\naddopts = -x\n", id="not a file pytest reads"),
+])
+def test_config_changes_that_select_and_wait_the_same_are_no_smell(path: str, old: str, new: str) -> None:
+    assert found(new, old=old, path=path) == []
+
+
+@pytest.mark.parametrize("path,new,expected", [
+    pytest.param("target/pyproject.toml", "[tool.pytest.ini_options\naddopts = '-x'\n", (2, "addopts = '-x'"),
+                 id="broken toml"),
+    pytest.param("target/pytest.ini", "addopts = -x\n[pytest\n", (1, "addopts = -x"), id="broken ini"),
+])
+def test_a_config_file_that_does_not_parse_is_read_as_lines(path: str, new: str, expected: tuple[int, str]) -> None:
+    assert found(new, old="", path=path) == [("pytest-config-changed", *expected)]

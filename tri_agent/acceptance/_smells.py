@@ -8,9 +8,15 @@ against the code as it was at preflight, so a smell stays until the builder undo
 
 Python files are read as syntax trees (both sides, or neither: the verdict must not depend on which
 Python runs the judge), so ``assert 1 == 1, "ok"`` is as trivial as ``assert True``, a skip is a skip
-however ``pytest`` was imported, and a test renamed with the same body is not a removed one. Other
-languages, and Python that does not parse, fall back to line patterns. Test names are compared over every
-file, so a test moved to another file is not removed either.
+however ``pytest`` was imported, and a test renamed with the same body is not a removed one. Before
+anything is looked for, the tree is read as pytest would run it: a module alias (``import pytest as pt``),
+a name imported from pytest or unittest (``from pytest import importorskip as ios``) and a ``getattr`` with
+a constant name (``getattr(pytest.mark, "xfail")``) all become the dotted name they stand for, so a table
+of names needs no second table of spellings. Other languages, and Python that does not parse, fall back
+to line patterns. Test names are compared over every file, so a test moved to another file is not removed
+either. pytest's own configuration (``pytest.ini``, ``setup.cfg``, ``tox.ini``, ``pyproject.toml``) is read
+as options: deselecting, filtering or ignoring tests, dropping plugins or raising a timeout there loosens
+every test at once.
 
 The strongest smell is mechanical and needs no judgment: the builder's code naming a case id of the exam
 (with or without its ``c-`` prefix). Case ids are opaque and change with every seed, so code that mentions
@@ -20,9 +26,13 @@ one is code that recognises a test.
 from __future__ import annotations
 
 import ast
+import builtins
+import configparser
 import re
+import shlex
+import tomllib
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -45,6 +55,7 @@ _SKIPS = {"skip", "xfail", "skipTest", "SkipTest"}
 _CONDITIONAL = {"skipif", "skipIf", "skipUnless", "importorskip"}
 _SKIP_OWNERS = {"pytest", "mark", "unittest", "self", "cls"}  # receivers whose .skip(...) is a test skip
 _BIG_NODES = 20_000  # a syntax tree this large is not a test anyone reads; the line patterns judge it
+_TEST_MODULES = {"pytest": "pytest", "_pytest": "pytest", "unittest": "unittest"}  # root module -> its name
 
 
 class Change(BaseModel):
@@ -72,6 +83,7 @@ class _Side:
 
     text: str
     tree: ast.Module | None
+    options: dict[str, list[str]] | None = None  # pytest's options, when both sides of a config file parse
 
 
 @dataclass(frozen=True)
@@ -84,7 +96,7 @@ class _Context:
 @dataclass(frozen=True)
 class _Kind:
     severity: Severity
-    tests_only: bool
+    files: Literal["any", "tests", "config"]  # which files the smell is looked for in
     meaning: str
     find: Callable[[_Side, _Side, _Context], Found]
 
@@ -97,15 +109,62 @@ def _sides(change: Change) -> tuple[_Side, _Side]:
         trees = [_parse(old), _parse(new)]
         if trees[0] is not None and trees[1] is not None:
             return _Side(old, trees[0]), _Side(new, trees[1])
+    if is_config_file(change.path):
+        options = [_options(old, change.path), _options(new, change.path)]
+        if options[0] is not None and options[1] is not None:
+            return _Side(old, None, options[0]), _Side(new, None, options[1])
     return _Side(old, None), _Side(new, None)
 
 
 def _parse(text: str) -> ast.Module | None:
     try:
         tree = ast.parse(text)
+        if sum(1 for _ in ast.walk(tree)) >= _BIG_NODES:
+            return None
+        _Resolve(_aliases(tree)).visit(tree)  # in place: a module node is kept, its contents rewritten
+        return ast.fix_missing_locations(tree)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    return tree if sum(1 for _ in ast.walk(tree)) < _BIG_NODES else None
+
+
+def _aliases(tree: ast.Module) -> dict[str, str]:
+    """Local name -> the dotted name it stands for, for names bound by importing pytest or unittest."""
+    out: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.asname: _TEST_MODULES[a.name.split(".")[0]] for a in node.names
+                    if a.asname and a.name.split(".")[0] in _TEST_MODULES}
+        elif isinstance(node, ast.ImportFrom) and not node.level and str(node.module).split(".")[0] in _TEST_MODULES:
+            root = _TEST_MODULES[str(node.module).split(".")[0]]  # _pytest.outcomes.skip is pytest.skip
+            out |= {a.asname or a.name: f"{root}.{a.name}" for a in node.names if a.name != "*"}
+    return out
+
+
+class _Resolve(ast.NodeTransformer):
+    """Rewrites aliases and ``getattr(x, "name")`` into the dotted names they stand for."""
+
+    def __init__(self, aliases: dict[str, str]) -> None:
+        self.aliases = aliases
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        dotted = self.aliases.get(node.id) if isinstance(node.ctx, ast.Load) else None
+        if dotted is None:
+            return node
+        root, *attrs = dotted.split(".")
+        out: ast.expr = ast.copy_location(ast.Name(id=root, ctx=ast.Load()), node)
+        for attr in attrs:
+            out = ast.copy_location(ast.Attribute(value=out, attr=attr, ctx=ast.Load()), node)
+        return out
+
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        self.generic_visit(node)
+        # getattr(x, "a") is x.a; with a default or a computed name it may be something else
+        if isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) == 2 \
+                and not node.keywords and isinstance(node.args[1], ast.Constant) \
+                and isinstance(node.args[1].value, str) and node.args[1].value.isidentifier():
+            return ast.copy_location(ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Load()),
+                                     node)
+        return node
 
 
 def _lines(text: str, pattern: re.Pattern[str]) -> list[tuple[int, str]]:
@@ -139,8 +198,6 @@ def _enclosing(node: ast.AST, parents: dict[int, ast.AST]) -> tuple[str, bool]:
 
 def _markers(tree: ast.Module) -> list[tuple[int, str, bool]]:
     """Every skip marker: (line, 'function:marker', conditional), keyed so that a new reason is no new skip."""
-    imported = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
-                and str(n.module).split(".")[0] in ("pytest", "unittest") for a in n.names}
     parents: dict[int, ast.AST] = _parents(tree)
     found: dict[str, tuple[int, str, bool]] = {}
     for node in ast.walk(tree):
@@ -156,7 +213,7 @@ def _markers(tree: ast.Module) -> list[tuple[int, str, bool]]:
         parent = parents.get(id(node))
         if isinstance(parent, ast.Call) and parent.func is node:
             continue  # the call itself is the marker
-        owned = _owner(node) in _SKIP_OWNERS or (isinstance(node, ast.Name | ast.Call) and name in imported)
+        owned = _owner(node) in _SKIP_OWNERS  # names imported from pytest were resolved to pytest.<name>
         if not (_decorator(node, parents) or owned or isinstance(parent, ast.keyword | ast.Assign | ast.Raise)):
             continue
         where, conditional = _enclosing(node, parents)
@@ -248,7 +305,7 @@ def _assert_count(side: _Side) -> int:
                (isinstance(n, ast.Call) and _name(n).startswith("assert")))
 
 
-def _added(old: list[tuple[int, str]], new: list[tuple[int, str]]) -> Found:
+def _added(old: Sequence[tuple[int | None, str]], new: Sequence[tuple[int | None, str]]) -> Found:
     """Occurrences in the new text beyond those the old text already had (compared by their text)."""
     left = Counter(what for _, what in old)
     out: Found = []
@@ -317,10 +374,76 @@ def _fewer_asserts(old: _Side, new: _Side, _ctx: _Context) -> Found:
     return [(None, f"{before} assertion(s) before, {after} after")] if after < before else []
 
 
+_WEAK_CALLS = {"assertIsNotNone", "assertTrue", "assertIsInstance"}
+_EXACT_CALL = re.compile(r"assert(?!Not)(\w*Equal|Is|In|Greater(Equal)?|Less(Equal)?|Regex)")
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _weak_subject(test: ast.expr) -> ast.expr | None:
+    """What an existence check checks: ``x is not None``, ``x != None``, ``bool(x)``, ``isinstance(x, T)``, ``x``."""
+    if isinstance(test, ast.Compare):
+        if len(test.ops) != 1 or not isinstance(test.ops[0], ast.IsNot | ast.NotEq):
+            return None
+        left, right = test.left, test.comparators[0]
+        return left if _is_none(right) else right if _is_none(left) else None
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id in ("bool", "isinstance"):
+        return test.args[0] if test.args else None
+    return test if isinstance(test, ast.Name | ast.Attribute | ast.Call | ast.Subscript) else None
+
+
+def _weak(node: ast.AST) -> ast.expr | None:
+    if isinstance(node, ast.Assert):
+        return _weak_subject(node.test)
+    if isinstance(node, ast.Call) and node.args and _name(node) in _WEAK_CALLS:
+        return _weak_subject(node.args[0]) if _name(node) == "assertTrue" else node.args[0]
+    return None
+
+
+def _exact(node: ast.AST) -> list[ast.expr]:
+    """The values an exact check pins down: each side of a comparison, the first two arguments of assertEqual."""
+    if isinstance(node, ast.Call) and _EXACT_CALL.fullmatch(_name(node)):
+        return node.args[:2]
+    test = node.test if isinstance(node, ast.Assert) else node.args[0] if isinstance(node, ast.Call) and \
+        node.args and _name(node) == "assertTrue" else None  # assert x == 2, assertTrue(x == 2)
+    if isinstance(test, ast.Compare) and _weak_subject(test) is None:
+        return [test.left, *test.comparators]
+    return []
+
+
+def _checks(side: _Side) -> tuple[set[tuple[str, str]], list[tuple[int, str, str, str]]]:
+    """(test, value) of every exact check, and (line, test, value, text) of every existence check."""
+    exact: set[tuple[str, str]] = set()
+    weak: list[tuple[int, str, str, str]] = []
+    parents = _parents(side.tree) if side.tree else {}
+    for node in ast.walk(side.tree) if side.tree else []:
+        where = _enclosing(node, parents)[0]
+        exact |= {(where, ast.unparse(v)) for v in _exact(node) if not isinstance(v, ast.Constant)}
+        subject = _weak(node)
+        if subject is not None and not isinstance(subject, ast.Constant):
+            weak.append((getattr(node, "lineno", 0), where, ast.unparse(subject), ast.unparse(node)[:120]))
+    return exact, weak
+
+
+def _loosened(old: _Side, new: _Side, _ctx: _Context) -> Found:
+    """An exact check of a value that the same test now only checks exists: the count of assertions stays, the
+    check is gone (``assert r.returncode == 2`` -> ``assert r.returncode is not None``)."""
+    (exact_old, weak_old), (exact_new, weak_new) = _checks(old), _checks(new)
+    lost = exact_old - exact_new
+
+    def weaker(weak: list[tuple[int, str, str, str]]) -> list[tuple[int, str]]:
+        return [(line, f"{where}: {text}") for line, where, subject, text in weak if (where, subject) in lost]
+
+    return _added(weaker(weak_old), weaker(weak_new))
+
+
 _BROAD = {"Exception", "BaseException"}
 _RAISES = {"raises", "assertRaises", "assertRaisesRegex"}
 _FLAKY = {"flaky", "retry", "repeat", "rerun"}
-_LINE_RAISES = re.compile(r"(pytest\.raises|assertRaises(Regex)?)\(\s*\(?\s*(Base)?Exception\b")
+_LINE_RAISES = re.compile(r"(pytest\.raises|assertRaises(Regex)?)\(\s*(expected_exception\s*=\s*)?\(?\s*"
+                          r"(Base)?Exception\b")
 _LINE_FLAKY = re.compile(r"@(pytest\.mark\.)?(flaky|retry)\b|reruns\s*=")
 _LINE_TIMEOUT = re.compile(r"pytest\.mark\.timeout\(|timeout\s*=\s*[0-9.]+")
 
@@ -329,23 +452,58 @@ def _calls(tree: ast.Module, names: set[str]) -> list[ast.Call]:
     return [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _name(n) in names]
 
 
-def _widened(side: _Side) -> list[tuple[int, str]]:
-    """``pytest.raises(Exception)``: an expected error widened to a base class catches every bug."""
+def _expected(call: ast.Call) -> tuple[str, ast.expr] | None:
+    """What a ``raises`` call expects, as written (positionally or by keyword), and the expression itself."""
+    if call.args:
+        return ast.unparse(call.args[0]), call.args[0]
+    given = next((k.value for k in call.keywords if k.arg == "expected_exception"), None)
+    return None if given is None else (f"expected_exception={ast.unparse(given)}", given)
+
+
+def _classes(expected: ast.expr) -> list[str]:
+    return [_name(e) for e in expected.elts] if isinstance(expected, ast.Tuple) else [_name(expected)]
+
+
+def _builtin_error(name: str) -> type[BaseException] | None:
+    found = getattr(builtins, name, None)
+    return found if isinstance(found, type) and issubclass(found, BaseException) else None
+
+
+def _covers(wide: list[str], narrow: list[str]) -> bool:
+    """Every class of ``narrow`` is one of ``wide`` or a subclass of one; only builtins have a known hierarchy."""
+    def within(name: str) -> bool:
+        cls = _builtin_error(name)
+        return name in wide or (cls is not None and any(
+            (base := _builtin_error(w)) is not None and issubclass(cls, base) for w in wide))
+    return all(within(n) for n in narrow)
+
+
+def _raises_calls(side: _Side) -> list[tuple[ast.Call, str, list[str], str]]:
+    """Every ``raises`` call of a tree: (call, its function, the classes it expects, how they are written)."""
+    if side.tree is None:
+        return []
+    parents = _parents(side.tree)
+    return [(c, _enclosing(c, parents)[0], _classes(e[1]), e[0]) for c in _calls(side.tree, _RAISES)
+            if (e := _expected(c)) is not None]
+
+
+def _widened(side: _Side, before: dict[str, list[list[str]]]) -> list[tuple[int, str]]:
+    """``pytest.raises(Exception)``, or a class wider than one the same test expected ``before``: an expected
+    error widened to a base class catches the bugs the narrower one was there to tell apart."""
     if side.tree is None:
         return _lines(side.text, _LINE_RAISES)
-    parents = _parents(side.tree)
-    out = []
-    for call in (c for c in _calls(side.tree, _RAISES) if c.args):
-        first = call.args[0]
-        names = {_name(e) for e in first.elts} if isinstance(first, ast.Tuple) else {_name(first)}
-        if names & _BROAD:
-            where = _enclosing(call, parents)[0]
-            out.append((call.lineno, f"{where}: {ast.unparse(call.func)}({ast.unparse(first)})"))
-    return out
+    return [(call.lineno, f"{where}: {ast.unparse(call.func)}({written})")
+            for call, where, names, written in _raises_calls(side)
+            if set(names) & _BROAD or any(_covers(names, old) and not _covers(old, names)
+                                          for old in before.get(where, []))]
 
 
 def _raises_widened(old: _Side, new: _Side, _ctx: _Context) -> Found:
-    return _added(_widened(old), _widened(new))
+    before: dict[str, list[list[str]]] = {}
+    for _, where, names, _written in _raises_calls(old):
+        before.setdefault(where, []).append(names)
+    # the old side is judged against itself too, so a base class already beside its subclass is no new one
+    return _added(_widened(old, before), _widened(new, before))
 
 
 def _flaky(side: _Side) -> list[tuple[int, str]]:
@@ -368,14 +526,41 @@ def _flaky_added(old: _Side, new: _Side, _ctx: _Context) -> Found:
     return _added(_flaky(old), _flaky(new))
 
 
+def _constants(tree: ast.Module) -> dict[str, ast.Constant]:
+    """Module-level numbers by name (the last binding wins, as at import): a limit kept in a name is a limit."""
+    out: dict[str, ast.Constant] = {}
+    for stmt in tree.body:
+        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else \
+            stmt.target if isinstance(stmt, ast.AnnAssign) else None
+        value = getattr(stmt, "value", None)
+        if isinstance(target, ast.Name):
+            out.pop(target.id, None)
+            if isinstance(value, ast.Constant) and isinstance(value.value, int | float):
+                out[target.id] = value
+    return out
+
+
+class _Substitute(ast.NodeTransformer):
+    def __init__(self, constants: dict[str, ast.Constant]) -> None:
+        self.constants = constants
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        return self.constants.get(node.id, node) if isinstance(node.ctx, ast.Load) else node
+
+
+def _value(expr: ast.expr, constants: dict[str, ast.Constant]) -> str:
+    """An expression as text, with module constants written as their values (on a copy: the tree stays)."""
+    return ast.unparse(_Substitute(constants).visit(ast.parse(ast.unparse(expr), mode="eval")))
+
+
 def _timeouts(side: _Side) -> list[tuple[int, str]]:
     """Every timeout a test sets, with its value: a changed value is a loosened check."""
     if side.tree is None:
         return _lines(side.text, _LINE_TIMEOUT)
-    parents = _parents(side.tree)
-    out = [(c.lineno, f"{_enclosing(c, parents)[0]}: timeout({ast.unparse(c.args[0]) if c.args else ''})")
+    parents, constants = _parents(side.tree), _constants(side.tree)
+    out = [(c.lineno, f"{_enclosing(c, parents)[0]}: timeout({_value(c.args[0], constants) if c.args else ''})")
            for c in _calls(side.tree, {"timeout"})]
-    out += [(k.value.lineno, f"{_enclosing(k.value, parents)[0]}: timeout={ast.unparse(k.value)}")
+    out += [(k.value.lineno, f"{_enclosing(k.value, parents)[0]}: timeout={_value(k.value, constants)}")
             for n in ast.walk(side.tree) if isinstance(n, ast.Call) for k in n.keywords if k.arg == "timeout"]
     return out
 
@@ -414,31 +599,138 @@ def _hook_added(old: _Side, new: _Side, _ctx: _Context) -> Found:
     return _added(_collection_hooks(old), _collection_hooks(new))
 
 
+_CONFIG_FILES = {"pytest.ini", ".pytest.ini", "setup.cfg", "tox.ini", "pyproject.toml"}
+_INI_SECTIONS = ("pytest", "tool:pytest")  # pytest.ini and tox.ini, setup.cfg
+# ini options that choose which tests are collected or how long they may take
+_CONFIG_KEYS = {"testpaths", "python_files", "python_classes", "python_functions", "norecursedirs", "timeout",
+                "session_timeout", "timeout_func_only"}
+# addopts that select fewer tests, stop early, change plugins, retry or wait longer: flag -> takes a value
+_ADDOPTS = {"-k": True, "-m": True, "-p": True, "-o": True, "--override-ini": True, "--deselect": True,
+            "--ignore": True, "--ignore-glob": True, "--timeout": True, "--session-timeout": True, "--maxfail": True,
+            "--reruns": True, "--only-rerun": True, "-x": False, "--exitfirst": False, "--lf": False,
+            "--last-failed": False, "--sw": False, "--stepwise": False, "--sw-skip": False, "--stepwise-skip": False,
+            "--co": False, "--collect-only": False, "--continue-on-collection-errors": False}
+_SHORT_VALUED = set("ckmnoprW")  # pytest's short options that take a value: -rxs is -r xs, not -x
+_LINE_CONFIG = re.compile(r"^\s*(addopts|" + "|".join(sorted(_CONFIG_KEYS)) + r")\s*[=:]")
+
+
+def is_config_file(path: str) -> bool:
+    return path.rsplit("/", 1)[-1] in _CONFIG_FILES
+
+
+def _options(text: str, path: str) -> dict[str, list[str]] | None:
+    """pytest's options in a config file, each as its words; None when the file does not parse."""
+    try:
+        if path.endswith(".toml"):
+            table = tomllib.loads(text).get("tool", {}).get("pytest", {}).get("ini_options", {})
+            return {k: [str(x) for x in v] if isinstance(v, list) else _words(str(v)) if k == "addopts"
+                    else str(v).split() for k, v in table.items()}
+        ini = configparser.ConfigParser(interpolation=None, strict=False)
+        ini.read_string(text)
+    except (ValueError, configparser.Error, AttributeError):
+        return None  # AttributeError: a [tool] that is not a table
+    return {k: _words(v) if k == "addopts" else v.split() for section in _INI_SECTIONS if ini.has_section(section)
+            for k, v in ini.items(section)}
+
+
+def _words(addopts: str) -> list[str]:
+    try:
+        return shlex.split(addopts)
+    except ValueError:
+        return addopts.split()  # an unclosed quote: pytest would not run, the words still say what was meant
+
+
+def _addopts(words: list[str]) -> list[tuple[str, str]]:
+    """The options of ``addopts`` that loosen a run: (flag, the option as shown)."""
+    out: list[tuple[str, str, str]] = []  # (flag, its value, how it was written when that was one word)
+    for i, word in enumerate(words):
+        after = words[i + 1] if i + 1 < len(words) else ""
+        if word.startswith("--"):
+            flag, eq, value = word.partition("=")
+            if flag in _ADDOPTS:
+                out.append((flag, (value if eq else after) if _ADDOPTS[flag] else "", word if eq else ""))
+        elif word.startswith("-"):
+            out += _short(word, after)
+    # -o sets an ini option: a loosening when the option it sets is one of _CONFIG_KEYS (-o cache_dir=x is not)
+    return [(flag, shown or f"{flag} {value}".strip()) for flag, value, shown in out
+            if flag not in ("-o", "--override-ini") or value.split("=")[0].strip() in _CONFIG_KEYS]
+
+
+def _short(word: str, after: str) -> list[tuple[str, str, str]]:
+    """Combined short options: ``-qx`` is -q -x, ``-knot_slow`` is -k not_slow."""
+    out = []
+    for j, char in enumerate(word[1:], start=2):
+        flag = f"-{char}"
+        if char in _SHORT_VALUED:
+            if flag in _ADDOPTS:
+                out.append((flag, word[j:] or after, ""))
+            break
+        if flag in _ADDOPTS:
+            out.append((flag, "", ""))
+    return out
+
+
+def _config(side: _Side) -> list[tuple[int | None, str]]:
+    if side.options is None:
+        return list(_lines(side.text, _LINE_CONFIG))  # both sides as lines, as for Python that does not parse
+    out: list[tuple[int | None, str]] = []
+    for key, words in side.options.items():
+        if key == "addopts":
+            out += [(_line_of(side.text, key, flag), f"addopts: {shown}") for flag, shown in _addopts(words)]
+        elif key in _CONFIG_KEYS:
+            out.append((_line_of(side.text, key, key), f"{key}: {' '.join(words)}"))
+    return out
+
+
+def _line_of(text: str, key: str, needle: str) -> int | None:
+    """The first line holding ``needle`` from the line that sets ``key`` in pytest's section on."""
+    lines = text.splitlines()
+    header = re.compile(r"^\s*\[\s*(pytest|tool:pytest|tool\.pytest\.ini_options)\s*\]")
+    start = next((n for n, line in enumerate(lines) if header.match(line)), 0)
+    setting = re.compile(rf"^\s*['\"]?{re.escape(key)}['\"]?\s*[=:]")
+    first = next((n for n in range(start, len(lines)) if setting.match(lines[n])), None)
+    if first is None:
+        return None
+    return next((n + 1 for n in range(first, len(lines)) if needle in lines[n]), first + 1)
+
+
+def _config_changed(old: _Side, new: _Side, _ctx: _Context) -> Found:
+    return _added(_config(old), _config(new))
+
+
 def _swallowed(old: _Side, new: _Side, _ctx: _Context) -> Found:
     return _added(_lines(old.text, _SWALLOW), _lines(new.text, _SWALLOW))
 
 
 SMELLS: dict[str, _Kind] = {
-    "case-id-in-code": _Kind("blocker", False, "the code names a case of the exam: it recognises a test", _case_ids),
-    "skip-added": _Kind("blocker", True, "a test is skipped, focused away or expected to fail", _skip_added),
-    "tests-removed": _Kind("blocker", True, "a test function disappeared from every file", _removed_tests),
-    "test-gutted": _Kind("blocker", True, "a test returns before checking anything", _gutted_tests),
-    "test-shadowed": _Kind("blocker", True, "a later test of the same name hides an earlier one", _shadowed),
-    "trivial-assert": _Kind("blocker", True, "an assertion that cannot fail", _trivial_added),
-    "conditional-skip-added": _Kind("blocker", True, "a test is skipped under a condition", _soft_skip_added),
-    "assertions-reduced": _Kind("blocker", True, "a test file holds fewer assertions than before", _fewer_asserts),
-    "raises-widened": _Kind("blocker", True, "an expected error widened to a base class", _raises_widened),
-    "flaky-added": _Kind("blocker", True, "a test is retried until it passes", _flaky_added),
-    "timeout-changed": _Kind("blocker", True, "a test's time limit changed", _timeout_changed),
-    "assertion-caught": _Kind("blocker", True, "a failing assertion is caught inside the test", _assertion_caught),
-    "pytest-hook-added": _Kind("blocker", True, "a pytest hook that can drop or rewrite test outcomes",
+    "case-id-in-code": _Kind("blocker", "any", "the code names a case of the exam: it recognises a test", _case_ids),
+    "skip-added": _Kind("blocker", "tests", "a test is skipped, focused away or expected to fail", _skip_added),
+    "tests-removed": _Kind("blocker", "tests", "a test function disappeared from every file", _removed_tests),
+    "test-gutted": _Kind("blocker", "tests", "a test returns before checking anything", _gutted_tests),
+    "test-shadowed": _Kind("blocker", "tests", "a later test of the same name hides an earlier one", _shadowed),
+    "trivial-assert": _Kind("blocker", "tests", "an assertion that cannot fail", _trivial_added),
+    "conditional-skip-added": _Kind("blocker", "tests", "a test is skipped under a condition", _soft_skip_added),
+    "assertions-reduced": _Kind("blocker", "tests", "a test file holds fewer assertions than before", _fewer_asserts),
+    "raises-widened": _Kind("blocker", "tests", "an expected error widened to a base class", _raises_widened),
+    "flaky-added": _Kind("blocker", "tests", "a test is retried until it passes", _flaky_added),
+    "timeout-changed": _Kind("blocker", "tests", "a test's time limit changed", _timeout_changed),
+    "assertion-caught": _Kind("blocker", "tests", "a failing assertion is caught inside the test", _assertion_caught),
+    "pytest-hook-added": _Kind("blocker", "tests", "a pytest hook that can drop or rewrite test outcomes",
                                _hook_added),
-    "exception-swallowed": _Kind("note", False, "an error is caught and dropped", _swallowed),
+    "assertion-loosened": _Kind("blocker", "tests", "an exact check became a check that a value exists",
+                                _loosened),
+    "pytest-config-changed": _Kind("blocker", "config", "pytest is told to run fewer tests, other plugins or "
+                                   "to wait longer", _config_changed),
+    "exception-swallowed": _Kind("note", "any", "an error is caught and dropped", _swallowed),
 }
 
 
 def is_test_file(path: str) -> bool:
     return bool(_TEST_FILE.search(path))
+
+
+def _looked_for(kind: _Kind, path: str) -> bool:
+    return kind.files == "any" or (is_test_file(path) if kind.files == "tests" else is_config_file(path))
 
 
 def smells(changes: list[Change], case_ids: frozenset[str] = frozenset()) -> list[Smell]:
@@ -451,7 +743,7 @@ def smells(changes: list[Change], case_ids: frozenset[str] = frozenset()) -> lis
     for change in sorted(changes, key=lambda c: c.path):
         old, new = sides[change.path]
         for name, kind in SMELLS.items():
-            if kind.tests_only and not is_test_file(change.path):
+            if not _looked_for(kind, change.path):
                 continue
             out += [Smell(name=name, severity=kind.severity, path=change.path, line=line,
                           detail=f"{kind.meaning}: {what}") for line, what in kind.find(old, new, ctx)]
