@@ -480,7 +480,7 @@ def _parser() -> argparse.ArgumentParser:
     it.add_argument("--spec", help="spec file(s), comma-separated, relative to the project")
     it.add_argument("--depth", choices=["quick", "standard", "deep"])
     it.add_argument("--gate-n", help="consecutive green rounds required")
-    it.add_argument("--target-kind", help="preset: warehouse, document")
+    it.add_argument("--target-kind", help="preset: warehouse, document, api")
     it.add_argument("--driver", action="append", default=[], metavar="ROLE=DRIVER",
                     help="scripted, in-session, command, anthropic or openai (default scripted)")
     it.add_argument("--target", metavar="FILE", help="the target file, relative to the project (target.yaml)")
@@ -503,7 +503,7 @@ def _parser() -> argparse.ArgumentParser:
 
     nw = sub.add_parser("new", help="write a complete, working acceptance project for a preset into a new folder")
     nw.add_argument("project", type=Path, help="the new (or empty) folder")
-    nw.add_argument("--preset", required=True, help="a preset whose target is a command: warehouse, document")
+    nw.add_argument("--preset", required=True, help="a preset with a skeleton: warehouse, document, api")
     nw.set_defaults(handler=_new)
 
     ac = sub.add_parser("accept", help="run the hard acceptance of a project to a decision")

@@ -83,7 +83,7 @@ class AcceptanceConfig(BaseModel):
     depth: Depth = Field(default="standard", description="quick, standard or deep: mutants sampled per round (3, 6, "
                                                          "12) and model turns the cost note assumes.")
     gate_n: int = Field(default=3, ge=1, le=20, description="Consecutive green rounds required.")
-    target_kind: str = Field(description="Preset name: warehouse, document, ...")
+    target_kind: str = Field(description="Preset name: warehouse, document, api, ...")
     target: str = Field(default="target.yaml", description="The target file, relative to the project.")
     exam: str = Field(default="exam", description="The exam folder, relative to the project.")
     evidence: str | None = Field(default=None, description="The run's state folder (evidence store, builds, "
@@ -107,7 +107,7 @@ QUESTIONS = (  # (field, question, flag)
     ("spec", "Spec file(s), relative to the project (comma-separated)?", "--spec"),
     ("depth", "Depth: quick, standard or deep?", "--depth"),
     ("gate_n", "How many consecutive green rounds make acceptance (gate N)?", "--gate-n"),
-    ("target_kind", "Target kind (a preset: warehouse, document)?", "--target-kind"),
+    ("target_kind", "Target kind (a preset: warehouse, document, api)?", "--target-kind"),
 )
 
 

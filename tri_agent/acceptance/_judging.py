@@ -434,7 +434,7 @@ def _ruling_files(changed: list[Change]) -> list[Change]:
 # weakening smells a model judge may rule justified (a platform-only skip, a timeout the spec sets); the
 # others (skips, removed or gutted tests, trivial asserts, case ids) are never cleared by anyone but the builder
 CLEARABLE = frozenset({"conditional-skip-added", "assertions-reduced", "raises-widened", "flaky-added",
-                       "timeout-changed"})
+                       "timeout-changed", "assertion-loosened", "pytest-config-changed"})
 _JUSTIFY_QUESTION = """The builder's change to its tests weakens them at these places:
 
 {smells}

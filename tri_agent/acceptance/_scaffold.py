@@ -1,8 +1,9 @@
 """``tri-agent new PROJECT --preset NAME``: a complete, working acceptance project to start from.
 
-Each preset whose target is driven by a command has a skeleton (``skeletons/<preset>/``, shipped in the wheel
-like the presets): a spec stub, an exam (deterministic generator, pure-Decimal oracle, caliber, test plan, the
-examiner's SPEC.md, a bug-class menu drawn from the preset), a target file with a placeholder target that
+Each preset whose target the gateway drives (a command, or a service over a database) has a skeleton
+(``skeletons/<preset>/``, shipped in the wheel like the presets): a spec stub, an exam (deterministic generator,
+pure-Decimal oracle, caliber, test plan, the examiner's SPEC.md, a bug-class menu drawn from the preset), a target
+file with a placeholder target that
 already meets the stub spec, the scripted roles of a dry run and ``acceptance.yaml``. Every file says what to
 replace. The skeleton is copied verbatim but for its placeholders (project, scope, consent), and committed as
 the first commit of a new git repository, so ``tri-agent check PROJECT`` passes at once.
@@ -25,6 +26,7 @@ from .._resources import shipped
 from ..targets._presets import Preset, load_presets
 from ._config import CONFIG, AcceptanceConfig, cost_note, load_config
 
+DRIVEN = ("command", "service")  # target kinds the gateway drives today (browser targets have no skeleton yet)
 SKIPPED = ("__pycache__", ".mypy_cache", ".ruff_cache")  # caches a checkout may hold beside the templates
 FALLBACK_IDENTITY = ["-c", "user.name=tri-agent new", "-c", "user.email=tri-agent@localhost"]
 
@@ -46,7 +48,7 @@ def skeletons_dir() -> Path:
 
 def available(presets: dict[str, Preset], skeletons: Path) -> list[str]:
     """Presets a project can start from: driven by a command, with a skeleton folder."""
-    return sorted(n for n, p in presets.items() if p.target_kind == "command" and (skeletons / n).is_dir())
+    return sorted(n for n, p in presets.items() if p.target_kind in DRIVEN and (skeletons / n).is_dir())
 
 
 def choose(name: str, presets: dict[str, Preset], skeletons: Path) -> Preset:
@@ -54,7 +56,7 @@ def choose(name: str, presets: dict[str, Preset], skeletons: Path) -> Preset:
     offer = f"available: {', '.join(available(presets, skeletons)) or 'none'}"
     if name not in presets:
         raise UsageError(f"no preset {name!r}", hint=offer)
-    if presets[name].target_kind != "command":
+    if presets[name].target_kind not in DRIVEN:
         raise UsageError(f"preset {name!r} drives a {presets[name].target_kind} target, which has no skeleton yet",
                          hint=offer)
     if not (skeletons / name).is_dir():
