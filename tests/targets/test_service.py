@@ -86,7 +86,8 @@ PLAN: dict[str, Any] = {"clock": "2026-01-01", "steps": [
     {"id": "again", "method": "POST", "path": "/notes", "json": {"text": "{{nid}}"}, "repeat": 2,
      "select": {"id": "$.id"}},
     {"id": "count", "path": "/", "clock": "2026-02-02",
-     "select": {"count": "$.count", "now": "$.now", "ct": "header:Content-Type", "ns": "$.items[*].n"}}],
+     "select": {"count": "$.count", "now": "$.now", "ct": "header:Content-Type", "ns": "$.items[*].n",
+                "has_now": "exists:$.now", "has_next": "exists:$.next"}}],
     "queries": [{"name": "notes", "sql": "select id, text from notes order by id"}]}
 
 
@@ -123,7 +124,7 @@ def test_a_case_gives_one_row_per_answer_and_the_database_rows_after_it(tmp_path
         {"case": c, "step": "again", "n": "0", "status": "201", "id": "2"},
         {"case": c, "step": "again", "n": "1", "status": "201", "id": "3"},  # the replay is sent again, as is
         {"case": c, "step": "count", "n": "0", "status": "200", "count": "3", "now": "2026-02-02",
-         "ct": "application/json", "ns": "[1,2]"},
+         "ct": "application/json", "ns": "[1,2]", "has_now": "true", "has_next": "false"},
         {"case": c, "step": "notes", "n": "0", "id": "1", "text": "héllo"},
         {"case": c, "step": "notes", "n": "1", "id": "2", "text": "1"},  # {{nid}} was the first answer's id
         {"case": c, "step": "notes", "n": "2", "id": "3", "text": "1"},

@@ -15,7 +15,8 @@ Rows (every cell text, or null where a row has no such value), keyed by ``case``
 
 - one per answer to a step: ``n`` is the repetition (``0`` then ``1``... for a step with ``repeat``), ``status`` the
   HTTP status code, and one column per ``select`` entry: a JSONPath into the JSON body (a string as itself,
-  anything else as JSON text, numbers exactly as the service wrote them) or ``header:Name``;
+  anything else as JSON text, numbers exactly as the service wrote them), ``exists:`` and a JSONPath (``true``
+  or ``false``: whether a value other than null is there), or ``header:Name``;
 - one per row a side-effect query returns after the case, read from the database by the orchestrator, never by
   the service: ``step`` is the query's name, ``n`` the row number, one column per result column.
 """
@@ -58,8 +59,9 @@ class Step(_Strict):
                        "bodies without an oversized exam).")
     capture: dict[str, str] = Field(default_factory=dict, description="Name -> JSONPath into the first answer's "
                                     "body; later steps use the value as {{name}}.")
-    select: dict[str, str] = Field(default_factory=dict, description="Row column -> JSONPath into the body, or "
-                                   "'header:Name'.")
+    select: dict[str, str] = Field(default_factory=dict, description="Row column -> JSONPath into the body, "
+                                   "'exists:' and a JSONPath ('true' when the body holds a value other than null "
+                                   "there, else 'false': for opaque values such as cursors), or 'header:Name'.")
     repeat: int = Field(default=1, ge=1, le=10, description="The same request sent this many times (replay, "
                         "idempotency); one row per answer.")
     clock: str | None = Field(default=None, description="Move the service's clock to this value before the step.")
@@ -77,7 +79,7 @@ class Step(_Strict):
             if column in KEY or column == "status":
                 raise ValueError(f"select: {column!r} is a column every row already has")
             if not source.startswith("header:"):
-                jsonpath({}, source)  # a path outside the supported subset is refused here, not per answer
+                jsonpath({}, source.removeprefix("exists:"))  # a path outside the subset is refused here, not later
         return select
 
     def wire(self) -> dict[str, Any]:
@@ -157,6 +159,9 @@ def _selected(source: str, body: Any, headers: dict[str, Any]) -> Cell:
     if source.startswith("header:"):
         value = headers.get(source.removeprefix("header:").lower())
         return value if isinstance(value, str) else None
+    if source.startswith("exists:"):  # whether the answer holds a value there (an opaque cursor, a token)
+        found = _NOTHING if body is _NOTHING else jsonpath(body, source.removeprefix("exists:"))
+        return "false" if found is _NOTHING or found is None else "true"
     if body is _NOTHING:
         return None
     found = jsonpath(body, source)

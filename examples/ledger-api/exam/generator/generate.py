@@ -45,7 +45,7 @@ def page(account, step, limit, cursor=None):
     query = {"limit": str(limit), **({"cursor": cursor} if cursor is not None else {})}
     return {"id": step, "path": f"/accounts/{account}/transfers", "query": query,
             "headers": {"Authorization": AUTH}, "capture": {"cur": "$.next"},
-            "select": {"error": "$.error", "ids": "$.items[*].id", "size": "$.count"}}
+            "select": {"error": "$.error", "ids": "$.items[*].id", "size": "$.count", "more": "exists:$.next"}}
 
 
 def raw(step, text, key="k-raw", times=1):

@@ -157,7 +157,10 @@ def fill(value, captured):
 
 
 def pick(body, path):
-    """The value a '$.name' or '$.items[*].name' path names in the answer (None when it names nothing)."""
+    """The value a '$.name' or '$.items[*].name' path names in the answer (None when it names nothing);
+    'exists:$.name' is whether the answer holds a value there."""
+    if path.startswith("exists:"):
+        return "true" if pick(body, path.removeprefix("exists:")) is not None else "false"
     if path.startswith("$.items[*]."):
         items = body.get("items")
         return [item[path.rsplit(".", 1)[1]] for item in items] if isinstance(items, list) else None
