@@ -174,6 +174,24 @@ def test_the_service_reaches_neither_the_snapshot_nor_the_servers_machine(server
     assert reach["program"] == "InsufficientPrivilege"  # not a superuser: no COPY ... PROGRAM
 
 
+def test_side_effect_queries_run_with_the_case_roles_rights_only(server: Path, tmp_path: Path) -> None:
+    """The exam's queries and any view the service planted run as the case's role: a query that needs the
+    administrator's rights (a server program, another database's catalogue) fails as a finding, never runs."""
+    target = _target(tmp_path, server)
+    plan = json.loads((tmp_path / "visible" / "c" / "requests.json").read_text())
+    plan["queries"] = [{"name": "who", "sql": "select current_user as text, usesuper::text as id "
+                                              "from pg_user where usename = current_user"}]
+    (tmp_path / "visible" / "c" / "requests.json").write_text(json.dumps(plan))
+    result = _run(tmp_path, target, "c-0000000005")
+    [who] = [r for r in result.rows if r["step"] == "who"]
+    assert who["text"].startswith("tri_case_") and who["id"] == "false"
+    plan["queries"] = [{"name": "escape", "sql": "copy (select 1) to program 'touch /tmp/tri-pg-escape'"}]
+    (tmp_path / "visible" / "c" / "requests.json").write_text(json.dumps(plan))
+    escaped = _run(tmp_path, target, "c-0000000006")
+    assert "side-effect query failed" in str(escaped.provenance.extract_error)
+    assert not Path("/tmp/tri-pg-escape").exists()
+
+
 def test_a_missing_template_or_a_superuser_owner_is_refused(server: Path, tmp_path: Path) -> None:
     (tmp_path / "g").mkdir()
     with pytest.raises(UsageError, match="template database 'nope' does not exist"):

@@ -176,13 +176,13 @@ def _socket_dir(db: Postgres, target_file: Path) -> Path:
 
 
 @contextmanager
-def _admin(db: Postgres, target_file: Path, dbname: str = "postgres") -> Iterator[Any]:
+def _admin(db: Postgres, target_file: Path, dbname: str = "postgres", user: str | None = None) -> Iterator[Any]:
     try:
         import psycopg
     except ImportError:  # pragma: no cover - a dependency of the package
         raise InfrastructureFailure("psycopg is not installed", hint="pip install 'psycopg[binary]'") from None
     try:
-        connection = psycopg.connect(host=str(_socket_dir(db, target_file)), port=db.port, user=db.user,
+        connection = psycopg.connect(host=str(_socket_dir(db, target_file)), port=db.port, user=user or db.user,
                                      dbname=dbname, autocommit=True, connect_timeout=10)
     except psycopg.Error as exc:
         raise InfrastructureFailure(f"cannot reach the PostgreSQL server at {db.socket_dir} port {db.port}: "
@@ -234,7 +234,9 @@ def _postgres_rows(db: Postgres, target_file: Path, name: str, queries: list[Que
     import psycopg
 
     rows: list[dict[str, Cell]] = []
-    with _admin(db, target_file, name) as connection:
+    # as the case's own role, never the administrator: the database is the service's, and a view or function it
+    # planted runs with the rights of whoever queries it
+    with _admin(db, target_file, name, user=name) as connection:
         connection.execute(f"SET statement_timeout = {int(QUERY_SECONDS * 1000)}")
         connection.execute("SET default_transaction_read_only = on")
         for query in queries:
