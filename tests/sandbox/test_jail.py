@@ -241,7 +241,9 @@ def test_tool_roots_never_show_home_folders_with_secrets_or_the_state(tmp_path: 
     (home / "venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("XDG_STATE_HOME")
+    monkeypatch.setattr(jail.tempfile, "tempdir", str(tmp_path / "elsewhere"))  # this HOME is not in "/tmp"
     path = ":".join(str(home / f) for f in (".cargo/bin", ".local/bin", ".pyenv/shims", "venv/bin"))
+    jail._roots.cache_clear()
     roots = jail.tool_roots({"PATH": path})
     assert home / ".cargo" not in roots and home / ".cargo" / "bin" in roots
     assert home / ".local" not in roots and home / ".local" / "bin" in roots
@@ -557,6 +559,8 @@ def test_configure_sets_the_policy_every_run_obeys(tmp_path: Path, monkeypatch: 
     through a link included."""
     monkeypatch.setattr(jail, "POLICY", jail.Policy())
     monkeypatch.setattr(jail, "strongest", lambda: None)
+    monkeypatch.setattr(jail.tempfile, "tempdir", str(tmp_path / "elsewhere"))  # tools here are not in "/tmp"
+    jail._roots.cache_clear()
     tools = (tmp_path / "tools" / "bin").resolve()
     tools.mkdir(parents=True)
     (tmp_path / "alias").symlink_to(tmp_path / "tools")
@@ -569,6 +573,24 @@ def test_configure_sets_the_policy_every_run_obeys(tmp_path: Path, monkeypatch: 
     assert jail.POLICY.protected == () and tools in jail.tool_roots({"PATH": str(tools)})
     with pytest.raises(InfrastructureFailure, match="no OS sandbox"):
         jail.Jail(writable=(tmp_path,)).run(["true"], cwd=tmp_path, env=base_env(tmp_path), timeout=20)
+
+
+def test_a_path_entry_inside_the_state_or_temporary_folder_is_never_a_tool_root(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A target's own env may set PATH: an entry pointing into the state folder (where the sealed keys are) or
+    the temporary folder (other runs' scratch) would be mounted into its jail."""
+    state = tmp_path / "state"
+    sealed = state / "tri-agent" / "runs" / "r" / "builds" / "b" / "sealed"
+    sealed.mkdir(parents=True)
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    monkeypatch.setattr(jail.tempfile, "tempdir", str(tmp_path / "scratch"))
+    (tmp_path / "scratch" / "other-run" / "bin").mkdir(parents=True)
+    jail._roots.cache_clear()
+    try:
+        roots = jail.tool_roots({"PATH": f"{sealed}:{tmp_path / 'scratch' / 'other-run' / 'bin'}:/usr/bin"})
+        assert not any(r.is_relative_to(state) or r.is_relative_to(tmp_path / "scratch") for r in roots), roots
+    finally:
+        jail._roots.cache_clear()
 
 
 def test_tool_roots_without_a_path_are_the_interpreters_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -56,6 +56,16 @@ class H(BaseHTTPRequestHandler):
         if self.path == "/_clock":
             CLOCK["now"] = body["now"]
             return self._send(204 if False else 200, {})
+        if MODE == "forge":  # answer for the driver: a line for a step never sent, then the driver killed
+            try:
+                with open(f"/proc/{os.getppid()}/fd/1", "w") as out:
+                    out.write(json.dumps({"step": "count", "n": 0, "status": 299, "body": "{}"}) + "\n")
+            except OSError:
+                pass
+            os.kill(os.getppid(), 9)
+        if MODE == "log-flood":
+            sys.stdout.write("x" * 200000)
+            sys.stdout.flush()
         if MODE == "link":
             os.remove(DB)
             os.symlink(os.environ["APP_SECRET"], DB)
@@ -132,7 +142,8 @@ def test_a_case_gives_one_row_per_answer_and_the_database_rows_after_it(tmp_path
     assert (result.provenance.behavior, result.provenance.extract_error) == ("answered", None)
     assert result.isolation in (("bubblewrap",), ("landlock",))
     kept = sorted(p.name for p in (tmp_path / "keep" / c).iterdir())
-    assert kept == ["responses.jsonl", "service.err", "service.out"]
+    assert kept == ["responses.jsonl", "service-logs"]
+    assert sorted(p.name for p in (tmp_path / "keep" / c / "service-logs").iterdir()) == ["service.err", "service.out"]
     assert set(result.provenance.outputs) == {"responses.jsonl"}  # logs are evidence, never fingerprinted
 
 
@@ -184,6 +195,10 @@ def test_a_plan_that_moves_the_clock_needs_a_target_that_can(tmp_path: Path) -> 
     ({"steps": [{"id": "a", "path": "/", "select": {"x": "$..deep"}}]}, "steps.0.select"),
     ({"steps": [{"id": "a", "path": "/", "select": {"status": "$.s"}}]}, "steps.0.select"),
     ({"steps": [{"id": "a", "path": "/"}], "queries": [{"name": "a", "sql": "select 1"}]}, "document"),
+    ({"steps": [{"id": "a", "path": "/a b"}]}, "steps.0.path"),
+    ({"steps": [{"id": "a", "path": "/", "headers": {"X": "a\r\nInjected: 1"}}]}, "steps.0.headers"),
+    ({"steps": [{"id": "a", "path": "/", "headers": {"X Y": "1"}}]}, "steps.0.headers"),
+    ({"steps": [{"id": "a", "path": "/", "text": "0123456789abcdef", "times": 67108864}]}, "steps.0"),
 ])
 def test_a_bad_plan_is_refused_naming_the_file_and_field(tmp_path: Path, plan: dict[str, Any], field: str) -> None:
     target = _project(tmp_path, plans={"c1": plan})
@@ -274,3 +289,48 @@ def test_a_case_run_twice_prints_the_same_answers_whatever_the_date_header(tmp_p
     time.sleep(1.1)  # the service's Date header moves on
     second = _run(tmp_path, target, case="c-0000000001".replace("1", "2", 1)).provenance
     assert first.stdout_sha256 == second.stdout_sha256 and first.outputs == second.outputs
+
+
+@pytest.mark.parametrize(("sql", "why"), [
+    ("ATTACH DATABASE '{secret}' AS s", "not authorized"),  # another file of the host
+    ("VACUUM INTO '{out}'", "authorization denied"),
+    ("PRAGMA query_only = OFF", "not authorized"),
+    ("WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 8) SELECT zeroblob(50000000) AS t "
+     "FROM c", "too big"),
+    ("SELECT text AS step FROM notes", "not named case, step or n"),
+    ("CREATE TABLE x(y)", "not authorized"),
+])
+def test_an_sqlite_side_effect_query_reads_the_copy_and_nothing_else(tmp_path: Path, sql: str, why: str) -> None:
+    import sqlite3
+
+    from tri_agent.targets._databases import _run_sqlite
+    from tri_agent.targets._requests import Query
+
+    secret, copy, out = tmp_path / "secret.db", tmp_path / "case.db", tmp_path / "out.db"
+    with sqlite3.connect(secret) as db:
+        db.execute("create table k(v text)")
+        db.execute("insert into k values ('ORCHESTRATOR SECRET')")
+    with sqlite3.connect(copy) as db:
+        db.execute("create table notes(id integer primary key, text text)")
+        db.execute("insert into notes(text) values ('a')")
+    found = _run_sqlite(copy, [Query(name="q", sql=sql.format(secret=secret, out=out))])
+    assert isinstance(found, str) and why in found, found
+    assert not out.exists()
+    assert _run_sqlite(copy, [Query(name="q", sql="select id, text from notes")]) == [
+        {"case": "", "step": "q", "n": "0", "id": "1", "text": "a"}]
+
+
+def test_a_service_that_writes_for_the_driver_and_kills_it_gets_no_row(tmp_path: Path) -> None:
+    """The driver is not dumpable, so its output is closed to the service beside it; and a driver that did not
+    end as it ends vouches for no line it printed."""
+    result = _run(tmp_path, _project(tmp_path, mode="forge"))
+    assert result.rows == [] and not any(r.get("status") == "299" for r in result.rows)
+    assert "did not end as it ends (exit" in str(result.provenance.extract_error)
+
+
+def test_what_a_service_logs_counts_against_the_write_cap(tmp_path: Path) -> None:
+    target = _project(tmp_path, mode="log-flood")
+    (tmp_path / "target.yaml").write_text((tmp_path / "target.yaml").read_text() + "write_cap: 65536\n")
+    result = _run(tmp_path, Target.load(tmp_path / "target.yaml"))
+    assert result.rows == [] and "past the write cap of 65536" in str(result.provenance.extract_error)
+    assert target.config.write_cap != 65536  # the cap came from the file written above

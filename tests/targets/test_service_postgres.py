@@ -22,6 +22,7 @@ from tri_agent.targets._gateway import CaseResult, Gateway
 from tri_agent.targets._target import Target
 
 PORT = 54329
+PASSWORD = "tri-agent-test-admin"
 APP = r'''
 import json, os, sys
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -33,6 +34,14 @@ def attempt(**kw):
     try:
         with psycopg.connect(URL, **kw) as c:
             return c.execute(os.environ.get("PROBE_SQL", "select 1")).fetchone()[0] and "yes"
+    except psycopg.Error as exc:
+        return type(exc).__name__
+
+
+def as_admin():  # the administrator's name on the socket the jail sees, without its password
+    try:
+        with psycopg.connect(URL, user="postgres", dbname="postgres", password=""):
+            return "yes"
     except psycopg.Error as exc:
         return type(exc).__name__
 
@@ -52,7 +61,8 @@ class H(BaseHTTPRequestHandler):
         if self.path == "/health":
             return self._send(200, {})
         # what the case's role may reach besides its own database
-        self._send(200, {"template": attempt(dbname="ledger_template"), "program": attempt_program()})
+        self._send(200, {"template": attempt(dbname="ledger_template"), "program": attempt_program(),
+                         "admin": as_admin()})
 
     def do_POST(self):
         text = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["text"]
@@ -80,7 +90,7 @@ def _bin() -> Path | None:
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[Path]:
+def server() -> Iterator[Path]:  # the data folder is the socket folder's parent
     """A PostgreSQL cluster of our own: initdb in a temporary folder, as a non-root user, Unix socket only."""
     binaries = _bin()
     if binaries is None:
@@ -89,17 +99,21 @@ def server() -> Iterator[Path]:
     root.chmod(0o755)
     data, sockets = root / "data", root / "sock"
     sockets.mkdir(mode=0o755)
+    (root / "pw").write_text(PASSWORD + "\n")
     as_user: list[str] = []
     if os.geteuid() == 0:  # initdb refuses root: the cluster belongs to Debian's postgres user
-        shutil.chown(root, "postgres")
-        shutil.chown(sockets, "postgres")
+        for path in (root, sockets, root / "pw"):
+            shutil.chown(path, "postgres")
         as_user = ["runuser", "-u", "postgres", "--"]
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "check": True}
-    subprocess.run([*as_user, str(binaries / "initdb"), "-D", str(data), "--auth=trust", "-U", "postgres",
-                    "--no-sync", "-E", "UTF8"], **quiet)  # type: ignore[call-overload]
+    # passwords on the socket: every case's jail sees it (a trusting server is refused, see below)
+    subprocess.run([*as_user, str(binaries / "initdb"), "-D", str(data), "--auth=scram-sha-256", "-U", "postgres",
+                    f"--pwfile={root / 'pw'}", "--no-sync", "-E", "UTF8"], **quiet)  # type: ignore[call-overload]
     options = f"-k {sockets} -c listen_addresses='' -p {PORT} -c fsync=off"
     subprocess.run([*as_user, str(binaries / "pg_ctl"), "-D", str(data), "-o", options, "-w", "-l",
                     str(root / "log"), "start"], **quiet)  # type: ignore[call-overload]
+    saved = os.environ.get("PGPASSWORD")
+    os.environ["PGPASSWORD"] = PASSWORD  # the orchestrator's: libpq reads it, no jail sees it (scrubbed env)
     try:
         import psycopg
 
@@ -114,6 +128,10 @@ def server() -> Iterator[Path]:
             template.execute("INSERT INTO notes(text) VALUES ('seeded')")
         yield sockets
     finally:
+        if saved is None:
+            os.environ.pop("PGPASSWORD", None)
+        else:
+            os.environ["PGPASSWORD"] = saved
         subprocess.run([*as_user, str(binaries / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         shutil.rmtree(root, ignore_errors=True)
@@ -134,7 +152,8 @@ service:
 """)
     plan: dict[str, Any] = {"steps": [
         {"id": "add", "method": "POST", "path": "/notes", "json": {"text": "ünïcode"}, "select": {"id": "$.id"}},
-        {"id": "reach", "path": "/", "select": {"template": "$.template", "program": "$.program"}}],
+        {"id": "reach", "path": "/", "select": {"template": "$.template", "program": "$.program",
+                                                "admin": "$.admin"}}],
         "queries": [{"name": "notes", "sql": "select id, text from notes order by id"}]}
     (tmp / "visible" / "c").mkdir(parents=True, exist_ok=True)
     (tmp / "visible" / "c" / "requests.json").write_text(json.dumps(plan))
@@ -172,6 +191,7 @@ def test_the_service_reaches_neither_the_snapshot_nor_the_servers_machine(server
     [reach] = [r for r in result.rows if r["step"] == "reach"]
     assert reach["template"] == "OperationalError"  # no CONNECT on the template for a case's role
     assert reach["program"] == "InsufficientPrivilege"  # not a superuser: no COPY ... PROGRAM
+    assert reach["admin"] == "OperationalError"  # the administrator's name alone opens nothing
 
 
 def test_side_effect_queries_run_with_the_case_roles_rights_only(server: Path, tmp_path: Path) -> None:
@@ -199,3 +219,42 @@ def test_a_missing_template_or_a_superuser_owner_is_refused(server: Path, tmp_pa
     (tmp_path / "h").mkdir()
     with pytest.raises(UsageError, match="owner 'postgres' is a superuser"):
         Gateway(_target(tmp_path, server, owner="postgres"), tmp_path / "visible", tmp_path / "h")
+
+
+def test_a_server_that_trusts_its_socket_is_refused(server: Path, tmp_path: Path) -> None:
+    """Every case's jail sees the socket: a server that lets anyone on it log in as the administrator without a
+    password would give every service the administrator's rights."""
+    binaries = _bin()
+    assert binaries is not None
+    hba = server.parent / "data" / "pg_hba.conf"
+    saved = hba.read_text()
+    as_user = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+    reload = [*as_user, str(binaries / "pg_ctl"), "-D", str(server.parent / "data"), "reload"]
+    try:
+        hba.write_text("local all postgres trust\n" + saved)
+        subprocess.run(reload, check=True, capture_output=True)
+        (tmp_path / "g").mkdir()
+        with pytest.raises(UsageError, match="without a password"):
+            Gateway(_target(tmp_path, server), tmp_path / "visible", tmp_path / "g")
+    finally:
+        hba.write_text(saved)
+        subprocess.run(reload, check=True, capture_output=True)
+
+
+@pytest.mark.parametrize(("sql", "why"), [
+    ("select set_config('statement_timeout', '0', false) as text", None),  # lifts nothing for the next query
+    ("select pg_sleep(30)", "canceling statement due to statement timeout"),
+    ("create table pwn as select 1", "syntax error"),  # only a query can be a cursor: statements never run
+    ("set statement_timeout = 0", "syntax error"),
+    ("select 1 as step", "not named case, step or n"),
+    ("select repeat('x', 1000000) as text from generate_series(1, 40)", "more than"),
+])
+def test_a_side_effect_query_is_read_only_bounded_and_never_a_crash(server: Path, tmp_path: Path, sql: str,
+                                                                     why: str | None) -> None:
+    target = _target(tmp_path, server)
+    plan = json.loads((tmp_path / "visible" / "c" / "requests.json").read_text())
+    plan["queries"] = [{"name": "q", "sql": sql}, {"name": "then", "sql": "select pg_sleep(12) as text"}]
+    (tmp_path / "visible" / "c" / "requests.json").write_text(json.dumps(plan))
+    result = _run(tmp_path, target, "c-0000000007")
+    assert (why is not None and why in str(result.provenance.extract_error)) or \
+        "statement timeout" in str(result.provenance.extract_error)  # the next query still times out

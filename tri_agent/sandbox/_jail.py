@@ -231,7 +231,9 @@ def tool_roots(env: Mapping[str, str]) -> list[Path]:
 @lru_cache(maxsize=16)
 def _roots(path: str, policy: tuple[Path, ...]) -> tuple[Path, ...]:
     state = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state").resolve()
-    protected = (*policy, state, Path(tempfile.gettempdir()).resolve(), Path.home().resolve(), Path("/"))
+    # nothing inside these is a tool: a PATH entry there (a target's own env may set PATH) would mount a key
+    sealed_off = (*policy, state, Path(tempfile.gettempdir()).resolve())
+    protected = (*sealed_off, Path.home().resolve(), Path("/"))
     roots: set[Path] = set()
     for entry in path.split(os.pathsep):
         # a relative entry names a folder of the orchestrator's cwd, which the run must not see (and which is
@@ -239,6 +241,8 @@ def _roots(path: str, policy: tuple[Path, ...]) -> tuple[Path, ...]:
         if not Path(entry).is_absolute() or not Path(entry).is_dir():
             continue
         folder = Path(entry).resolve()
+        if any(folder.is_relative_to(p) for p in sealed_off):
+            continue
         # a whole tool root only where the programs need it (pyenv's shims, a virtualenv's bin); elsewhere
         # just the folder on PATH: ~/.cargo/bin must not bring ~/.cargo/credentials.toml along
         whole = folder.name == "shims" or (folder.parent / "pyvenv.cfg").is_file()

@@ -136,8 +136,11 @@ class Service:
         if clock.get("env"):
             self.stop()
             return self.start()
-        status = send(self.port, {"method": clock["method"], "path": clock["path"], "json": {clock["field"]: now}},
-                      self.plan["request_timeout"], 0)[0]
+        try:
+            status = send(self.port, {"method": clock["method"], "path": clock["path"],
+                                      "json": {clock["field"]: now}}, self.plan["request_timeout"], 0)[0]
+        except (OSError, http.client.HTTPException):
+            return False
         return 200 <= status < 300
 
 
@@ -187,7 +190,7 @@ def run_steps(plan: dict[str, Any], service: Service, emit: Any) -> int:
         for n in range(int(step.get("repeat") or 1)):
             try:
                 status, headers, body, cut = send(service.port, concrete, plan["request_timeout"], plan["body_cap"])
-            except (OSError, http.client.HTTPException) as exc:
+            except (OSError, ValueError, http.client.HTTPException) as exc:
                 emit({"step": step["id"], "n": n, "error": f"no answer: {type(exc).__name__}"})
                 return CRASHED
             emit({"step": step["id"], "n": n, "status": status,
@@ -211,6 +214,15 @@ def _captures(capture: dict[str, str], body: bytes) -> dict[str, str]:
     return found
 
 
+def _undumpable() -> None:
+    """The service runs beside this driver as the same user: made non-dumpable, this process's /proc entries
+    (its standard output above all, where the answers go) are closed to it."""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+
+
 def main(argv: list[str]) -> int:
     with open(argv[1], encoding="utf-8") as f:
         plan = json.load(f)
@@ -219,6 +231,7 @@ def main(argv: list[str]) -> int:
         sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
         sys.stdout.flush()
 
+    _undumpable()
     service = Service(plan)
     try:
         if not service.start():

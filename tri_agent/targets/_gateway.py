@@ -37,8 +37,9 @@ from ..exam._formats import BuildRecord, Case, read_cases
 from ..sandbox._jail import Jail, odd_files, require_plain, written
 from ..sandbox._process import base_env
 from ..scoring._grading import ScoreInputs
+from ._databases import check_snapshot
 from ._requests import PLAN_FILE, load_plan
-from ._service import Ran, check_snapshot, serve_case
+from ._service import Ran, serve_case
 from ._target import PLACEHOLDERS, Cell, Target, extract_rows, failed, stray_output
 from ._trace import COVERAGE, LINES_NAME, SHIM, SHIM_NAME, read_coverage, read_lines, traceable, wrapped, write_coverage
 
@@ -103,7 +104,7 @@ class Gateway:
         self.built = self._build()
         self.built_size = written([self.built])
         if target.config.service is not None:
-            check_snapshot(target.config.service, self.built, target.path)
+            check_snapshot(target.config.service.database, self.built, target.path)
 
     def _build(self) -> Path:
         built = self.scratch / "built"
@@ -148,7 +149,8 @@ class Gateway:
             lines = None
         else:
             ran, lines = self._command(case, work, values, env, trace)
-        size = written([output_dir, home, work / "tmp"]) + max(written([target_dir]) - self.built_size, 0)
+        logs = [work / "log"] if (work / "log").is_dir() else []
+        size = written([output_dir, home, work / "tmp", *logs]) + max(written([target_dir]) - self.built_size, 0)
         if size > config.write_cap:  # what it wrote does not count: a case may not fill the disk
             ran = replace(ran, rows=[], error=f"the case wrote {size} bytes, past the write cap of {config.write_cap}")
         done = ran.done
@@ -165,8 +167,9 @@ class Gateway:
         )
         if keep is not None:
             shutil.copytree(output_dir, keep, dirs_exist_ok=True)
-            for log in ran.logs:  # evidence beside the outputs, never part of the fingerprint
-                shutil.copyfile(log, keep / log.name)
+            for log in ran.logs:  # evidence beside the outputs, apart from them, never part of the fingerprint
+                (keep / "service-logs").mkdir(exist_ok=True)
+                shutil.copyfile(log, keep / "service-logs" / log.name)
         shutil.rmtree(work, ignore_errors=True)
         return CaseResult(ran.rows, provenance, keep or output_dir, tuple(ran.layers), lines)
 

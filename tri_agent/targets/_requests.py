@@ -24,6 +24,7 @@ Rows (every cell text, or null where a row has no such value), keyed by ``case``
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -34,6 +35,9 @@ from ..scoring._tables import JsonNumber, to_json_text, unique_keys_object
 from ._client import _NOTHING, jsonpath
 
 PLAN_FILE = "requests.json"
+MAX_BODY = 64 << 20
+_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 KEY = ("case", "step", "n")
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 
@@ -49,9 +53,11 @@ class Step(_Strict):
                     "the rows' ``step`` column.")
     method: Literal["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] = Field(
         default="GET", description="HTTP method.")
-    path: str = Field(pattern=r"^/", description="Request path, starting with '/'.")
+    path: str = Field(pattern=r"^/[^\x00-\x20\x7f]*$", description="Request path, starting with '/' (no spaces or "
+                      "control characters: escape them).")
     query: dict[str, str] = Field(default_factory=dict, description="Query parameters.")
-    headers: dict[str, str] = Field(default_factory=dict, description="Request headers.")
+    headers: dict[str, str] = Field(default_factory=dict, description="Request headers (names are tokens; values "
+                                    "hold no line breaks or other control characters).")
     json_body: Any = Field(default=None, alias="json", description="A JSON body (sent with Content-Type "
                            "application/json unless a header says otherwise).")
     text: str | None = Field(default=None, description="A raw body instead (malformed JSON, any bytes as text).")
@@ -70,7 +76,17 @@ class Step(_Strict):
     def _one_body(self) -> Step:
         if "json_body" in self.model_fields_set and self.text is not None:
             raise ValueError("a step sends either 'json' or 'text', not both")
+        if self.text is not None and len(self.text.encode("utf-8")) * self.times > MAX_BODY:
+            raise ValueError(f"text x times is past {MAX_BODY} bytes: an oversized body needs no more")
         return self
+
+    @field_validator("headers")
+    @classmethod
+    def _clean_headers(cls, headers: dict[str, str]) -> dict[str, str]:
+        for name, value in headers.items():
+            if not _TOKEN.fullmatch(name) or _CONTROL.search(value):
+                raise ValueError(f"header {name!r}: a name is a token, a value holds no control characters")
+        return headers
 
     @field_validator("select")
     @classmethod
@@ -171,6 +187,12 @@ def _selected(source: str, body: Any, headers: dict[str, Any]) -> Cell:
 
 
 def query_rows(case: str, name: str, columns: list[str], values: list[tuple[Any, ...]]) -> list[dict[str, Cell]]:
+    """The rows of one side-effect query; a result column may not be named like a key column (it would move
+    the row onto another step's key): ValueError."""
+    clash = [c for c in columns if c in KEY]
+    if clash or len(set(columns)) != len(columns):
+        raise ValueError(f"query {name}: result columns must be unique and not named case, step or n "
+                         f"({', '.join(clash) or 'a repeated name'}); rename them with AS")
     return [{"case": case, "step": name, "n": str(i), **{c: _sql_text(v) for c, v in zip(columns, row, strict=True)}}
             for i, row in enumerate(values)]
 
@@ -193,7 +215,7 @@ def read_answers(stdout: bytes) -> list[dict[str, Any]]:
     for line in stdout.decode("utf-8", "replace").splitlines():
         try:
             item = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(item, dict):
             answers.append(item)
