@@ -35,3 +35,18 @@ def test_the_default_folder_is_ignored_by_git() -> None:
     probe = SCRIPT.parent / "out" / "acceptance" / "toy-grades" / "SCOREBOARD.md"
     done = subprocess.run(["git", "check-ignore", "-q", str(probe.relative_to(root))], cwd=root)
     assert done.returncode == 0
+
+
+def test_the_invoice_walk_through_runs_again_over_its_own_reports(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second `python3 dev.py demo` found the first one's reports and every score step refused to overwrite
+    them; the walk-through now replaces its own four reports, and nothing else in the folder."""
+    import sys
+
+    monkeypatch.setenv("TRI_AGENT_EXAMPLE_OUT", str(tmp_path))
+    monkeypatch.setenv("TRI_AGENT", str(Path(sys.executable).with_name("tri-agent")))
+    script = SCRIPT.parents[1] / "invoice-totals" / "run_example.py"
+    (tmp_path / "mine.txt").write_text("keep me")
+    assert load_script(script, "invoice_walk_1").main() == 0
+    assert load_script(script, "invoice_walk_2").main() == 0
+    assert (tmp_path / "mine.txt").read_text() == "keep me" and (tmp_path / "good.json").is_file()

@@ -28,8 +28,13 @@ STEPS = [
 ]
 
 
+REPORTS = ("good.json", "good.md", "buggy.json", "buggy.md")  # what this walk-through writes, and only that
+
+
 def main() -> int:
     OUT.mkdir(parents=True, exist_ok=True)
+    for name in REPORTS:  # the previous walk-through's reports: tri-agent never overwrites a report it is given
+        (OUT / name).unlink(missing_ok=True)
     surprises = 0
     for title, args, expected in STEPS:
         print(f"\n== {title}\n$ tri-agent {' '.join(str(a) for a in args)}", flush=True)
