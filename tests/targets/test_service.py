@@ -324,7 +324,8 @@ def test_a_service_that_writes_for_the_driver_and_kills_it_gets_no_row(tmp_path:
     """The driver is not dumpable, so its output is closed to the service beside it; and a driver that did not
     end as it ends vouches for no line it printed."""
     result = _run(tmp_path, _project(tmp_path, mode="forge"))
-    assert result.rows == [] and not any(r.get("status") == "299" for r in result.rows)
+    # no answer row at all (the database's own rows are the orchestrator's reading, and may be there)
+    assert [r for r in result.rows if r["step"] != "notes"] == []
     assert "did not end as it ends (exit" in str(result.provenance.extract_error)
 
 

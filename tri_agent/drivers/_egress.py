@@ -18,8 +18,9 @@ import socket
 import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from types import TracebackType
 from urllib.parse import urlsplit
+
+from ._socket import SocketService
 
 MODEL_APIS = ("api.anthropic.com:443", "api.openai.com:443")
 ALLOW_ENV = "TRI_AGENT_EGRESS_ALLOW"
@@ -90,15 +91,13 @@ def parse_head(head: bytes) -> tuple[str, str, int, bytes] | None:
     return method, url.hostname, url.port or 80, b"\r\n".join([first, *lines[1:]])
 
 
-class Egress:
+class Egress(SocketService):
     """The proxy for one episode, on a unix socket in the agent's HOME; use as a context manager."""
 
     def __init__(self, folder: Path, env: Mapping[str, str]) -> None:
-        self.socket_path = folder / "egress.sock"
-        self.relay_path = folder / "tri-agent-egress.py"
+        super().__init__(folder / "egress.sock", folder / "tri-agent-egress.py", _RELAY, "tri-agent-egress")
         self.allow = allow_list(env)
         self.refused: list[str] = []  # host:port of every request the allow-list turned away
-        self._listener: socket.socket | None = None
 
     def env(self) -> dict[str, str]:
         """What the agent is told: every request through the relay on its loopback."""
@@ -110,32 +109,7 @@ class Egress:
         """The agent's command, started by the relay inside the jail."""
         return [python, "-I", str(self.relay_path), str(self.socket_path), str(LOCAL_PORT), "--", *argv]
 
-    def __enter__(self) -> Egress:
-        self.relay_path.write_bytes(_RELAY.read_bytes())
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        listener.bind(str(self.socket_path))
-        listener.listen(16)
-        self._listener = listener
-        threading.Thread(target=self._serve, name="tri-agent-egress", daemon=True).start()
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 trace: TracebackType | None) -> None:
-        if self._listener is not None:
-            with contextlib.suppress(OSError):
-                self._listener.shutdown(socket.SHUT_RDWR)
-            self._listener.close()
-            self._listener = None
-
-    def _serve(self) -> None:
-        while self._listener is not None:
-            try:
-                client, _ = self._listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._handle, args=(client,), daemon=True).start()
-
-    def _handle(self, client: socket.socket) -> None:
+    def handle(self, client: socket.socket) -> None:
         with client, contextlib.suppress(OSError):
             head, rest = _read_head(client)
             request = parse_head(head) if head is not None else None

@@ -20,7 +20,6 @@ import socket
 import sys
 import threading
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import anyio
@@ -31,23 +30,21 @@ from mcp.server.stdio import stdio_server
 
 from .._version import __version__
 from ..isolation._tools import ToolBox, ToolError
+from ._socket import SocketService
 
 SERVER = "tri"  # agents see the tools as mcp__tri__<tool>
 _RELAY = Path(__file__).resolve().with_name("_relay.py")
 MAX_MESSAGE = 8 << 20  # bytes of one JSON-RPC message from a role (a tool call carries at most a file it writes)
 
 
-class ToolServer:
+class ToolServer(SocketService):
     """An MCP server for one episode's ``ToolBox`` on a unix socket; use as a context manager."""
 
     def __init__(self, box: ToolBox, folder: Path) -> None:
+        super().__init__(folder / "tools.sock", folder / "tri-agent-relay.py", _RELAY, "tri-agent-mcp")
         self.box = box
-        self.socket_path = folder / "tools.sock"
-        self.relay_path = folder / "tri-agent-relay.py"
         self.listed: list[list[str]] = []  # the names each tools/list answered with
         self.calls: list[dict[str, Any]] = []  # every call: tool, arguments, outcome (refused or not)
-        self._listener: socket.socket | None = None
-        self._thread: threading.Thread | None = None
 
     @property
     def granted(self) -> list[str]:
@@ -57,34 +54,7 @@ class ToolServer:
         """The command an agent's MCP configuration starts (inside its sandbox) to reach this server."""
         return [sys.executable, "-I", str(self.relay_path), str(self.socket_path)]
 
-    def __enter__(self) -> ToolServer:
-        self.relay_path.write_bytes(_RELAY.read_bytes())  # into the role's HOME: visible in its sandbox
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        listener.bind(str(self.socket_path))
-        listener.listen(4)
-        self._listener = listener
-        self._thread = threading.Thread(target=self._serve, name="tri-agent-mcp", daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 trace: TracebackType | None) -> None:
-        if self._listener is not None:
-            with contextlib.suppress(OSError):
-                self._listener.shutdown(socket.SHUT_RDWR)
-            self._listener.close()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-
-    def _serve(self) -> None:
-        while self._listener is not None:
-            try:
-                connection, _ = self._listener.accept()
-            except OSError:
-                return  # the episode is over: the listener was closed
-            threading.Thread(target=self._session, args=(connection,), daemon=True).start()
-
-    def _session(self, connection: socket.socket) -> None:
+    def handle(self, connection: socket.socket) -> None:
         with connection, contextlib.suppress(Exception):  # a client that vanishes ends its own session only
             anyio.run(self._speak, connection)
 

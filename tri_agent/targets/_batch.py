@@ -25,7 +25,7 @@ from threading import Lock
 from ..exam._formats import Case
 from ..sandbox._jail import BUBBLEWRAP, Jail, odd_files, strongest
 from ..sandbox._process import Completed, base_env
-from ._target import PLACEHOLDERS, Cell, Target, extract_rows, failed
+from ._target import PLACEHOLDERS, Cell, Target, expand, extract_rows, failed
 from ._trace import traceable
 
 SERVER = r'''
@@ -245,16 +245,10 @@ def _job(target: Target, built: Path, visible: Path, case: Case, work: Path) -> 
     values = dict(zip(PLACEHOLDERS, (str(work / "target"), str(work / "input"), str(work / "output"), case.case),
                       strict=True))
     values["{tmp}"] = str(work / "tmp")
-    argv = [_expand(a, values) for a in [*target.config.argv, *case.argv]]
+    argv = [expand(a, values) for a in [*target.config.argv, *case.argv]]
     env = {**base_env(work / "home", target.config.env), "TMPDIR": str(work / "tmp"), "PYTHONHASHSEED": "0"}
     return {"argv": argv, "cwd": str(work / "target"), "env": env, "stdout": str(work / "stdout"),
             "stderr": str(work / "stderr"), "work": str(work)}
-
-
-def _expand(arg: str, values: dict[str, str]) -> str:
-    for name, value in values.items():
-        arg = arg.replace(name, value)
-    return arg
 
 
 def _results(path: Path, n: int) -> list[dict[str, object]]:

@@ -40,7 +40,7 @@ from ..scoring._grading import ScoreInputs
 from ._databases import check_snapshot
 from ._requests import PLAN_FILE, load_plan
 from ._service import Ran, serve_case
-from ._target import PLACEHOLDERS, Cell, Target, extract_rows, failed, stray_output
+from ._target import PLACEHOLDERS, Cell, Target, expand, extract_rows, failed, stray_output
 from ._trace import COVERAGE, LINES_NAME, SHIM, SHIM_NAME, read_coverage, read_lines, traceable, wrapped, write_coverage
 
 # case runs side by side: one per core this process may use, at most 4 (a target's ``jobs`` can lower it)
@@ -177,7 +177,7 @@ class Gateway:
                  trace: bool) -> tuple[Ran, dict[str, frozenset[int]] | None]:
         config = self.target.config
         target_dir, input_dir, output_dir = work / "target", work / "input", work / "output"
-        argv = [_expand(a, values) for a in [*config.argv, *case.argv]]
+        argv = [expand(a, values) for a in [*config.argv, *case.argv]]
         tracing = trace and traceable(config.argv)
         if tracing:
             (work / "shim").mkdir()
@@ -202,12 +202,6 @@ class Gateway:
             rows, error = [], f"the case left links or special files in its output ({', '.join(odd[:3])})"
         lines = read_lines(work / "trace" / LINES_NAME, target_dir) if tracing else None
         return Ran(done, layers, rows, error, stray), lines
-
-
-def _expand(arg: str, values: dict[str, str]) -> str:
-    for name, value in values.items():
-        arg = arg.replace(name, value)
-    return arg
 
 
 def _fingerprint(folder: Path) -> dict[str, str]:

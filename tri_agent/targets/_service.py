@@ -131,13 +131,15 @@ def _driver(work: Path, spec: ServiceSpec, plan: RequestPlan, values: dict[str, 
             env: dict[str, str]) -> tuple[list[str], tuple[Path, ...]]:
     """The driver's argv and what it needs to read: its own copy and its plan (the jail does not show this
     package)."""
+    from ._target import expand  # _target imports this module for the service block: import at call time
+
     folder = work / "driver"
     folder.mkdir()
     (work / "log").mkdir()
     shutil.copyfile(_client.__file__, folder / "client.py")
     wire = {
-        "start": [_expand(a, values) for a in spec.start],
-        "env": {**env, **{k: _expand(v, values) for k, v in spec.env.items()}},
+        "start": [expand(a, values) for a in spec.start],
+        "env": {**env, **{k: expand(v, values) for k, v in spec.env.items()}},
         "cwd": values["{target}"], "ready": spec.ready.model_dump(), "stop_grace": spec.stop_grace,
         "clock": spec.clock.model_dump() if spec.clock else None, "initial_clock": plan.clock,
         "steps": [s.wire() for s in plan.steps], "body_cap": spec.body_cap,
@@ -145,12 +147,6 @@ def _driver(work: Path, spec: ServiceSpec, plan: RequestPlan, values: dict[str, 
     }
     (folder / "plan.json").write_text(json.dumps(wire, ensure_ascii=False), encoding="utf-8")
     return [sys.executable, "-I", str(folder / "client.py"), str(folder / "plan.json")], (folder,)
-
-
-def _expand(arg: str, values: dict[str, str]) -> str:
-    for name, value in values.items():
-        arg = arg.replace(name, value)
-    return arg
 
 
 _DRIVER_EXITS = (_client.READY, _client.UNREADY, _client.CRASHED)

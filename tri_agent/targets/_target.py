@@ -36,6 +36,13 @@ Cell = str | None
 PLACEHOLDERS = ("{target}", "{input}", "{output}", "{case}")
 
 
+def expand(arg: str, values: dict[str, str]) -> str:
+    """``arg`` with every placeholder of ``values`` (``{target}`` -> its path, ...) filled in."""
+    for name, value in values.items():
+        arg = arg.replace(name, value)
+    return arg
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
