@@ -12,7 +12,8 @@ from tri_agent.targets._presets import get_preset, load_presets
 
 def test_shipped_presets_load() -> None:
     presets = load_presets()
-    assert {"warehouse", "document"} <= set(presets)
+    assert set(presets) == {"warehouse", "document", "api", "gui"}
+    assert (presets["gui"].target_kind, presets["gui"].baseline_restore) == ("browser", "session-reset-snapshot")
     assert presets["warehouse"].tolerance_classes == ["amount", "ratio", "count"]
     assert presets["document"].tolerance_classes == ["text", "json", "set"]
 
@@ -26,5 +27,5 @@ def test_bad_preset_names_the_line(tmp_path: Path) -> None:
 
 
 def test_unknown_preset_is_usage_error() -> None:
-    with pytest.raises(UsageError, match="known presets: api, document, warehouse"):
+    with pytest.raises(UsageError, match="known presets: api, document, gui, warehouse"):
         get_preset("gui-in-space")

@@ -37,12 +37,16 @@ from ..exam._formats import BuildRecord, Case, read_cases
 from ..sandbox._jail import Jail, odd_files, require_plain, written
 from ..sandbox._process import base_env
 from ..scoring._grading import ScoreInputs
+from ._browser import BrowserSpec, evidence, prepare_pilot, require_browser
 from ._databases import check_snapshot
+from ._pages import PAGE_FILE, load_page_plan
 from ._requests import PLAN_FILE, load_plan
-from ._service import Ran, serve_case
+from ._service import Prepare, Ran, prepare_requests, serve_case
 from ._target import PLACEHOLDERS, Cell, Target, expand, extract_rows, failed, stray_output
 from ._trace import COVERAGE, LINES_NAME, SHIM, SHIM_NAME, read_coverage, read_lines, traceable, wrapped, write_coverage
 
+# how each service-like kind of target drives its cases
+PREPARE: dict[str, Prepare] = {"service": prepare_requests, "browser": prepare_pilot}
 # case runs side by side: one per core this process may use, at most 4 (a target's ``jobs`` can lower it)
 JOBS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 
@@ -105,6 +109,8 @@ class Gateway:
         self.built_size = written([self.built])
         if target.config.service is not None:
             check_snapshot(target.config.service.database, self.built, target.path)
+        if target.config.kind == "browser":
+            require_browser(target.config.browser or BrowserSpec())
 
     def _build(self) -> Path:
         built = self.scratch / "built"
@@ -145,8 +151,8 @@ class Gateway:
         config = self.target.config
         env = {**base_env(home, config.env), "TMPDIR": values["{tmp}"]}
         if config.service is not None:
-            ran = serve_case(self.target.path, config, work, values, env)
-            lines = None
+            ran = serve_case(self.target.path, config, work, values, env, PREPARE[config.kind])
+            ran, lines = replace(ran, shots=evidence(work)), None
         else:
             ran, lines = self._command(case, work, values, env, trace)
         logs = [work / "log"] if (work / "log").is_dir() else []
@@ -167,9 +173,11 @@ class Gateway:
         )
         if keep is not None:
             shutil.copytree(output_dir, keep, dirs_exist_ok=True)
-            for log in ran.logs:  # evidence beside the outputs, apart from them, never part of the fingerprint
-                (keep / "service-logs").mkdir(exist_ok=True)
-                shutil.copyfile(log, keep / "service-logs" / log.name)
+            # evidence beside the outputs, apart from them, never part of the fingerprint, never scored
+            for folder, paths in (("service-logs", ran.logs), ("screenshots", ran.shots)):
+                for path in paths:
+                    (keep / folder).mkdir(exist_ok=True)
+                    shutil.copyfile(path, keep / folder / path.name)
         shutil.rmtree(work, ignore_errors=True)
         return CaseResult(ran.rows, provenance, keep or output_dir, tuple(ran.layers), lines)
 
@@ -263,14 +271,16 @@ def _no_argv(target: Target, cases: list[Case]) -> None:
 
 
 def require_plans(target: Target, visible: Path, cases: list[Case]) -> None:
-    """Every service case's request plan reads, and moves the clock only where the target says how."""
+    """Every service case's request plan (a browser case's UI plan) reads, and moves the clock only where the
+    target says how."""
     if target.config.service is None:
         return
+    browser = target.config.kind == "browser"
     for case in cases:
-        plan = load_plan(visible / case.inputs)
+        plan = load_page_plan(visible / case.inputs) if browser else load_plan(visible / case.inputs)
         if plan.uses_clock() and target.config.service.clock is None:
             raise MalformedInput(f"case {case.case} sets the clock, and the target declares no way to set it",
-                                 where=f"{visible / case.inputs / PLAN_FILE}: clock",
+                                 where=f"{visible / case.inputs / (PAGE_FILE if browser else PLAN_FILE)}: clock",
                                  hint="add service.clock (env or path) to the target file, or drop the clock")
 
 

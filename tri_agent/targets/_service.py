@@ -27,6 +27,7 @@ import json
 import shutil
 import stat
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -37,7 +38,7 @@ from ..sandbox._jail import Jail
 from ..sandbox._process import Completed
 from . import _client
 from ._databases import Database, restored
-from ._requests import Cell, RequestPlan, load_plan, read_answers, step_rows
+from ._requests import Cell, Query, RequestPlan, load_plan, read_answers, step_rows
 
 if TYPE_CHECKING:
     from ._target import TargetConfig
@@ -94,62 +95,86 @@ class Ran:
     error: str | None = None
     stray: str | None = None
     logs: tuple[Path, ...] = ()
+    shots: tuple[Path, ...] = ()
+
+
+@dataclass(frozen=True)
+class Driving:
+    """How one case of a service-like target is driven: the driver run in the jail and how its lines are read."""
+
+    argv: list[str]
+    readable: tuple[Path, ...]
+    cap: int
+    rows: Callable[[list[dict[str, Any]]], list[dict[str, Cell]]]
+    queries: list[Query]
+    exits: tuple[int, ...]
+    extra: tuple[Path, ...] = ()
+
+
+Prepare = Callable[[Path, "TargetConfig", dict[str, str], dict[str, str]], Driving]
 
 
 def serve_case(target_file: Path, config: TargetConfig, work: Path, values: dict[str, str],
-               env: dict[str, str]) -> Ran:
-    """Restore the database, run the request driver in the case's jail, then read the rows: the answers the
-    driver reported and the side-effect queries against the database."""
+               env: dict[str, str], prepare: Prepare) -> Ran:
+    """Restore the database, run the driver ``prepare`` makes (requests, or a browser pilot) in the case's jail,
+    then read the rows: the answers the driver reported and the side-effect queries against the database."""
     spec = config.service
     assert spec is not None
     target_dir, input_dir, output_dir = work / "target", work / "input", work / "output"
-    plan, case = load_plan(input_dir), values["{case}"]
     with restored(spec.database, target_dir, target_file) as db:
         values = {**values, "{db}": db.url if db else ""}
-        argv, readable = _driver(work, spec, plan, values, env)
-        jail = Jail(readable=(input_dir, *readable, *(db.readable if db else ())),
+        drive = prepare(work, config, values, env)
+        jail = Jail(readable=(input_dir, *drive.readable, *(db.readable if db else ())), extra=drive.extra,
                     writable=(target_dir, work / "home", work / "tmp", work / "log"))
-        done, layers = jail.run(argv, cwd=target_dir, env=env, timeout=config.timeout,
-                                cap=_answers_cap(plan, spec, config.output_cap), file_cap=config.write_cap)
+        done, layers = jail.run(drive.argv, cwd=target_dir, env=env, timeout=config.timeout, cap=drive.cap,
+                                file_cap=config.write_cap)
         answers = read_answers(done.stdout)
-        error = _driver_error(answers, done)
+        error = _driver_error(answers, done, drive.exits)
         # a driver that did not end as it ends (killed, crashed) vouches for none of its lines
-        rows = step_rows(case, plan, answers) if done.exit_code in _DRIVER_EXITS else []
-        side = db.read(plan.queries) if db is not None and plan.queries else []
+        rows = drive.rows(answers) if done.exit_code in drive.exits else []
+        side = db.read(drive.queries) if db is not None and drive.queries else []
     _record(output_dir / "responses.jsonl", answers)
     if isinstance(side, str):
         error = error or side
     else:
-        rows += [{**row, "case": case} for row in side]
-    # the service's own two logs, and nothing else it may have left in their folder
-    logs = tuple(p for p in (work / "log" / "service.out", work / "log" / "service.err")
+        rows += [{**row, "case": values["{case}"]} for row in side]
+    # the service's own logs (the browser's console), and nothing else it may have left in their folder
+    logs = tuple(p for p in (work / "log" / n for n in ("service.out", "service.err", "console.jsonl"))
                  if p.exists() and stat.S_ISREG(p.lstat().st_mode))
     return Ran(done, layers, rows, error, logs=logs)
 
 
-def _driver(work: Path, spec: ServiceSpec, plan: RequestPlan, values: dict[str, str],
-            env: dict[str, str]) -> tuple[list[str], tuple[Path, ...]]:
-    """The driver's argv and what it needs to read: its own copy and its plan (the jail does not show this
-    package)."""
+def service_wire(work: Path, spec: ServiceSpec, clock: str | None, values: dict[str, str],
+                 env: dict[str, str]) -> dict[str, Any]:
+    """What every in-jail driver needs to start, probe, clock and stop the service."""
     from ._target import expand  # _target imports this module for the service block: import at call time
 
+    return {
+        "start": [expand(a, values) for a in spec.start],
+        "env": {**env, **{k: expand(v, values) for k, v in spec.env.items()}},
+        "cwd": values["{target}"], "ready": spec.ready.model_dump(), "stop_grace": spec.stop_grace,
+        "clock": spec.clock.model_dump() if spec.clock else None, "initial_clock": clock,
+        "body_cap": spec.body_cap, "request_timeout": spec.request_timeout, "log": str(work / "log"),
+    }
+
+
+def prepare_requests(work: Path, config: TargetConfig, values: dict[str, str], env: dict[str, str]) -> Driving:
+    """The request driver's argv and what it needs to read: its own copy and its plan (the jail does not show
+    this package)."""
+    spec = config.service
+    assert spec is not None
+    plan = load_plan(work / "input")
     folder = work / "driver"
     folder.mkdir()
     (work / "log").mkdir()
     shutil.copyfile(_client.__file__, folder / "client.py")
-    wire = {
-        "start": [expand(a, values) for a in spec.start],
-        "env": {**env, **{k: expand(v, values) for k, v in spec.env.items()}},
-        "cwd": values["{target}"], "ready": spec.ready.model_dump(), "stop_grace": spec.stop_grace,
-        "clock": spec.clock.model_dump() if spec.clock else None, "initial_clock": plan.clock,
-        "steps": [s.wire() for s in plan.steps], "body_cap": spec.body_cap,
-        "request_timeout": spec.request_timeout, "log": str(work / "log"),
-    }
+    wire = {**service_wire(work, spec, plan.clock, values, env), "steps": [s.wire() for s in plan.steps]}
     (folder / "plan.json").write_text(json.dumps(wire, ensure_ascii=False), encoding="utf-8")
-    return [sys.executable, "-I", str(folder / "client.py"), str(folder / "plan.json")], (folder,)
-
-
-_DRIVER_EXITS = (_client.READY, _client.UNREADY, _client.CRASHED)
+    case = values["{case}"]
+    return Driving(argv=[sys.executable, "-I", str(folder / "client.py"), str(folder / "plan.json")],
+                   readable=(folder,), cap=_answers_cap(plan, spec, config.output_cap),
+                   rows=lambda answers: step_rows(case, plan, answers), queries=plan.queries,
+                   exits=(_client.READY, _client.UNREADY, _client.CRASHED))
 
 
 def _answers_cap(plan: RequestPlan, spec: ServiceSpec, output_cap: int) -> int:
@@ -159,11 +184,11 @@ def _answers_cap(plan: RequestPlan, spec: ServiceSpec, output_cap: int) -> int:
     return max(output_cap, min(answers * (2 * spec.body_cap + 4096), 256 << 20))
 
 
-def _driver_error(answers: list[dict[str, Any]], done: Completed) -> str | None:
+def _driver_error(answers: list[dict[str, Any]], done: Completed, exits: tuple[int, ...]) -> str | None:
     if done.timed_out:
         return "the case ran out of time"
-    if done.exit_code not in _DRIVER_EXITS:
-        return f"the request driver did not end as it ends (exit {done.exit_code}): no answer of the case is read"
+    if done.exit_code not in exits:
+        return f"the driver did not end as it ends (exit {done.exit_code}): no answer of the case is read"
     problems = [a for a in answers if a.get("error")]
     if problems:
         step = problems[0].get("step")

@@ -1,7 +1,8 @@
 """The target: how the software under acceptance is driven, and how its results are read.
 
-``kind`` is a closed set: ``command`` (a program over input files: warehouse/report and document pipelines)
-and ``service`` (an HTTP service over a database, see ``_service``). A command target file::
+``kind`` is a closed set: ``command`` (a program over input files: warehouse/report and document pipelines),
+``service`` (an HTTP service over a database, see ``_service``) and ``browser`` (a web app over a database,
+driven through a real browser, see ``_browser``). A command target file::
 
     schema_version: 1
     kind: command
@@ -30,6 +31,7 @@ from .._errors import UsageError
 from ..exam._formats import Extract
 from ..sandbox._process import Completed
 from ..scoring._tables import ROW, JsonNumber, read_table, to_json_text, unique_keys_object
+from ._browser import BrowserSpec
 from ._service import ServiceSpec
 
 Cell = str | None
@@ -84,22 +86,33 @@ SERVICE_BEHAVIORS = (
     BehaviorRule(exit=3, behavior="unready"),
     BehaviorRule(exit="nonzero", behavior="crashed"),
 )
+# a browser case is the pilot's run: 0 every step done, 3 never ready, 5 a step found nothing to act on or a wait
+# never ended, anything else a crash
+BROWSER_BEHAVIORS = (
+    BehaviorRule(exit="timeout", behavior="timeout"),
+    BehaviorRule(exit=0, behavior="completed"),
+    BehaviorRule(exit=3, behavior="unready"),
+    BehaviorRule(exit=5, behavior="stuck"),
+    BehaviorRule(exit="nonzero", behavior="crashed"),
+)
 
 
 class TargetConfig(_Strict):
     """A target file (see the module docstring)."""
 
     schema_version: Literal[1] = Field(default=1, description="Version of the target format.")
-    kind: Literal["command", "service"] = Field(default="command", description="How the target is driven: "
-                                                "command (run per case) or service (started per case, then "
-                                                "sent requests).")
+    kind: Literal["command", "service", "browser"] = Field(
+        default="command", description="How the target is driven: command (run per case), service (started per "
+                                       "case, then sent requests) or browser (started per case, then driven "
+                                       "through a real browser).")
     preset: str | None = Field(default=None, description="Preset name (warehouse, document, ...).")
     baseline: str = Field(description="Folder holding the target, relative to the target file.")
     build: list[str] | None = Field(default=None, description="argv run once in a copy before the cases.")
     run: list[str] | None = Field(default=None, min_length=1, description="command targets: argv template: "
                                   "{target} {input} {output} {case}.")
-    service: ServiceSpec | None = Field(default=None, description="service targets: how the service is started, "
-                                        "probed, restored and stopped.")
+    service: ServiceSpec | None = Field(default=None, description="service and browser targets: how the service "
+                                        "(the web app) is started, probed, restored and stopped.")
+    browser: BrowserSpec | None = Field(default=None, description="browser targets: how the browser is driven.")
     timeout: float = Field(default=30, gt=0, description="Seconds one case may take before its group is killed.")
     jobs: int | None = Field(default=None, ge=1, description="Cases run side by side (default: one per core, "
                              "at most 4); 1 for a target that cannot share the machine (fixed ports, locks).")
@@ -113,14 +126,19 @@ class TargetConfig(_Strict):
                                           description="Rules classifying each run, first match wins (no match: "
                                                       "unclassified); default: timeout, then accepted (exit 0), "
                                                       "then rejected (nonzero); for a service: timeout, "
-                                                      "answered (0), unready (3), crashed (other).")
+                                                      "answered (0), unready (3), crashed (other); for a "
+                                                      "browser: timeout, completed (0), unready (3), stuck (5), "
+                                                      "crashed (other).")
 
     @model_validator(mode="after")
     def _driven(self) -> TargetConfig:
-        if self.kind == "command" and (self.run is None or self.service is not None):
-            raise ValueError("a command target needs 'run' (and no 'service')")
-        if self.kind == "service" and (self.service is None or self.run is not None):
-            raise ValueError("a service target needs 'service' (and no 'run': the service block says how it starts)")
+        if self.kind == "command" and (self.run is None or self.service is not None or self.browser is not None):
+            raise ValueError("a command target needs 'run' (and no 'service' or 'browser')")
+        if self.kind == "service" and (self.service is None or self.run is not None or self.browser is not None):
+            raise ValueError("a service target needs 'service' (and no 'run': the service block says how it starts; "
+                             "no 'browser': that is a browser target)")
+        if self.kind == "browser" and (self.service is None or self.run is not None):
+            raise ValueError("a browser target needs 'service' (how the web app starts; and no 'run')")
         return self
 
     @property
@@ -129,8 +147,8 @@ class TargetConfig(_Strict):
         return self.run if self.run is not None else self.service.start if self.service is not None else []
 
     def rules(self) -> list[BehaviorRule]:
-        if self.kind == "service" and "behaviors" not in self.model_fields_set:
-            return list(SERVICE_BEHAVIORS)
+        if self.kind != "command" and "behaviors" not in self.model_fields_set:
+            return list(SERVICE_BEHAVIORS if self.kind == "service" else BROWSER_BEHAVIORS)
         return self.behaviors
 
 
