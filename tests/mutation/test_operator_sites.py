@@ -258,11 +258,30 @@ STATUS_MADE: list[Made] = [
     ("status-swapped", "wrong-status", "403", "401", (1, 34), (1, 37), (1, 1)),
     ("status-swapped", "wrong-status", "201", "200", (2, 21), (2, 24), (2, 2)),
 ]
+WRITES = ("db.execute('insert into drafts values (?)', (v,))\n"
+          "db.executemany(\"  UPDATE t SET a = 1\")\n"
+          "db.execute('select 1')\n"  # a read
+          "db.execute(sql)\n"  # not a literal
+          "rows = db.execute('delete from t')\n"  # its result is used: not a statement of its own
+          "db.execute(f'delete from {t}')\n")  # an f-string is not a plain literal
+WRITES_MADE: list[Made] = [
+    ("write-dropped", "write-dropped", "db.execute('insert into drafts values (?)', (v,))", "pass", (1, 1), (1, 50),
+     (1, 1)),
+    ("write-dropped", "write-dropped", 'db.executemany("  UPDATE t SET a = 1")', "pass", (2, 1), (2, 39), (2, 2)),
+]
 # the api preset's classes, realised through ALIASES by the sites of general ones
 ALIASED = "if user != owner:\n    return deny()\nx = q(rounding=ROUND_HALF_UP)\ny = items[start:end]\n"
 
 TABLE = {
     "status": (STATUS, ALL, STATUS_MADE),
+    "writes": (WRITES, ALL, WRITES_MADE),
+    "writes as state lost": (WRITES, ["state-lost-on-expiry"],
+                             [(o, "state-lost-on-expiry", *rest) for o, _, *rest in WRITES_MADE]),
+    "the gui preset's aliases": (ALIASED, ["server-validation-missing", "wrong-value-shown"], [
+        ("validation-skipped", "server-validation-missing", "user != owner", "(user != owner) and False", (1, 4),
+         (1, 17), (2, 2)),
+        ("off-by-one", "wrong-value-shown", "start", "(start + 1)", (4, 11), (4, 16), (4, 4)),
+        ("off-by-one", "wrong-value-shown", "end", "(end - 1)", (4, 17), (4, 20), (4, 4))]),
     "aliases": (ALIASED, ["auth-check-dropped", "money-rounding", "page-off-by-one"], [
         ("validation-skipped", "auth-check-dropped", "user != owner", "(user != owner) and False", (1, 4), (1, 17),
          (2, 2)),
@@ -327,7 +346,9 @@ def test_the_table_covers_every_operator() -> None:
         "rounding-mode", "strip-dropped", "case-fold", "unicode-normalisation", "boundary-shift", "off-by-one",
         "missing-total", "field-dropped", "early-return", "swallowed-exception", "validation-skipped",
         "format-check-skipped", "blank-lines", "precision", "order-lost", "duplicates-merged", "encoding",
-        "wrong-status", "auth-check-dropped", "idempotency-ignored", "page-off-by-one", "money-rounding"}
+        "wrong-status", "auth-check-dropped", "idempotency-ignored", "page-off-by-one", "money-rounding",
+        "write-dropped", "state-lost-on-expiry", "server-validation-missing", "duplicate-on-double-submit",
+        "wrong-value-shown"}
 
 
 def test_ids_are_pinned_and_the_same_edit_twice_is_two_mutants(tmp_path: Path) -> None:

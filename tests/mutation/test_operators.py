@@ -30,6 +30,9 @@ SNIPPETS: dict[str, tuple[str, Any]] = {
     "duplicates-merged": ("def f(x):\n    return [c for c in x]\n", "aa"),
     "encoding-skipped": ("def f(x):\n    return x.decode('utf-8-sig')\n", b"\xef\xbb\xbfa"),
     "status-swapped": ("def f(x):\n    return dict(status_code=403, body=x)\n", "no"),
+    "write-dropped": ("import sqlite3\ndef f(x):\n    db = sqlite3.connect(':memory:')\n"
+                      "    db.execute('create table t(v)')\n    db.execute('insert into t values (?)', (x,))\n"
+                      "    db.execute('select 1')\n    return db.execute('select count(*) from t').fetchone()\n", "a"),
 }
 
 
@@ -87,3 +90,11 @@ def test_a_judges_concrete_edit_applies_once_or_says_why_not(tmp_path: Path) -> 
     assert not isinstance(made, str) and made.mutated == "a = 2\nb = 1\n" and made.start == (1, 1)
     assert "2 times" in str(concrete(tmp_path, "m.py", "x", "bounds", "= 1", "= 2"))
     assert "not a file" in str(concrete(tmp_path, "../m.py", "x", "bounds", "a", "b"))
+
+
+def test_a_write_dropped_is_a_write_never_a_read_or_a_schema_change(tmp_path: Path) -> None:
+    source, _ = SNIPPETS["write-dropped"]
+    (tmp_path / "m.py").write_text(source + "def g(db, sql):\n    db.execute(sql)\n    db.execute(b'delete')\n")
+    made = [i for i in instances(tmp_path, ["state-lost-on-expiry"]) if i.operator == "write-dropped"]
+    assert [i.original for i in made] == ["db.execute('insert into t values (?)', (x,))"]
+    assert made[0].bug_class == "state-lost-on-expiry"

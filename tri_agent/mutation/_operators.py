@@ -325,6 +325,20 @@ def _status(node: cst.CSTNode) -> list[Site]:
     return []
 
 
+_WRITES = ("insert", "update", "delete", "replace")
+
+
+def _write_dropped(node: cst.CSTNode) -> list[Site]:
+    """A database write never made: a statement ``x.execute("insert ...")`` (update, delete, replace) removed."""
+    if not (isinstance(node, cst.Expr) and isinstance(node.value, cst.Call)
+            and _method(node.value) in ("execute", "executemany") and node.value.args):
+        return []
+    sql = _string_value(node.value.args[0].value)
+    if sql is None or not sql.lstrip().lower().startswith(_WRITES):
+        return []
+    return [Site(node, cst.Pass(), ("write-dropped", "state-lost-on-expiry"), node)]
+
+
 OPERATORS: dict[str, Operator] = {op.id: op for op in (
     Operator("rounding-swap", ("rounding-mode",), "a rounding mode swapped (HALF_UP -> HALF_EVEN, HALF_DOWN, ...)",
              _rounding),
@@ -347,15 +361,21 @@ OPERATORS: dict[str, Operator] = {op.id: op for op in (
              "a declared utf-8 read as latin-1", _encoding),
     Operator("status-swapped", ("wrong-status",), "an HTTP status swapped (403 and 401, 404 -> 400, 201 -> 200, ...)",
              _status),
+    Operator("write-dropped", ("write-dropped", "state-lost-on-expiry"),
+             "a database write (insert, update, delete) never made", _write_dropped),
 )}
 
-# bug classes of a domain (the api preset's) realised by the sites of general ones: an authorisation check is a
+# bug classes of a domain (the api and gui presets') realised by the sites of general ones: an authorisation check is a
 # check that returns early, a page boundary an off-by-one, money rounding a rounding mode or precision
 ALIASES: dict[str, tuple[str, ...]] = {
     "auth-check-dropped": ("validation-skipped",),
     "idempotency-ignored": ("validation-skipped",),
     "page-off-by-one": ("off-by-one", "boundary-shift"),
     "money-rounding": ("rounding-mode", "precision"),
+    # the gui preset's: a check only the page makes, a form's one-time token, a draft kept across a sign-in
+    "server-validation-missing": ("validation-skipped",),
+    "duplicate-on-double-submit": ("validation-skipped",),
+    "wrong-value-shown": ("off-by-one", "field-dropped"),
 }
 
 
