@@ -123,6 +123,19 @@ behaviors:
   - {exit: 0, behavior: accepted}
   - {exit: nonzero, stderr: "bad score", behavior: rejected}
 """),
+    "ui-plan": Doc("`<case inputs>/ui.json` of a browser target's case", "the exam's generator", "json", """\
+{"schema_version": 1, "clock": "2026-03-02T09:00:00Z",
+ "steps": [{"id": "open", "do": "goto", "path": "/book", "read": {"where": "url"}},
+           {"id": "name", "do": "fill", "target": "label:Name", "value": "Zoë"},
+           {"id": "workshop", "do": "select", "target": "role:combobox:Workshop", "value": "weaving"},
+           {"id": "off", "do": "unguard", "target": "role:form:Booking form"},
+           {"id": "book", "do": "click", "target": "role:button:Book", "replay": 1, "clock": "2026-03-02T09:05:00Z",
+            "read": {"where": "url", "booking": "tree:role:region:Booking", "problems": "text:role:alert"}},
+           {"id": "back", "do": "back", "read": {"where": "url"}},
+           {"id": "api", "do": "request", "path": "/api/bookings", "select": {"ids": "$.bookings[*].id"}}],
+ "volatile": [{"pattern": "[0-9a-f]{24}", "as": "<token>"}],
+ "queries": [{"name": "bookings", "sql": "SELECT id, name, seats FROM bookings ORDER BY id"}]}
+"""),
     "request-plan": Doc("`<case inputs>/requests.json` of a service target's case", "the exam's generator", "json",
                         """\
 {"schema_version": 1, "clock": "2026-03-01T09:00:00Z",

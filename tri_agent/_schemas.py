@@ -31,6 +31,7 @@ from .scoring._caliber import Caliber
 from .scoring._leaks import LeakReport
 from .scoring._report import ScoreReport
 from .targets._gateway import Provenance, RunRecord
+from .targets._pages import UiPlan
 from .targets._presets import Preset
 from .targets._requests import RequestPlan
 from .targets._target import TargetConfig
@@ -49,6 +50,7 @@ FORMATS: dict[str, type[BaseModel]] = {
     "build-record": BuildRecord,
     "target": TargetConfig,
     "request-plan": RequestPlan,
+    "ui-plan": UiPlan,
     "provenance": Provenance,
     "run-record": RunRecord,
     "coverage": Coverage,

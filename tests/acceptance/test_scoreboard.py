@@ -172,3 +172,26 @@ def test_the_report_shows_its_verdict_in_a_real_browser_and_asks_for_nothing_out
             browser.close()
     assert page_file.as_uri() in seen  # requests were recorded
     assert [url for url in seen if url != page_file.as_uri() and not url.startswith("data:")] == []
+
+
+# --- screenshots of browser cases: shown for failing cases, read from the run, never from anywhere else ------------
+
+def test_the_report_shows_the_last_screenshot_of_each_failing_case_and_only_real_pngs(tmp_path: Path) -> None:
+    from tri_agent.acceptance._scoreboard import RoundSummary, report_html, screenshots
+
+    record, outputs = tmp_path / "records" / "round-0001", tmp_path / "runs" / "round-0001" / "outputs"
+    record.mkdir(parents=True)
+    failures = [{"key": {"case": c, "step": "s", "n": "0"}} for c in ("c-a", "c-b", "c-c", "c-a")]
+    (record / "score.json").write_text(json.dumps({"answers": {"failures": failures}, "behaviors": None}))
+    png = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
+    for case, files in {"c-a": {"end.png": png, "03-book-stuck.png": png + b"s"}, "c-b": {"end.png": b"<script>"},
+                        "c-d": {"end.png": png}}.items():
+        (outputs / case / "screenshots").mkdir(parents=True)
+        for name, data in files.items():
+            (outputs / case / "screenshots" / name).write_bytes(data)
+    (outputs / "c-c" / "screenshots").mkdir(parents=True)
+    (outputs / "c-c" / "screenshots" / "end.png").symlink_to(outputs / "c-d" / "screenshots" / "end.png")
+    shots = screenshots(tmp_path, [RoundSummary.model_construct(round=1)])
+    # c-a: its stuck step first; c-b: not a PNG; c-c: a link; c-d: passed, so not shown
+    assert [(s.case, s.name, s.png) for s in shots] == [("c-a", "03-book-stuck.png", png + b"s")]
+    assert 'src="data:image/png;base64,' in report_html(EvidenceStore(tmp_path / "store"), shots)

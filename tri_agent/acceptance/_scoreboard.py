@@ -210,9 +210,79 @@ def acceptance_json(store: EvidenceStore) -> str:
     return json.dumps(acceptance_report(store).model_dump(mode="json"), indent=1, ensure_ascii=False) + "\n"
 
 
-def report_html(store: EvidenceStore) -> str:
-    """A self-contained page (inline SVG, no script, no external asset): the verdict and why, the drivers, the
-    units, a chart and a table per round, in the scoreboard's units."""
+class Shot(NamedTuple):
+    """A screenshot a browser case kept: evidence shown in the report, never scored."""
+
+    round: int
+    case: str
+    name: str
+    png: bytes
+
+
+SHOT_BYTES = 8 << 20  # all screenshots one report embeds
+SHOTS_PER_ROUND = 4
+_PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def screenshots(root: Path, rounds: list[RoundSummary]) -> list[Shot]:
+    """For each round, the last screenshot of up to four of its failing cases (of the first cases when none
+    failed anywhere), read from the run's outputs: what a person looks at beside a red round."""
+    failing = {r.round: _failing_cases(root / "records" / f"round-{r.round:04d}" / "score.json") for r in rounds}
+    if rounds and not any(failing.values()):
+        last = rounds[-1].round
+        outputs = root / "runs" / f"round-{last:04d}" / "outputs"
+        failing[last] = sorted(p.name for p in outputs.iterdir())[:2] if outputs.is_dir() else []
+    shots, budget = [], SHOT_BYTES
+    for number, cases in failing.items():
+        for case in cases[:SHOTS_PER_ROUND]:
+            shot = _last_shot(root / "runs" / f"round-{number:04d}" / "outputs" / case / "screenshots")
+            if shot is not None and len(shot[1]) <= budget:
+                shots.append(Shot(number, case, *shot))
+                budget -= len(shot[1])
+    return shots
+
+
+def _failing_cases(score: Path) -> list[str]:
+    try:
+        report = json.loads(score.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    keys = [f.get("key", {}).get("case") for channel in ("answers", "behaviors")
+            for f in ((report.get(channel) or {}).get("failures") or [])]
+    return sorted({k for k in keys if isinstance(k, str)})
+
+
+def _last_shot(folder: Path) -> tuple[str, bytes] | None:
+    """A stuck step's screenshot, else the end of the case; a plain PNG file only."""
+    if not folder.is_dir() or folder.is_symlink():
+        return None
+    names = [*sorted(p.name for p in folder.glob("*-stuck.png")), "end.png"]
+    for name in names:
+        path = folder / name
+        if path.is_file() and not path.is_symlink():
+            data = path.read_bytes()
+            if data.startswith(_PNG):
+                return name, data
+    return None
+
+
+def _shots_html(shots: list[Shot]) -> str:
+    if not shots:
+        return ""
+    import base64
+
+    figures = "".join(
+        f'<figure><img alt="case {html.escape(s.case)}, round {s.round}: {html.escape(s.name)}" width="480" '
+        f'src="data:image/png;base64,{base64.b64encode(s.png).decode()}"><figcaption>round {s.round}, case '
+        f"<code>{html.escape(s.case)}</code> ({html.escape(s.name)})</figcaption></figure>" for s in shots)
+    return ("\n<h2>Screenshots (evidence, never scored)</h2>\n<p>What the browser showed at the end of failing "
+            f"cases. No score reads a screenshot; the verdict rests on the machine channels.</p>{figures}")
+
+
+def report_html(store: EvidenceStore, shots: list[Shot] | None = None) -> str:
+    """A self-contained page (inline SVG and images, no script, no external asset): the verdict and why, the
+    drivers, the units, a chart and a table per round, in the scoreboard's units; a browser target's
+    screenshots of failing cases below them."""
     rows, head = rounds_of(store), headline(store)
     width = 40 + 56 * max(len(rows), 1)
     label = f"<p><b>Simulation</b>: {_SIMULATION}</p>" if rows and all(r.simulation for r in rows) else ""
@@ -230,7 +300,7 @@ table{{border-collapse:collapse}}</style></head><body>
 <line x1="25" y1="170" x2="{width}" y2="170" stroke="#555"/></svg>
 <table><tr><th>round</th><th>answers (rows)</th><th>behaviours (cases)</th><th>relations (instances)</th>
 <th>all units</th><th>kill rate (mutants)</th><th>streak</th><th>gate</th><th>why red</th></tr>
-{_table_html(rows)}</table>
+{_table_html(rows)}</table>{_shots_html(shots or [])}
 <p>{len(rows)} round(s). Trail digest <code>{store.digest()}</code></p></body></html>
 """
 
@@ -269,5 +339,6 @@ def write_reports(project: Path) -> EvidenceStore:
     if store.entries():
         (project / "SCOREBOARD.md").write_text(scoreboard(store, state.root / TIMINGS), encoding="utf-8")
         (project / "ACCEPTANCE.json").write_text(acceptance_json(store), encoding="utf-8")
-        (project / "REPORT.html").write_text(report_html(store), encoding="utf-8")
+        (project / "REPORT.html").write_text(report_html(store, screenshots(state.root, rounds_of(store))),
+                                             encoding="utf-8")
     return store

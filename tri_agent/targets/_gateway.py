@@ -371,9 +371,10 @@ def rerun(run_dir: Path, build: Path, target_file: Path, sample: int, seed: int 
     recorded = {p.case: p for p in _read_provenance(run_dir / "provenance.jsonl")}
     cases = [c for c in read_cases(visible / "cases.jsonl") if c.case in recorded]
     chosen = sorted(random.Random(seed).sample(cases, min(sample, len(cases))), key=lambda c: c.case)
-    with _scratch() as scratch:
-        gateway = Gateway(Target.load(target_file), visible, scratch)
-        fresh = [gateway.run_case(c).provenance for c in chosen]
+    target = Target.load(target_file)
+    with _scratch() as scratch, ThreadPoolExecutor(max_workers=min(JOBS, target.config.jobs or JOBS)) as pool:
+        gateway = Gateway(target, visible, scratch)  # each case in its own copy and jail: side by side, as a run
+        fresh = list(pool.map(lambda c: gateway.run_case(c).provenance, chosen))
     return [p.case for p in fresh
             if (p.outputs, p.behavior, p.exit_code) != (recorded[p.case].outputs, recorded[p.case].behavior,
                                                          recorded[p.case].exit_code)]
