@@ -101,10 +101,10 @@ class Desk:
         problems = self.problems(values)
         if problems:
             return 200, {"kind": "form", "form": form, "fields": dict(values), "problems": problems}
-        title, price, _ = WORKSHOPS[values["workshop"]]
+        price, seats = WORKSHOPS[values["workshop"]][1], int(values["seats"])
         row = {"id": len(self.bookings) + 1, "user": user, "workshop": values["workshop"],
-               "name": values["name"].strip(), "email": values["email"].strip(), "seats": int(values["seats"]),
-               "lunch": "vegetarian" if values.get("lunch") else "regular", "total": euros(price * int(values["seats"]))}
+               "name": values["name"].strip(), "email": values["email"].strip(), "seats": seats,
+               "lunch": "vegetarian" if values.get("lunch") else "regular", "total": euros(price * seats)}
         self.bookings.append(row)
         self.forms[form]["booking"] = row["id"]
         self.drafts.pop(user, None)
@@ -153,7 +153,7 @@ class Browser:
 
     def show(self, path, page, push=True):
         if push:
-            self.history = self.history[: self.at + 1] + [path]
+            self.history = [*self.history[: self.at + 1], path]
             self.at += 1
         else:
             self.history[self.at] = path
