@@ -22,7 +22,7 @@ import json
 import os
 import sys
 import tempfile
-from typing import Any
+from typing import Any, NoReturn
 
 READY, UNREADY, CRASHED, BAD_PLAN, STUCK = 0, 3, 4, 2, 5
 TEXT_CAP = 1 << 20
@@ -157,7 +157,8 @@ class Pilot:
         return str(target.inner_text())
 
 
-def run_steps(plan: dict[str, Any], service: Any, emit: Any) -> int:
+def run_steps(plan: dict[str, Any], service: Any, emit: Any) -> NoReturn:
+    """Launch the browser, perform every step, keep the evidence, stop the app and end the process."""
     from playwright.sync_api import sync_playwright
 
     browser_plan, log = plan["browser"], plan["log"]
@@ -178,13 +179,14 @@ def run_steps(plan: dict[str, Any], service: Any, emit: Any) -> int:
         page.on("console", lambda m: console.append({"type": m.type, "text": m.text[:2000]}))
         page.on("pageerror", lambda e: console.append({"type": "pageerror", "text": str(e)[:2000]}))
         pilot = Pilot(plan, page, context, f"http://127.0.0.1:{service.port}")
-        try:
-            return _steps(plan, service, pilot, emit, shots)
-        finally:
-            _shot(page, shots, "end")
-            _console(os.path.join(log, "console.jsonl"), console)
-            with contextlib.suppress(Exception):
-                browser.close()
+        code = _steps(plan, service, pilot, emit, shots)
+        _shot(page, shots, "end")
+        _console(os.path.join(log, "console.jsonl"), console)
+        service.stop()
+        # no graceful close (it takes the browser a second): every answer is out and the app has stopped; the
+        # browser and Playwright's driver die with the jail (its pid namespace, or the launcher's reaper)
+        sys.stdout.flush()
+        os._exit(code)
 
 
 def _steps(plan: dict[str, Any], service: Any, pilot: Pilot, emit: Any, shots: str) -> int:
