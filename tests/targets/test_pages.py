@@ -108,3 +108,11 @@ def test_a_browser_target_needs_its_service_block() -> None:
                                      "browser": {}})
     config = TargetConfig.model_validate({"kind": "browser", "baseline": "t", "service": {"start": ["x"]}})
     assert [r.behavior for r in config.rules()] == ["timeout", "completed", "unready", "stuck", "crashed"]
+
+
+def test_the_plan_the_pilot_and_the_table_know_the_same_actions() -> None:
+    from typing import get_args
+
+    from tri_agent.targets._pilot import ACTS
+
+    assert set(ACTS) == set(ACTIONS) == set(get_args(UiStep.model_fields["do"].annotation))

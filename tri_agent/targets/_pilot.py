@@ -20,8 +20,10 @@ import contextlib
 import importlib.util
 import json
 import os
+import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 READY, UNREADY, CRASHED, BAD_PLAN, STUCK = 0, 3, 4, 2, 5
@@ -71,48 +73,26 @@ class Pilot:
         self.plan, self.page, self.context, self.base = plan, page, context, base
 
     def act(self, step: dict[str, Any]) -> dict[str, Any]:
-        do, page = step["do"], self.page
-        target: Any = locate(page, step["target"]) if step.get("target") else None
-        if do == "goto":
-            page.goto(self.base + step["path"])
-        elif do == "fill":
-            target.fill(step["value"])
-        elif do == "select":
-            target.select_option(step["value"])
-        elif do in ("check", "uncheck"):
-            getattr(target, do)()
-        elif do == "click":
-            return self.click(target, int(step.get("replay") or 0))
-        elif do == "press":
-            target.press(step["key"])
-        elif do == "upload":
-            target.set_input_files(os.path.join(self.plan["inputs"], step["file"]))
-        elif do == "wait":
-            target.wait_for(state="visible")
-        elif do == "back":
-            page.go_back()
-        elif do == "reload":
-            page.reload()
-        elif do == "unguard":
-            target.evaluate(_UNGUARD)
-        elif do == "request":
-            return self.request(step)
+        """Perform ``step`` (its ``do`` names a row of ``ACTS``); what it answered, for a request step."""
+        target: Any = locate(self.page, step["target"]) if step.get("target") else None
+        answer = ACTS[step["do"]](self, target, step)
+        if step["do"] == "request":
+            return dict(answer)
         self.settle()
         return {}
 
-    def click(self, target: Any, replay: int) -> dict[str, Any]:
+    def click(self, target: Any, step: dict[str, Any]) -> None:
+        replay = int(step.get("replay") or 0)
         if not replay:
             target.click()
-            self.settle()
-            return {}
+            return
         with self.page.expect_request(lambda r: r.method in ("POST", "PUT", "PATCH", "DELETE")) as sent:
             target.click()
         self.settle()
         for _ in range(replay):  # the very request the page sent, again, with the context's cookies
             self.context.request.fetch(sent.value, max_redirects=0)
-        return {}
 
-    def request(self, step: dict[str, Any]) -> dict[str, Any]:
+    def request(self, _target: Any, step: dict[str, Any]) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"method": step.get("method", "GET"), "max_redirects": 0}
         if "json" in step:
             kwargs["data"] = json.dumps(step["json"], ensure_ascii=False)
@@ -157,6 +137,26 @@ class Pilot:
         return str(target.inner_text())
 
 
+# what each action of ``_pages.ACTIONS`` does, given the pilot, the element (or None) and the step; only a request
+# step's answer is kept
+ACTS: dict[str, Callable[[Pilot, Any, dict[str, Any]], Any]] = {
+    "goto": lambda p, _, step: p.page.goto(p.base + step["path"]),
+    "fill": lambda _, target, step: target.fill(step["value"]),
+    "select": lambda _, target, step: target.select_option(step["value"]),
+    "check": lambda _, target, __: target.check(),
+    "uncheck": lambda _, target, __: target.uncheck(),
+    "click": Pilot.click,
+    "press": lambda _, target, step: target.press(step["key"]),
+    "upload": lambda p, target, step: target.set_input_files(os.path.join(p.plan["inputs"], step["file"])),
+    "wait": lambda _, target, __: target.wait_for(state="visible"),
+    "back": lambda p, _, __: p.page.go_back(),
+    "reload": lambda p, _, __: p.page.reload(),
+    "unguard": lambda _, target, __: target.evaluate(_UNGUARD),
+    "request": Pilot.request,
+    "pause": lambda *_: None,
+}
+
+
 def run_steps(plan: dict[str, Any], service: Any, emit: Any) -> NoReturn:
     """Launch the browser, perform every step, keep the evidence, stop the app and end the process."""
     from playwright.sync_api import sync_playwright
@@ -167,7 +167,7 @@ def run_steps(plan: dict[str, Any], service: Any, emit: Any) -> NoReturn:
     console: list[dict[str, str]] = []
     # the browser's profile and sockets under a short path (a Unix socket path has at most 107 bytes): the jail's
     # own /tmp, a private tmpfs of fixed size under bubblewrap
-    os.environ["TMPDIR"] = tempfile.mkdtemp(prefix="browser-", dir="/tmp")
+    profile = os.environ["TMPDIR"] = tempfile.mkdtemp(prefix="browser-", dir="/tmp")
     with sync_playwright() as play:
         browser = play.chromium.launch(executable_path=browser_plan["executable"], chromium_sandbox=False,
                                        args=["--disable-dev-shm-usage", "--disable-gpu", "--no-first-run"])
@@ -183,6 +183,7 @@ def run_steps(plan: dict[str, Any], service: Any, emit: Any) -> NoReturn:
         _shot(page, shots, "end")
         _console(os.path.join(log, "console.jsonl"), console)
         service.stop()
+        shutil.rmtree(profile, ignore_errors=True)  # an unsandboxed run's /tmp is the host's
         # no graceful close (it takes the browser a second): every answer is out and the app has stopped; the
         # browser and Playwright's driver die with the jail (its pid namespace, or the launcher's reaper)
         sys.stdout.flush()
