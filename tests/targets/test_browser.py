@@ -72,6 +72,29 @@ def _run(tmp: Path, target: Target, inputs: str = "c1", case: str = CASE) -> Any
 QUERIES = [{"name": "notes", "sql": "select name, colour, agree from notes order by id"}]
 
 
+def test_the_pinned_playwright_drives_debians_chromium(tmp_path: Path) -> None:
+    """The pairing the docs promise: Playwright (pinned) launches the system's chromium binary, opens a context,
+    reads an accessibility snapshot and takes a screenshot (a pairing that breaks fails here, not in a run)."""
+    from importlib.metadata import version
+
+    from playwright.sync_api import sync_playwright
+
+    from tri_agent.targets._browser import BrowserSpec, executable
+
+    with sync_playwright() as play:
+        browser = play.chromium.launch(executable_path=executable(BrowserSpec()), chromium_sandbox=False,
+                                       args=["--disable-dev-shm-usage", "--disable-gpu"])
+        page = browser.new_context().new_page()
+        page.set_content('<main><h1>Hi</h1><label>Name <input value="Zoë"></label></main>')
+        assert page.locator("main").aria_snapshot() == '- main:\n  - heading "Hi" [level=1]\n  - text: Name\n' \
+                                                       '  - textbox "Name": Zoë'
+        page.screenshot(path=str(tmp_path / "shot.png"))
+        major = int(browser.version.split(".")[0])
+        browser.close()
+    assert version("playwright") == "1.65.2" and major >= 120
+    assert (tmp_path / "shot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_a_case_drives_the_page_and_reads_the_page_the_api_and_the_database(tmp_path: Path) -> None:
     plan = {"clock": "2026-03-01T09:00:00Z", "steps": [
         *SAVE,
