@@ -159,6 +159,42 @@ def commit(project: Path, message: str) -> None:
     subprocess.run([*GIT, "commit", "-qm", message], cwd=project, check=True, capture_output=True)
 
 
+def in_session(dest: Path, gate_n: int = 1) -> Path:
+    """A committed toy project (gate N = ``gate_n``) whose builder is the session: a run stops for it."""
+    project = toy_project(dest, gate_n=gate_n)
+    config = project / "acceptance.yaml"
+    config.write_text(config.read_text().replace("builder: scripted", "builder: in-session"))
+    commit(project, "the session plays the builder")
+    return project
+
+
+@pytest.fixture(scope="session")
+def stopped(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An in-session run (gate N = 1) stopped after its red round 1, waiting for the builder (the session) to fix.
+    Read it as it is; a test that goes on from there plays on a copy of it (``clone_run``)."""
+    from tri_agent import BuilderTurn
+    from tri_agent.acceptance._rounds import accept
+
+    project = in_session(tmp_path_factory.mktemp("stopped") / "toy")
+    with pytest.raises(BuilderTurn, match="round 2 waits for the builder") as err:
+        accept(project)
+    assert err.value.exit_code == 1
+    assert list((project / "exam" / "tickets" / "builder").glob("t-*.md"))  # the session reads its tickets here
+    return project
+
+
+def clone_run(src: Path, dest: Path) -> Path:
+    """The same run at another path: the project, its state folder and its pin (re-pointed)."""
+    import shutil
+
+    shutil.copytree(src, dest)
+    old, new = run_state(src), run_state(dest)
+    shutil.copytree(old.root, new.root)
+    new.pin_path.parent.mkdir(parents=True, exist_ok=True)
+    new.pin_path.write_text(old.pin_path.read_text().replace(str(old.root), str(new.root)))
+    return dest
+
+
 def run_state(project: Path):  # type: ignore[no-untyped-def]
     """The run state (store, builds, pin) of an acceptance project."""
     from tri_agent.acceptance._config import load_config

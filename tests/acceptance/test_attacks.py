@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import DIFFERENT_FIX, TOY, commit, run_state, toy_project
+from conftest import DIFFERENT_FIX, TOY, clone_run, commit, in_session, run_state, toy_project
 
 from tri_agent import BuilderTurn, Escalation, LeakDetected, PolicyViolation, TamperDetected
 from tri_agent.acceptance._gate import GateResult, Progress, RoundFacts, advance, gate
@@ -25,30 +25,8 @@ from tri_agent.evidence._trail import TRAIL, TrailEntry
 TRI = [sys.executable, "-m", "tri_agent"]
 
 
-def _in_session(dest: Path, gate_n: int = 1) -> Path:
-    project = toy_project(dest, gate_n=gate_n)
-    config = project / "acceptance.yaml"
-    config.write_text(config.read_text().replace("builder: scripted", "builder: in-session"))
-    commit(project, "the session plays the builder")
-    return project
-
-
-@pytest.fixture(scope="module")
-def stopped(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An in-session run stopped after its red round 1, waiting for the builder (the session) to fix."""
-    project = _in_session(tmp_path_factory.mktemp("stopped") / "toy")
-    with pytest.raises(BuilderTurn):
-        accept(project)
-    return project
-
-
-def _clone(src: Path, dest: Path) -> Path:
-    shutil.copytree(src, dest)
-    old, new = run_state(src), run_state(dest)
-    shutil.copytree(old.root, new.root)
-    new.pin_path.parent.mkdir(parents=True, exist_ok=True)
-    new.pin_path.write_text(old.pin_path.read_text().replace(str(old.root), str(new.root)))
-    return dest
+# stopped (conftest): an in-session run stopped after its red round 1, waiting for the builder (the session) to fix
+_in_session, _clone = in_session, clone_run
 
 
 def _reseal_and_rechain(store_root: Path, name: str) -> None:
@@ -349,13 +327,12 @@ FLAKY = (TOY / "scripted" / "fixed-grades.py").read_text().replace(
     "            writer.writerow(['*EXTRA*', 0, 0, 0])")
 
 
-def test_a_flaky_fix_is_a_builder_ticket_naming_the_cases_and_settings_are_configuration(tmp_path: Path) -> None:
+def test_a_flaky_fix_is_a_builder_ticket_naming_the_cases_and_settings_are_configuration(stopped: Path,
+                                                                                          tmp_path: Path) -> None:
     from tri_agent.acceptance._session import PROJECT, session_settings, write_settings
     from tri_agent.acceptance._state import state_home
 
-    project = _in_session(tmp_path / "toy")
-    with pytest.raises(BuilderTurn):
-        accept(project)
+    project = _clone(stopped, tmp_path / "toy")  # an in-session run, stopped after its red round 1
     records = run_state(project).root / "records"
     exposed = json.loads((records / "preflight" / "exposure.json").read_text())["exam_readable_by_the_session"]
     assert "exam/oracle" in exposed and "exam/generator" in exposed  # the toy keeps its exam in the project

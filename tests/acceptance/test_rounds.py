@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import TOY
+from conftest import TOY, clone_run, toy_project
 
 from tri_agent.acceptance._config import load_config
 from tri_agent.acceptance._rounds import accept
@@ -26,12 +26,10 @@ GIT = ["git", "-c", "user.name=tri-agent-test", "-c", "user.email=test@invalid"]
 
 
 def _project(dest: Path) -> Path:
-    # out/: the demo's results, a git work tree of its own, never part of a copy
-    shutil.copytree(TOY, dest, ignore=shutil.ignore_patterns("builds", "runs", "mutation", "evidence", "SCOREBOARD.md",
-                                                             "out"))
-    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "baseline"]):
-        subprocess.run([*GIT, *args], cwd=dest, check=True, capture_output=True)
-    return dest
+    """A committed copy of the toy; its mutation gate hunts equivalents over fewer fresh seeds than the example's
+    20 (a prefix of the same seeds: an equivalent stays equivalent). These tests test the protocol, not the proof's
+    depth: tests/mutation tests that."""
+    return toy_project(dest)
 
 
 def _state(project: Path) -> RunState:
@@ -46,13 +44,7 @@ def _records(project: Path) -> Path:
     return _state(project).root / "records"
 
 
-def _clone(src: Path, dest: Path) -> Path:
-    """The same run at another path: the project, its state folder and its pin (re-pointed)."""
-    shutil.copytree(src, dest)
-    old, new = _state(src), _state(dest)
-    shutil.copytree(old.root, new.root)
-    new.pin_path.write_text(old.pin_path.read_text().replace(str(old.root), str(new.root)))
-    return dest
+_clone = clone_run  # the same run at another path: the project, its state folder and its pin (re-pointed)
 
 
 @pytest.fixture(scope="module")
@@ -222,17 +214,13 @@ def test_reports_render_offline_and_deterministically(accepted: Path) -> None:
     assert acceptance_json(store) == acceptance_json(store)
 
 
-def test_in_session_builder_stops_with_tickets_and_resumes_after_a_commit(tmp_path: Path) -> None:
+def test_in_session_builder_stops_with_tickets_and_resumes_after_a_commit(stopped: Path, tmp_path: Path) -> None:
     from tri_agent import BuilderTurn
 
-    project = _project(tmp_path / "toy")
-    config = project / "acceptance.yaml"
-    config.write_text(config.read_text().replace("builder: scripted", "builder: in-session").replace("gate_n: 3",
-                                                                                                  "gate_n: 1"))
-    subprocess.run([*GIT, "commit", "-qam", "the session plays the builder"], cwd=project, check=True)
-    with pytest.raises(BuilderTurn, match="round 2 waits for the builder") as err:
-        accept(project)
-    assert err.value.exit_code == 1
+    # stopped (conftest): the in-session run (gate N = 1) stopped after round 1 ("round 2 waits for the builder",
+    # exit 1), its tickets in the project; a copy of it goes on here
+    project = _clone(stopped, tmp_path / "toy")
+    assert "builder: in-session" in (project / "acceptance.yaml").read_text()
     assert list((project / "exam" / "tickets" / "builder").glob("t-*.md"))
     with pytest.raises(BuilderTurn):
         accept(project, resume=True)  # nothing committed yet: still the builder's turn
