@@ -372,11 +372,19 @@ def test_the_in_session_fence_is_checked_requirement_by_requirement(tmp_path: Pa
 
 def test_seeds_are_secret_committed_before_their_round_and_a_changed_secret_is_caught(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tri_agent import InfrastructureFailure
+
     monkeypatch.delenv("TRI_AGENT_SEED_SECRET")
     projects = [_in_session(tmp_path / name) for name in ("a", "b")]
-    for project in projects:
-        with pytest.raises(BuilderTurn):
-            accept(project)
+    with pytest.raises(BuilderTurn):
+        accept(projects[0])
+    # the second run is read only for the commitments it sealed at preflight: an exam that cannot build stops it
+    # right after (at the baseline build), instead of a whole round 1 later
+    generator = projects[1] / "exam" / "generator" / "generate.py"
+    generator.write_text("import sys\nsys.exit('generator: cannot parse the spec')\n")
+    commit(projects[1], "an exam that does not build")
+    with pytest.raises(InfrastructureFailure, match="generator exited 1"):
+        accept(projects[1])
     states = [run_state(p) for p in projects]
     commitments = [json.loads((s.root / "records" / "preflight" / "seeds.json").read_text()) for s in states]
     assert all(not c["fixed_by_caller"] for c in commitments)
