@@ -47,6 +47,12 @@ class H(BaseHTTPRequestHandler):
             os._exit(3)
         if MODE == "link":
             return self._send(200, {})
+        if MODE == "surrogate":  # plain ASCII, valid JSON: a lone surrogate once parsed
+            data = b'{"count": "\\ud800", "now": "ok"}'
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            return self.wfile.write(data)
         with sqlite3.connect(DB) as c:
             n = c.execute("select count(*) from notes").fetchone()[0]
         self._send(200, {"count": n, "now": CLOCK["now"], "items": [{"n": 1}, {"n": 2}]})
@@ -63,6 +69,21 @@ class H(BaseHTTPRequestHandler):
             except OSError:
                 pass
             os.kill(os.getppid(), 9)
+        if MODE == "forge-any":  # a forged answer into every pipe of every other process it can open
+            import glob
+            for fd in glob.glob("/proc/[0-9]*/fd/*"):
+                if fd.startswith(f"/proc/{os.getpid()}/"):
+                    continue
+                try:
+                    if not os.readlink(fd).startswith("pipe:"):
+                        continue
+                    out = os.open(fd, os.O_WRONLY | os.O_NONBLOCK)
+                    os.write(out, (json.dumps({"step": "count", "n": 0, "status": 299, "body": "{}"}) + "\n").encode())
+                    os.close(out)
+                    with sqlite3.connect(DB) as c:
+                        c.execute("insert into notes(text) values (?)", ("forged into " + fd,))
+                except OSError:
+                    pass
         if MODE == "log-flood":
             sys.stdout.write("x" * 200000)
             sys.stdout.flush()
@@ -320,13 +341,40 @@ def test_an_sqlite_side_effect_query_reads_the_copy_and_nothing_else(tmp_path: P
         {"case": "", "step": "q", "n": "0", "id": "1", "text": "a"}]
 
 
-def test_a_service_that_writes_for_the_driver_and_kills_it_gets_no_row(tmp_path: Path) -> None:
-    """The driver is not dumpable, so its output is closed to the service beside it; and a driver that did not
-    end as it ends vouches for no line it printed."""
+def test_a_service_can_neither_write_for_the_driver_nor_kill_it(tmp_path: Path) -> None:
+    """The driver is not dumpable, so its output is closed to the service beside it; it is the jail's init,
+    which no process inside may kill; only the answers it really got are rows."""
     result = _run(tmp_path, _project(tmp_path, mode="forge"))
-    # no answer row at all (the database's own rows are the orchestrator's reading, and may be there)
+    answers = [(r["step"], r["status"]) for r in result.rows if r["step"] != "notes"]
+    assert answers == [("add", "201"), ("again", "201"), ("again", "201"), ("count", "200")]
+    assert result.provenance.behavior == "answered"
+
+
+def test_a_driver_that_did_not_end_as_it_ends_vouches_for_no_line(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from tri_agent.targets import _client
+
+    monkeypatch.setattr(_client, "READY", 7)  # a driver whose every exit is unknown to the gateway
+    result = _run(tmp_path, _project(tmp_path))
     assert [r for r in result.rows if r["step"] != "notes"] == []
     assert "did not end as it ends (exit" in str(result.provenance.extract_error)
+
+
+def test_no_process_of_the_jail_lends_the_service_a_pipe_to_forge_answers_through(tmp_path: Path) -> None:
+    """The driver is the jail's first process (no bubblewrap process holding the case's pipes shares its
+    namespace) and not dumpable: the service finds no pipe of another process to write an answer into."""
+    result = _run(tmp_path, _project(tmp_path, mode="forge-any"))
+    notes = [r["text"] for r in result.rows if r["step"] == "notes"]
+    assert not [n for n in notes if n and n.startswith("forged into")], notes
+    count = [r for r in result.rows if r["step"] == "count"]
+    assert [r["status"] for r in count] == ["200"], result.rows  # the real answer, and no other
+
+
+def test_a_lone_surrogate_in_an_answer_is_a_replacement_character_not_a_crash(tmp_path: Path) -> None:
+    result = _run(tmp_path, _project(tmp_path, mode="surrogate"))
+    count = next(r for r in result.rows if r["step"] == "count")
+    assert (count["count"], count["now"]) == ("\ufffd", "ok")
+    json.dumps(result.rows, ensure_ascii=False).encode("utf-8")  # what the run writes: every row encodes
 
 
 def test_what_a_service_logs_counts_against_the_write_cap(tmp_path: Path) -> None:

@@ -62,6 +62,9 @@ class Jail:
     writable: tuple[Path, ...] = ()
     network: bool = False
     extra: tuple[Path, ...] = field(default=(), repr=False)
+    # the run's first process is pid 1 of the jail (bubblewrap): no bubblewrap process holding the run's pipes
+    # shares its namespace, where a process it starts (a service beside a driver) could open them through /proc
+    first_is_init: bool = False
 
     def run(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float,
             cap: int = OUTPUT_CAP, file_cap: int | None = None, stdin: bytes = b"",
@@ -84,6 +87,8 @@ class Jail:
         args = [_bwrap(), "--die-with-parent", "--new-session", "--unshare-all", "--cap-drop", "ALL", "--clearenv"]
         if self.network:
             args.append("--share-net")
+        if self.first_is_init:
+            args.append("--as-pid-1")
         for system in _SYSTEM:
             args += ["--ro-bind-try", system, system]
         for name in _MERGED:

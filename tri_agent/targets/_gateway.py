@@ -159,6 +159,7 @@ class Gateway:
         size = written([output_dir, home, work / "tmp", *logs]) + max(written([target_dir]) - self.built_size, 0)
         if size > config.write_cap:  # what it wrote does not count: a case may not fill the disk
             ran = replace(ran, rows=[], error=f"the case wrote {size} bytes, past the write cap of {config.write_cap}")
+        ran = replace(ran, rows=[_unicode_row(r) for r in ran.rows])
         done = ran.done
         if done.truncated:  # what was cut cannot be fingerprinted or read whole: the case fails
             ran = replace(ran, rows=[], error=f"oversized_output: the case printed more than the output cap of "
@@ -210,6 +211,20 @@ class Gateway:
             rows, error = [], f"the case left links or special files in its output ({', '.join(odd[:3])})"
         lines = read_lines(work / "trace" / LINES_NAME, target_dir) if tracing else None
         return Ran(done, layers, rows, error, stray), lines
+
+
+def _unicode_row(row: dict[str, Cell]) -> dict[str, Cell]:
+    """A row every writer can store: a lone surrogate (JSON's "\\ud800" in what a target wrote or answered)
+    becomes U+FFFD, a value no key holds, instead of an encoding error in the orchestrator."""
+    return {_unicode(k): None if v is None else _unicode(v) for k, v in row.items()}
+
+
+def _unicode(text: str) -> str:
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
 
 
 def _fingerprint(folder: Path) -> dict[str, str]:
