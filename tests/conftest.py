@@ -183,6 +183,38 @@ def stopped(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return project
 
 
+@pytest.fixture(scope="session")
+def toy_accepted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, list[list[str]]]]:
+    """The toy accepted by an honest scripted run (gate N = 3: red, fixed, three greens and the final round),
+    watched: which builds exist when each builder starts, and which files each tester's workspace holds when it is
+    launched (the watchers only look; the run is the one an unwatched run plays). Read it as it is; a test that
+    changes it works on a copy (``clone_run``)."""
+    import tri_agent.acceptance._cast as cast
+    import tri_agent.acceptance._rounds as rounds
+
+    project = toy_project(tmp_path_factory.mktemp("acc") / "toy")
+    state = run_state(project)
+    seen: dict[str, list[list[str]]] = {"builder": [], "tester": []}
+    play, audit = rounds.play, cast.before_launch
+
+    def watched_play(project_: Path, config, role: str, k: int, stage, run_case=None):  # type: ignore[no-untyped-def]
+        if role == "builder":
+            seen["builder"].append(sorted(p.name for p in state.builds.glob("round-*")))
+        return play(project_, config, role, k, stage, run_case)
+
+    def watched_audit(contract, workspace: Path, texts, keys, exposure):  # type: ignore[no-untyped-def]
+        if contract.role == "tester":
+            seen["tester"].append(sorted(p.relative_to(workspace).as_posix() for p in workspace.rglob("*.md")))
+        return audit(contract, workspace, texts, keys, exposure)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(rounds, "play", watched_play)
+        patch.setattr(cast, "before_launch", watched_audit)
+        verdict = rounds.accept(project)
+    assert verdict.decision == "accepted" and verdict.rounds == 5 and not verdict.certified
+    return project, seen
+
+
 def clone_run(src: Path, dest: Path) -> Path:
     """The same run at another path: the project, its state folder and its pin (re-pointed)."""
     import shutil

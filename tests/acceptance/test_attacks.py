@@ -179,46 +179,23 @@ def test_a_store_named_inside_the_project_is_refused(tmp_path: Path) -> None:
 # --- no key while the builder works; a fresh tester --------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def watched(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, list[list[str]]]]:
-    """An honest scripted run (gate N = 1), watched: which builds exist when each builder starts, and which
-    files each tester's workspace holds when it is launched."""
-    import tri_agent.acceptance._cast as cast
-    import tri_agent.acceptance._rounds as rounds
-
-    project = toy_project(tmp_path_factory.mktemp("watched") / "toy", gate_n=1)
-    state = run_state(project)
-    seen: dict[str, list[list[str]]] = {"builder": [], "tester": []}
-    play, audit = rounds.play, cast.before_launch
-
-    def watched_play(project_: Path, config, role: str, k: int, stage, run_case=None):  # type: ignore[no-untyped-def]
-        if role == "builder":
-            seen["builder"].append(sorted(p.name for p in state.builds.glob("round-*")))
-        return play(project_, config, role, k, stage, run_case)
-
-    def watched_audit(contract, workspace: Path, texts, keys, exposure):  # type: ignore[no-untyped-def]
-        if contract.role == "tester":
-            seen["tester"].append(sorted(p.relative_to(workspace).as_posix() for p in workspace.rglob("*.md")))
-        return audit(contract, workspace, texts, keys, exposure)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(rounds, "play", watched_play)
-        patch.setattr(cast, "before_launch", watched_audit)
-        verdict = accept(project)
-    assert verdict.decision == "accepted" and verdict.rounds == 3 and not verdict.certified
-    return project, seen
+def watched(toy_accepted: tuple[Path, dict[str, list[list[str]]]]) -> tuple[Path, dict[str, list[list[str]]]]:
+    """An honest scripted run (gate N = 3: five rounds), watched (conftest: toy_accepted, shared with test_rounds):
+    which builds exist when each builder starts, and which files each tester's workspace holds when launched."""
+    return toy_accepted
 
 
 def test_no_key_of_the_round_exists_while_the_builder_works(watched: tuple[Path, dict[str, list[list[str]]]]) -> None:
     _, seen = watched
-    assert seen["builder"] == [[], ["round-0001"], ["round-0001", "round-0002"]]
+    assert seen["builder"] == [[f"round-{j:04d}" for j in range(1, k)] for k in range(1, 6)]  # [], [r1], [r1, r2], ...
 
 
 def test_each_tester_starts_from_an_empty_results_folder(watched: tuple[Path, dict[str, list[list[str]]]]) -> None:
     project, seen = watched
-    assert len(seen["tester"]) == 3
+    assert len(seen["tester"]) == 5
     assert all("exam/judge/notes.md" not in files and "exam/TESTPLAN.md" in files for files in seen["tester"])
     records = run_state(project).root / "records"
-    assert all((records / f"round-000{k}" / "tester" / "notes.md").is_file() for k in (1, 2, 3))
+    assert all((records / f"round-000{k}" / "tester" / "notes.md").is_file() for k in range(1, 6))
     assert not any(p.is_file() for p in (records / "round-0001" / "exam").rglob("judge/*"))
 
 

@@ -48,11 +48,9 @@ _clone = clone_run  # the same run at another path: the project, its state folde
 
 
 @pytest.fixture(scope="module")
-def accepted(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    project = _project(tmp_path_factory.mktemp("acc") / "toy")
-    verdict = accept(project)
-    assert verdict.decision == "accepted" and verdict.rounds == 5 and not verdict.certified
-    return project
+def accepted(toy_accepted: tuple[Path, dict[str, list[list[str]]]]) -> Path:
+    """The toy accepted in 5 rounds (conftest: toy_accepted, a _project run to its end; shared with test_attacks)."""
+    return toy_accepted[0]
 
 
 def test_the_toy_trail(accepted: Path) -> None:
