@@ -3,10 +3,12 @@ the case's jail; rows read from the page, the app's API and its database; screen
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import sqlite3
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -188,3 +190,31 @@ def test_under_the_landlock_fallback_a_browser_target_is_refused_not_run_with_le
     with pytest.raises(InfrastructureFailure, match="Landlock fallback: chromium needs /proc") as caught:
         Gateway(target, tmp_path / "visible", tmp_path)
     assert caught.value.exit_code == 7
+
+
+def test_only_the_screenshots_the_pilot_vouched_for_are_kept(tmp_path: Path) -> None:
+    """The app can write the pilot's screenshot folder too: a planted 'stuck' shot, a replaced end shot and a
+    flood of files are all dropped; what is kept matches the digests the pilot printed."""
+    from tri_agent.targets._browser import evidence
+
+    work = tmp_path / "work"
+    (work / "log" / "shots").mkdir(parents=True)
+    png = b"\x89PNG\r\n\x1a\n" + b"real"
+    (work / "log" / "shots" / "end.png").write_bytes(png)
+    (work / "log" / "shots" / "0-all-green-stuck.png").write_bytes(b"\x89PNG\r\n\x1a\nfake")
+    (work / "log" / "shots" / "02-book.png").write_bytes(b"\x89PNG\r\n\x1a\nreplaced")
+    answers = [{"evidence": {"end.png": hashlib.sha256(png).hexdigest(), "02-book.png": "0" * 64,
+                             "../../secret.png": hashlib.sha256(png).hexdigest()}}]
+    assert evidence(work, answers) == (work / "log" / "shots" / "end.png",)
+    assert evidence(work, []) == ()  # a pilot that vouched for nothing (killed, crashed): nothing is kept
+
+
+def test_a_volatile_pattern_that_backtracks_forever_costs_the_case_not_the_orchestrator(tmp_path: Path) -> None:
+    plan = {"clock": "a" * 40 + "!", "volatile": [{"pattern": "(a+)+$"}],
+            "steps": [{"id": "open", "do": "goto", "path": "/", "read": {"clock": "text:label:Clock"}}]}
+    target = _project(tmp_path, {"c1": plan})
+    (tmp_path / "target.yaml").write_text((tmp_path / "target.yaml").read_text().replace("timeout: 40", "timeout: 8"))
+    started = time.monotonic()
+    result = _run(tmp_path, Target.load(tmp_path / "target.yaml"))
+    assert result.provenance.behavior == "timeout" and result.rows == []
+    assert time.monotonic() - started < 30 and target.config.timeout == 40

@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from tri_agent.scoring._grading import ScoreInputs, score
-from tri_agent.targets._pages import ACTIONS, TREE_CAP, UiPlan, UiStep, normal_tree, page_rows
+from tri_agent.targets._pages import ACTIONS, UiPlan, UiStep, page_rows
 from tri_agent.targets._target import TargetConfig
+from tri_agent.targets._trees import TEXT_CAP, cleaner, normal_tree, read_value
 
 SNAPSHOT = """- region "Booking":
   - heading "Booking 3" [level=2]
@@ -39,19 +40,32 @@ def test_a_snapshot_becomes_canonical_nodes() -> None:
 
 
 def test_dropped_properties_and_volatile_parts_are_gone_before_anything_is_compared() -> None:
-    plan = UiPlan.model_validate({"steps": [{"id": "s", "do": "pause", "read": {"t": "tree:role:region:Booking",
-                                                                                 "u": "url"}}],
-                                  "volatile": [{"pattern": "Booking [0-9]+", "as": "Booking <n>"},
-                                               {"pattern": "sid=[0-9a-f]+", "as": "sid=<sid>"}],
-                                  "drop": ["url"]})
-    rows = page_rows("c-1", plan, [{"step": "s", "n": 0, "reads": {"t": SNAPSHOT, "u": "/b?sid=ab12"}}])
-    tree = json.loads(rows[0]["t"] or "")
+    clean = cleaner([{"pattern": "Booking [0-9]+", "as": "Booking <n>"},
+                     {"pattern": "sid=[0-9a-f]+", "as": "sid=<sid>"}])
+    tree = json.loads(read_value("tree:role:region:Booking", SNAPSHOT, frozenset({"url"}), clean) or "")
     assert tree[0]["children"][0]["name"] == "Booking <n>" and "url" not in tree[0]["children"][-1]
-    assert rows[0]["u"] == "/b?sid=<sid>"
+    assert read_value("url", "/b?sid=ab12", frozenset(), clean) == "/b?sid=<sid>"
+    assert read_value("text:css:p", " a \n  b ", frozenset(), clean) == "a b"
+
+
+def test_a_replacement_is_taken_literally() -> None:
+    assert cleaner([{"pattern": "(a)", "as": "\\1<\\g<0>>"}])("bab") == "b\\1<\\g<0>>b"
+
+
+def test_a_read_past_the_cap_is_unreadable_never_a_part_that_could_pass_as_the_whole() -> None:
+    whole = SNAPSHOT + "  - paragraph: " + "x" * TEXT_CAP
+    assert read_value("tree:css:main", whole, frozenset(), str) is None
+    assert read_value("text:css:main", "y" * (TEXT_CAP + 1), frozenset(), str) is None
+
+
+def test_the_orchestrator_keeps_the_pilots_cells_and_refuses_a_tree_that_is_not_json() -> None:
+    plan = UiPlan.model_validate({"steps": [{"id": "s", "do": "pause", "read": {"t": "tree:css:main", "u": "url"}}]})
+    rows = page_rows("c-1", plan, [{"step": "s", "n": 0, "reads": {"t": "[{\"role\": \"main\"", "u": 5}}])
+    assert rows == [{"case": "c-1", "step": "s", "n": "0", "t": None, "u": None}]
 
 
 @pytest.mark.parametrize("hostile", ["- [unclosed", "just: a mapping", "- &a x\n- *a", "- 'a': 1\n  'b': 2",
-                                     "- role \"x\" junk", "x" * (TREE_CAP + 1)])
+                                     "- role \"x\" junk", "x" * (TEXT_CAP + 1)])
 def test_a_snapshot_that_is_not_one_loses_its_read_and_nothing_else(hostile: str) -> None:
     assert normal_tree(hostile) is None
 
@@ -85,6 +99,9 @@ def test_a_golden_tree_is_compared_whole_so_a_subset_of_the_page_fails(tmp_path:
     ({"do": "goto", "path": "/", "replay": 1}, "replay belongs to click steps"),
     ({"do": "goto", "path": "/", "select": {"a": "$.a"}}, "belong to request steps"),
     ({"do": "upload", "target": "label:F", "file": "../../sealed/answers.jsonl"}, "inside the case's inputs"),
+    ({"do": "upload", "target": "label:F", "file": "."}, "inside the case's inputs"),
+    ({"do": "upload", "target": "label:F", "file": ""}, "inside the case's inputs"),
+    ({"do": "request", "path": "/a", "select": {"x": "$.x"}, "read": {"x": "url"}}, "both read and selected"),
     ({"do": "pause", "read": {"x": "tree"}}, "read 'tree'"),
     ({"do": "pause", "read": {"step": "url"}}, "every row already has"),
     ({"do": "request", "path": "/a", "select": {"status": "$.s"}}, "every row already has"),

@@ -33,19 +33,20 @@ never run with less.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import shutil
 import stat
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from .._errors import InfrastructureFailure
 from ..sandbox import _jail
-from . import _client, _pilot
+from . import _client, _pilot, _trees
 from ._pages import UiPlan, load_page_plan, page_rows
 from ._service import Driving, service_wire
 
@@ -115,30 +116,46 @@ def prepare_pilot(work: Path, config: TargetConfig, values: dict[str, str], env:
     (work / "log").mkdir()
     shutil.copyfile(_client.__file__, folder / "client.py")
     shutil.copyfile(_pilot.__file__, folder / "pilot.py")
+    shutil.copyfile(_trees.__file__, folder / "trees.py")
     browser = config.browser or BrowserSpec()
     wire = {**service_wire(work, config.service, plan.clock, values, env),
             "steps": [s.wire() for s in plan.steps], "inputs": str(work / "input"),
+            "volatile": [v.model_dump(by_alias=True) for v in plan.volatile], "drop": plan.drop,
             "browser": {"executable": executable(browser), "viewport": browser.viewport.model_dump(),
                         "step_timeout": browser.step_timeout, "shots": browser.shots}}
     (folder / "plan.json").write_text(json.dumps(wire, ensure_ascii=False), encoding="utf-8")
     case = values["{case}"]
-    cap = max(config.output_cap, min(len(plan.steps) * 4 * _pilot.TEXT_CAP, 256 << 20))
+    cap = max(config.output_cap, min(len(plan.steps) * 4 * _trees.TEXT_CAP, 256 << 20))
     return Driving(argv=[sys.executable, "-I", str(folder / "pilot.py"), str(folder / "plan.json")],
                    readable=(folder,), extra=(FONTS,) if FONTS.is_dir() else (), cap=cap,
                    rows=lambda answers: page_rows(case, plan, answers), queries=plan.queries,
-                   exits=(_pilot.READY, _pilot.UNREADY, _pilot.CRASHED, _pilot.STUCK))
+                   exits=(_pilot.READY, _pilot.UNREADY, _pilot.CRASHED, _pilot.STUCK),
+                   evidence=lambda answers: evidence(work, answers))
 
 
-def evidence(work: Path) -> tuple[Path, ...]:
-    """The screenshots a case left, oldest step first: plain files of a sane size and name only (the app ran
-    beside the pilot and could have written anything there)."""
+def evidence(work: Path, answers: list[dict[str, Any]]) -> tuple[Path, ...]:
+    """The screenshots a case kept, oldest step first: only files the pilot vouched for (its last line names each
+    with the SHA-256 of the bytes the browser gave), plain, of a sane size (the app ran beside the pilot and could
+    have written anything into that folder)."""
+    vouched: dict[str, Any] = next((a["evidence"] for a in reversed(answers) if isinstance(a.get("evidence"), dict)),
+                                   {})
     folder = work / "log" / "shots"
     if not folder.is_dir() or folder.is_symlink():
         return ()
     kept = []
-    for path in sorted(folder.iterdir()):
-        info = path.lstat()
-        if stat.S_ISREG(info.st_mode) and info.st_nlink == 1 and info.st_size <= SHOT_CAP and path.suffix == ".png":
+    for name, digest in sorted(vouched.items())[:SHOTS_KEPT]:
+        path = folder / str(name)
+        if path.parent != folder or not _plain_png(path):
+            continue
+        if hashlib.sha256(path.read_bytes()).hexdigest() == digest:
             kept.append(path)
-    return tuple(kept[:SHOTS_KEPT])
+    return tuple(kept)
 
+
+def _plain_png(path: Path) -> bool:
+    try:
+        info = path.lstat()
+    except OSError:
+        return False
+    return (stat.S_ISREG(info.st_mode) and info.st_nlink == 1 and info.st_size <= SHOT_CAP
+            and path.suffix == ".png")

@@ -37,7 +37,7 @@ from ..exam._formats import BuildRecord, Case, read_cases
 from ..sandbox._jail import Jail, odd_files, require_plain, written
 from ..sandbox._process import base_env
 from ..scoring._grading import ScoreInputs
-from ._browser import BrowserSpec, evidence, prepare_pilot, require_browser
+from ._browser import BrowserSpec, prepare_pilot, require_browser
 from ._databases import check_snapshot
 from ._pages import PAGE_FILE, load_page_plan
 from ._requests import PLAN_FILE, load_plan
@@ -152,7 +152,7 @@ class Gateway:
         env = {**base_env(home, config.env), "TMPDIR": values["{tmp}"]}
         if config.service is not None:
             ran = serve_case(self.target.path, config, work, values, env, PREPARE[config.kind])
-            ran, lines = replace(ran, shots=evidence(work)), None
+            lines = None
         else:
             ran, lines = self._command(case, work, values, env, trace)
         logs = [work / "log"] if (work / "log").is_dir() else []

@@ -25,26 +25,26 @@ Rows, every cell text, keyed by ``case``, ``step`` and ``n`` (as a service case'
 A ``tree:`` read is the element's accessibility tree (the browser's, as Playwright reports it) turned into
 canonical JSON: a list of nodes ``{"role", "name", "text", <state>: value, "children"}`` with only what the node
 has. It is compared whole: a golden tree that holds only part of the region does not match it. Volatile parts
-(ids, times, tokens) are replaced by the plan's ``volatile`` rules in every read value, and ``drop`` removes
-named node properties (``url``) before anything is compared.
+(ids, times, tokens) are replaced by the plan's ``volatile`` rules (their ``as`` text taken literally) in every
+page read, and ``drop`` removes named node properties (``url``) before anything is compared. That work is done
+by the pilot inside the case's jail (``_trees``), under the case's deadline: the orchestrator only checks that
+each cell is text and each tree JSON.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .. import _yamldoc
 from ._requests import KEY, Cell, Query, _document, _selected
+from ._trees import TEXT_CAP
 
 PAGE_FILE = "ui.json"
-TREE_CAP = 1 << 20  # characters of one raw accessibility snapshot the orchestrator parses
 
 # action -> the fields a step of it must have (besides id); the rest of the step's fields must be absent
 ACTIONS: dict[str, tuple[str, ...]] = {
@@ -135,8 +135,12 @@ class UiStep(_Strict):
             raise ValueError(f"step {self.id!r}: method, json and select belong to request steps")
         if self.replay and self.do != "click":
             raise ValueError(f"step {self.id!r}: replay belongs to click steps")
-        if self.file is not None and (PurePosixPath(self.file).is_absolute() or ".." in PurePosixPath(self.file).parts):
+        parts = PurePosixPath(self.file or "").parts
+        if self.file is not None and (not parts or PurePosixPath(self.file).is_absolute() or ".." in parts):
             raise ValueError(f"step {self.id!r}: file {self.file!r} must name a file inside the case's inputs")
+        both = sorted(set(self.read) & set(self.select))
+        if both:
+            raise ValueError(f"step {self.id!r}: column {both[0]!r} is both read and selected")
         return self
 
     @field_validator("target")
@@ -225,7 +229,6 @@ def load_page_plan(inputs: Path) -> UiPlan:
 def page_rows(case: str, plan: UiPlan, answers: list[dict[str, Any]]) -> list[dict[str, Cell]]:
     """One row per reading step the pilot reported; an error line has no row (its rows count as missing)."""
     steps = {s.id: s for s in plan.steps}
-    clean = _cleaner(plan)
     rows: list[dict[str, Cell]] = []
     for answer in answers:
         step = steps.get(str(answer.get("step")))
@@ -234,112 +237,24 @@ def page_rows(case: str, plan: UiPlan, answers: list[dict[str, Any]]) -> list[di
             continue
         row: dict[str, Cell] = {"case": case, "step": step.id, "n": "0"}
         for column, source in step.read.items():
-            row[column] = _read_value(source, reads.get(column), plan, clean)
+            row[column] = _read_cell(source, reads.get(column))
         if step.do == "request" and isinstance(answer.get("status"), int):
             row["status"] = str(answer["status"])
             body = _document(answer.get("body"))
             headers = answer["headers"] if isinstance(answer.get("headers"), dict) else {}
             for column, source in step.select.items():
-                value = _selected(source, body, headers)
-                row[column] = None if value is None else clean(value)
+                row[column] = _selected(source, body, headers)
         rows.append(row)
     return rows
 
 
-def _cleaner(plan: UiPlan) -> Callable[[str], str]:
-    rules = [(re.compile(v.pattern), v.as_) for v in plan.volatile]
-
-    def clean(text: str) -> str:
-        for pattern, replacement in rules:
-            text = pattern.sub(replacement, text)
-        return text
-
-    return clean
-
-
-def _read_value(source: str, raw: Any, plan: UiPlan, clean: Callable[[str], str]) -> Cell:
-    if not isinstance(raw, str):
+def _read_cell(source: str, value: Any) -> Cell:
+    """A cell as the pilot reported it: text or null; a tree must be the JSON the pilot made of it."""
+    if not isinstance(value, str) or len(value) > 4 * TEXT_CAP:  # a tree's JSON may outgrow its snapshot
         return None
     if source.startswith("tree:"):
-        tree = normal_tree(raw, drop=frozenset(plan.drop), clean=clean)
-        return None if tree is None else json.dumps(tree, ensure_ascii=False, sort_keys=True)
-    if source.startswith("text:"):
-        return clean(" ".join(raw.split()))
-    return clean(raw)
-
-
-# --- accessibility trees -------------------------------------------------------------------------------------------
-
-class _SnapshotLoader(yaml.BaseLoader):
-    """Every scalar stays text (no 'yes' -> True); an alias, which no snapshot holds, is refused (a page could
-    otherwise make a small text expand into a huge tree)."""
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            raise ValueError("an accessibility snapshot holds no YAML aliases")
-        return super().compose_node(parent, index)
-
-
-_HEADER = re.compile(r'^(?P<role>[A-Za-z]+)(?: "(?P<name>(?:[^"\\]|\\.)*)")?(?P<states>(?: \[[^\]]*\])*)$')
-_STATE = re.compile(r"\[([^\]=]+)(?:=([^\]]*))?\]")
-
-
-def normal_tree(snapshot: str, *, drop: frozenset[str] = frozenset(),
-                clean: Callable[[str], str] = lambda s: s) -> list[dict[str, Any]] | None:
-    """An accessibility snapshot (Playwright's YAML) as canonical nodes; None when it is not one (a page cannot
-    make the orchestrator's parser fail: it only loses the read)."""
-    if len(snapshot) > TREE_CAP:
-        return None
-    try:
-        items = yaml.load(snapshot, Loader=_SnapshotLoader)
-        return [] if items is None else _nodes(items, drop, clean)
-    except (yaml.YAMLError, ValueError, RecursionError):
-        return None
-
-
-def _nodes(items: Any, drop: frozenset[str], clean: Callable[[str], str]) -> list[dict[str, Any]]:
-    if not isinstance(items, list):
-        raise ValueError("a snapshot is a list of nodes")
-    nodes: list[dict[str, Any]] = []
-    for item in items:
-        header, body = _split(item)
-        if header.startswith("/"):  # a property of the enclosing node (/url, /placeholder): the caller folds it
-            nodes.append({"property": header[1:], "text": clean(body if isinstance(body, str) else "")})
-            continue
-        nodes.append(_node(header, body, drop, clean))
-    return nodes
-
-
-def _split(item: Any) -> tuple[str, Any]:
-    if isinstance(item, str):
-        return item, None
-    if isinstance(item, dict) and len(item) == 1:
-        header, body = next(iter(item.items()))
-        if isinstance(header, str):
-            return header, body
-    raise ValueError(f"not a snapshot node: {str(item)[:60]!r}")
-
-
-def _node(header: str, body: Any, drop: frozenset[str], clean: Callable[[str], str]) -> dict[str, Any]:
-    match = _HEADER.match(header)
-    if match is None:
-        raise ValueError(f"not a snapshot node header: {header[:60]!r}")
-    node: dict[str, Any] = {"role": match["role"]}
-    if match["name"] is not None:
-        node["name"] = clean(json.loads(f'"{match["name"]}"'))
-    for state, value in _STATE.findall(match["states"]):
-        node[state] = value or "true"
-    if isinstance(body, str):
-        node["text"] = clean(body)
-    elif body is not None:
-        children = _nodes(body, drop, clean)
-        for prop in [c for c in children if "property" in c]:
-            if prop["property"] not in drop:
-                node[prop["property"]] = prop["text"]
-        kept = [c for c in children if "property" not in c]
-        if kept:
-            node["children"] = kept
-    for name in drop:
-        node.pop(name, None)
-    return node
-
+        try:
+            json.loads(value)
+        except (ValueError, RecursionError):
+            return None
+    return value

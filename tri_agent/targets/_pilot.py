@@ -3,11 +3,12 @@ private loopback network.
 
 It starts the app (the request driver's ``Service``, from ``client.py`` beside it), launches the system's
 chromium through Playwright in one fresh browser context (no storage, no cookies, no service workers), performs
-the case's steps, and prints one JSON line per reading step: the raw values it read (accessibility snapshots,
-texts, field values, the URL) and, for a ``request`` step, the answer. It keeps a screenshot after each reading
-step and at the end, and the page's console, in the log folder: evidence for people, never read by the scorer.
-It judges nothing: the orchestrator normalises and scores these lines (and reads the database) after the jail
-has ended.
+the case's steps, and prints one JSON line per reading step: the cells it read (accessibility trees as
+canonical JSON, texts, field values, the URL; cleaned of volatile parts by ``trees.py`` beside it) and, for a
+``request`` step, the answer. It keeps screenshots and the page's console in the log folder, and a last line
+vouching for each screenshot by its SHA-256: evidence for people, never read by the scorer. It judges nothing:
+the orchestrator scores these lines (and reads the database) after the jail has ended. It is the jail's first
+process and not dumpable, so the app beside it can neither write its lines nor kill it.
 
 The file is copied into the case's folder and run by its path (the jail does not show this package); it needs
 Playwright from the interpreter's own environment. Exit codes: 0 every step done, 3 the app never became ready,
@@ -17,6 +18,7 @@ Playwright from the interpreter's own environment. Exit codes: 0 every step done
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib.util
 import json
 import os
@@ -27,7 +29,6 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 READY, UNREADY, CRASHED, BAD_PLAN, STUCK = 0, 3, 4, 2, 5
-TEXT_CAP = 1 << 20
 
 # Switch off a form's client-side validation, as a user with the browser's developer tools would: the server
 # must refuse what the page would have stopped.
@@ -41,8 +42,9 @@ _UNGUARD = """form => {
 }"""
 
 
-def _client(folder: str) -> Any:
-    spec = importlib.util.spec_from_file_location("client", os.path.join(folder, "client.py"))
+def _sibling(folder: str, name: str) -> Any:
+    """A module copied beside this file (``client``: the service's start and stop; ``trees``: what reads become)."""
+    spec = importlib.util.spec_from_file_location(name, os.path.join(folder, f"{name}.py"))
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -69,8 +71,9 @@ def locate(page: Any, spec: str) -> Any:
 class Pilot:
     """One browser context over the app; ``act`` performs a step, ``read`` reads after it."""
 
-    def __init__(self, plan: dict[str, Any], page: Any, context: Any, base: str) -> None:
-        self.plan, self.page, self.context, self.base = plan, page, context, base
+    def __init__(self, plan: dict[str, Any], page: Any, context: Any, base: str, trees: Any) -> None:
+        self.plan, self.page, self.context, self.base, self.trees = plan, page, context, base, trees
+        self.clean, self.drop = trees.cleaner(plan["volatile"]), frozenset(plan["drop"])
 
     def act(self, step: dict[str, Any]) -> dict[str, Any]:
         """Perform ``step`` (its ``do`` names a row of ``ACTS``); what it answered, for a request step."""
@@ -108,8 +111,9 @@ class Pilot:
         self.page.wait_for_load_state("load")
 
     def read(self, step: dict[str, Any]) -> dict[str, str | None]:
-        reads = {column: self.read_one(source) for column, source in step["read"].items()}
-        return {column: None if value is None else value[:TEXT_CAP] for column, value in reads.items()}
+        """Every read of the step as its cell: normalised and cleaned here, under the case's deadline."""
+        return {column: self.trees.read_value(source, self.read_one(source), self.drop, self.clean)
+                for column, source in step["read"].items()}
 
     def read_one(self, source: str) -> str | None:
         """What ``source`` reads now, without waiting: a read comes after the step settled (a ``wait`` step waits
@@ -178,9 +182,11 @@ def run_steps(plan: dict[str, Any], service: Any, emit: Any) -> NoReturn:
         page = context.new_page()
         page.on("console", lambda m: console.append({"type": m.type, "text": m.text[:2000]}))
         page.on("pageerror", lambda e: console.append({"type": "pageerror", "text": str(e)[:2000]}))
-        pilot = Pilot(plan, page, context, f"http://127.0.0.1:{service.port}")
-        code = _steps(plan, service, pilot, emit, shots)
-        _shot(page, shots, "end")
+        pilot = Pilot(plan, page, context, f"http://127.0.0.1:{service.port}", _sibling(plan["folder"], "trees"))
+        camera = Camera(page, shots)
+        code = _steps(plan, service, pilot, emit, camera)
+        camera.shoot("end")
+        emit({"evidence": camera.taken})
         _console(os.path.join(log, "console.jsonl"), console)
         service.stop()
         shutil.rmtree(profile, ignore_errors=True)  # an unsandboxed run's /tmp is the host's
@@ -190,7 +196,7 @@ def run_steps(plan: dict[str, Any], service: Any, emit: Any) -> NoReturn:
         os._exit(code)
 
 
-def _steps(plan: dict[str, Any], service: Any, pilot: Pilot, emit: Any, shots: str) -> int:
+def _steps(plan: dict[str, Any], service: Any, pilot: Pilot, emit: Any, camera: Camera) -> int:
     for i, step in enumerate(plan["steps"], start=1):
         if step.get("clock") and not service.set_clock(step["clock"]):
             emit({"step": step["id"], "n": 0, "error": "the clock could not be moved"})
@@ -199,13 +205,13 @@ def _steps(plan: dict[str, Any], service: Any, pilot: Pilot, emit: Any, shots: s
             answer = pilot.act(step)
             reads = pilot.read(step) if step["read"] or step["do"] == "request" else None
         except Exception as exc:  # whatever stopped the step (the page, the browser) ends the case
-            _shot(pilot.page, shots, f"{i:02d}-{step['id']}-stuck")
+            camera.shoot(f"{i:02d}-{step['id']}-stuck")
             emit({"step": step["id"], "n": 0, "error": f"{step['do']}: {_first_line(exc)}"})
             return CRASHED if service.process is not None and service.process.poll() is not None else STUCK
         if reads is not None:
             emit({"step": step["id"], "n": 0, "reads": reads, **answer})
         if plan["browser"]["shots"] == "each" or (plan["browser"]["shots"] == "reads" and reads is not None):
-            _shot(pilot.page, shots, f"{i:02d}-{step['id']}")
+            camera.shoot(f"{i:02d}-{step['id']}")
     return READY
 
 
@@ -214,9 +220,20 @@ def _first_line(exc: BaseException) -> str:
     return text[0][:300] if text else type(exc).__name__
 
 
-def _shot(page: Any, folder: str, name: str) -> None:
-    with contextlib.suppress(Exception):  # evidence only: a page that cannot be shot fails nothing
-        page.screenshot(path=os.path.join(folder, f"{name}.png"), timeout=5000)
+class Camera:
+    """Screenshots into the log folder, each with the SHA-256 of the bytes the browser gave: the app beside the
+    pilot can write that folder too, and the orchestrator keeps only the files these digests vouch for."""
+
+    def __init__(self, page: Any, folder: str) -> None:
+        self.page, self.folder = page, folder
+        self.taken: dict[str, str] = {}
+
+    def shoot(self, name: str) -> None:
+        with contextlib.suppress(Exception):  # evidence only: a page that cannot be shot fails nothing
+            data = self.page.screenshot(timeout=5000)
+            with open(os.path.join(self.folder, f"{name}.png"), "wb") as out:
+                out.write(data)
+            self.taken[f"{name}.png"] = hashlib.sha256(data).hexdigest()
 
 
 def _console(path: str, console: list[dict[str, str]]) -> None:
@@ -228,7 +245,8 @@ def _console(path: str, console: list[dict[str, str]]) -> None:
 def main(argv: list[str]) -> int:
     with open(argv[1], encoding="utf-8") as f:
         plan = json.load(f)
-    client = _client(os.path.dirname(os.path.abspath(argv[0])))
+    plan["folder"] = os.path.dirname(os.path.abspath(argv[0]))
+    client = _sibling(plan["folder"], "client")
 
     def emit(line: dict[str, Any]) -> None:
         sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")

@@ -109,6 +109,8 @@ class Driving:
     queries: list[Query]
     exits: tuple[int, ...]
     extra: tuple[Path, ...] = ()
+    # the screenshots the driver vouched for in its lines (a browser's), kept as evidence beside the outputs
+    evidence: Callable[[list[dict[str, Any]]], tuple[Path, ...]] = lambda _answers: ()
 
 
 Prepare = Callable[[Path, "TargetConfig", dict[str, str], dict[str, str]], Driving]
@@ -132,6 +134,7 @@ def serve_case(target_file: Path, config: TargetConfig, work: Path, values: dict
         error = _driver_error(answers, done, drive.exits)
         # a driver that did not end as it ends (killed, crashed) vouches for none of its lines
         rows = drive.rows(answers) if done.exit_code in drive.exits else []
+        shots = drive.evidence(answers) if done.exit_code in drive.exits else ()
         side = db.read(drive.queries) if db is not None and drive.queries else []
     _record(output_dir / "responses.jsonl", answers)
     if isinstance(side, str):
@@ -141,7 +144,7 @@ def serve_case(target_file: Path, config: TargetConfig, work: Path, values: dict
     # the service's own logs (the browser's console), and nothing else it may have left in their folder
     logs = tuple(p for p in (work / "log" / n for n in ("service.out", "service.err", "console.jsonl"))
                  if p.exists() and stat.S_ISREG(p.lstat().st_mode))
-    return Ran(done, layers, rows, error, logs=logs)
+    return Ran(done, layers, rows, error, logs=logs, shots=shots)
 
 
 def service_wire(work: Path, spec: ServiceSpec, clock: str | None, values: dict[str, str],
@@ -197,7 +200,8 @@ def _driver_error(answers: list[dict[str, Any]], done: Completed, exits: tuple[i
 
 
 def _record(path: Path, answers: list[dict[str, Any]]) -> None:
-    """The answers as received (headers left out: dates and server names would make every run differ)."""
-    kept = [{k: v for k, v in a.items() if k != "headers"} for a in answers]
+    """The answers as received (headers left out: dates and server names would make every run differ; and the
+    screenshots' digests: evidence, never part of a fingerprint)."""
+    kept = [{k: v for k, v in a.items() if k != "headers"} for a in answers if "evidence" not in a]
     path.write_text("".join(json.dumps(a, ensure_ascii=False, sort_keys=True) + "\n" for a in kept),
                     encoding="utf-8")
