@@ -22,6 +22,7 @@ from tri_agent.acceptance._scoreboard import (
     verdict_line,
 )
 from tri_agent.evidence._trail import EvidenceStore
+from tri_agent.scoring._report import ScoreReport
 
 RED = RoundSummary(round=1, seed="ed918104abcdef", final=False, green=False, reasons=["81/147 pass"], passed=81,
                    total=147, channels={"answers": "30/96", "behaviors": "13/13", "relations": "38/38"},
@@ -174,15 +175,22 @@ def test_the_report_shows_its_verdict_in_a_real_browser_and_asks_for_nothing_out
     assert [url for url in seen if url != page_file.as_uri() and not url.startswith("data:")] == []
 
 
-# --- screenshots of browser cases: shown for failing cases, read from the run, never from anywhere else ------------
+# --- screenshots of browser cases: kept in the sealed round records, shown from there, never from the runs -----------
 
-def test_the_report_shows_the_last_screenshot_of_each_failing_case_and_only_real_pngs(tmp_path: Path) -> None:
-    from tri_agent.acceptance._scoreboard import RoundSummary, report_html, screenshots
+def _report(failing: list[str]) -> ScoreReport:
+    from tri_agent.scoring._report import AnswersChannel, CellFailure
 
-    record, outputs = tmp_path / "records" / "round-0001", tmp_path / "runs" / "round-0001" / "outputs"
-    record.mkdir(parents=True)
-    failures = [{"key": {"case": c, "step": "s", "n": "0"}} for c in ("c-a", "c-b", "c-c", "c-a")]
-    (record / "score.json").write_text(json.dumps({"answers": {"failures": failures}, "behaviors": None}))
+    failures = [CellFailure(key={"case": c, "step": "s", "n": "0"}, field="f", cls="text", expected="a",
+                            actual="b", reason="not_equal") for c in failing]
+    channel = AnswersChannel.model_construct(verdict="fail" if failures else "pass", failures=failures)
+    return ScoreReport.model_construct(verdict="fail" if failures else "pass", answers=channel, behaviors=None)
+
+
+def test_a_round_record_keeps_the_last_screenshot_of_each_failing_case_and_only_real_pngs(tmp_path: Path) -> None:
+    from tri_agent.acceptance._scoreboard import keep_screenshots, report_html, screenshots
+
+    outputs, record = tmp_path / "outputs", tmp_path / "record"
+    record.mkdir()
     png = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
     for case, files in {"c-a": {"end.png": png, "03-book-stuck.png": png + b"s"}, "c-b": {"end.png": b"<script>"},
                         "c-d": {"end.png": png}}.items():
@@ -191,7 +199,19 @@ def test_the_report_shows_the_last_screenshot_of_each_failing_case_and_only_real
             (outputs / case / "screenshots" / name).write_bytes(data)
     (outputs / "c-c" / "screenshots").mkdir(parents=True)
     (outputs / "c-c" / "screenshots" / "end.png").symlink_to(outputs / "c-d" / "screenshots" / "end.png")
-    shots = screenshots(tmp_path, [RoundSummary.model_construct(round=1)])
-    # c-a: its stuck step first; c-b: not a PNG; c-c: a link; c-d: passed, so not shown
-    assert [(s.case, s.name, s.png) for s in shots] == [("c-a", "03-book-stuck.png", png + b"s")]
-    assert 'src="data:image/png;base64,' in report_html(EvidenceStore(tmp_path / "store"), shots)
+    keep_screenshots(outputs, _report(["c-a", "c-b", "c-c", "c-a"]), False, record)
+    # c-a: its stuck step first; c-b: not a PNG; c-c: a link; c-d: passed, so not kept
+    assert sorted(p.name for p in (record / "screenshots").iterdir()) == ["c-a.03-book-stuck.png"]
+    keep_screenshots(outputs, _report([]), False, tmp_path / "green")  # a green round keeps none
+    assert not (tmp_path / "green").exists()
+    store = EvidenceStore(tmp_path / "store")
+
+    def fill(folder: Path) -> None:
+        (folder / "round.json").write_text(RED.model_dump_json())
+        (folder / "episodes.json").write_text("[]")
+        shutil.copytree(record / "screenshots", folder / "screenshots")
+
+    store.append("round-0001", "round", fill)
+    assert [(s.round, s.case, s.name, s.png) for s in screenshots(store)] == [(1, "c-a", "03-book-stuck.png",
+                                                                             png + b"s")]
+    assert 'src="data:image/png;base64,' in report_html(store)  # rebuilt from the trail alone

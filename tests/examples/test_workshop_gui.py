@@ -18,6 +18,7 @@ from tri_agent.acceptance._config import load_config
 from tri_agent.acceptance._rounds import accept
 from tri_agent.acceptance._scoreboard import write_reports
 from tri_agent.acceptance._state import locate
+from tri_agent.acceptance._verify import report_findings
 from tri_agent.scoring._grading import score
 from tri_agent.targets._browser import CHROMIUM
 from tri_agent.targets._gateway import run_score_inputs
@@ -92,6 +93,12 @@ def test_every_case_ran_the_app_and_a_real_browser_in_its_own_jail(accepted: Pat
 def test_the_report_shows_screenshots_and_no_score_reads_them(accepted: Path, tmp_path: Path) -> None:
     page = (accepted / "REPORT.html").read_text()
     assert "Screenshots (evidence, never scored)" in page and page.count('src="data:image/png;base64,') >= 3
+    # the screenshots are sealed in the round records: the report is what the trail says (verify-trail)
+    assert report_findings(accepted, locate(accepted, load_config(accepted))) == []
+    kept = sorted(p.name.split(".", 1)[0] for p in (_root(accepted) / "records" / "round-0001" / "screenshots")
+                  .iterdir())
+    failing = sorted({f["key"]["case"] for f in _score(accepted, "round-0001")["answers"]["failures"]})
+    assert kept == failing[:4] and len(kept) == 3
     root = _root(accepted)
     run = root / "runs" / "round-0001"
     shots = sorted(run.glob("outputs/*/screenshots/end.png"))

@@ -14,7 +14,8 @@ from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, Field
 
-from ..evidence._trail import EvidenceStore, TrailEntry
+from ..evidence._trail import RECORDS, EvidenceStore, TrailEntry
+from ..scoring._report import ScoreReport
 from ._config import load_config
 from ._gate import Verdict
 from ._state import locate
@@ -219,37 +220,44 @@ class Shot(NamedTuple):
     png: bytes
 
 
-SHOT_BYTES = 8 << 20  # all screenshots one report embeds
+SHOT_BYTES = 8 << 20  # all screenshots one round's record keeps
 SHOTS_PER_ROUND = 4
+SHOTS = "screenshots"  # the folder of a round's record that holds them
 _PNG = b"\x89PNG\r\n\x1a\n"
 
 
-def screenshots(root: Path, rounds: list[RoundSummary]) -> list[Shot]:
-    """For each round, the last screenshot of up to four of its failing cases (of the first cases when none
-    failed anywhere), read from the run's outputs: what a person looks at beside a red round."""
-    failing = {r.round: _failing_cases(root / "records" / f"round-{r.round:04d}" / "score.json") for r in rounds}
-    if rounds and not any(failing.values()):
-        last = rounds[-1].round
-        outputs = root / "runs" / f"round-{last:04d}" / "outputs"
-        failing[last] = sorted(p.name for p in outputs.iterdir())[:2] if outputs.is_dir() else []
-    shots, budget = [], SHOT_BYTES
-    for number, cases in failing.items():
-        for case in cases[:SHOTS_PER_ROUND]:
-            shot = _last_shot(root / "runs" / f"round-{number:04d}" / "outputs" / case / "screenshots")
-            if shot is not None and len(shot[1]) <= budget:
-                shots.append(Shot(number, case, *shot))
-                budget -= len(shot[1])
+def keep_screenshots(outputs: Path, report: ScoreReport | None, final: bool, folder: Path) -> None:
+    """Into a round's record (sealed with it, so the report can be rebuilt from the trail alone): the last
+    screenshot of up to four failing cases of the run; for a final round where none failed, of its first two
+    cases. Command and service targets have none: nothing is written."""
+    cases = _failing_cases(report) if report is not None else []
+    if not cases and final and outputs.is_dir():
+        cases = sorted(p.name for p in outputs.iterdir())[:2]
+    budget = SHOT_BYTES
+    for case in cases[:SHOTS_PER_ROUND]:
+        shot = _last_shot(outputs / case / "screenshots")
+        if shot is not None and len(shot[1]) <= budget:
+            (folder / SHOTS).mkdir(exist_ok=True)
+            (folder / SHOTS / f"{case}.{shot[0]}").write_bytes(shot[1])
+            budget -= len(shot[1])
+
+
+def screenshots(store: EvidenceStore) -> list[Shot]:
+    """Every screenshot the rounds' records keep, round by round: what a person looks at beside a red round."""
+    shots = []
+    for summary in rounds_of(store):
+        folder = store.root / RECORDS / f"round-{summary.round:04d}" / SHOTS
+        for path in sorted(folder.glob("*.png")) if folder.is_dir() else []:
+            data = path.read_bytes()
+            case, _, name = path.name.partition(".")
+            if data.startswith(_PNG) and not path.is_symlink():
+                shots.append(Shot(summary.round, case, name, data))
     return shots
 
 
-def _failing_cases(score: Path) -> list[str]:
-    try:
-        report = json.loads(score.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
-    keys = [f.get("key", {}).get("case") for channel in ("answers", "behaviors")
-            for f in ((report.get(channel) or {}).get("failures") or [])]
-    return sorted({k for k in keys if isinstance(k, str)})
+def _failing_cases(report: ScoreReport) -> list[str]:
+    failures = [*report.answers.failures, *(report.behaviors.failures if report.behaviors else [])]
+    return sorted({f.key["case"] for f in failures if "case" in f.key})
 
 
 def _last_shot(folder: Path) -> tuple[str, bytes] | None:
@@ -279,7 +287,7 @@ def _shots_html(shots: list[Shot]) -> str:
             f"cases. No score reads a screenshot; the verdict rests on the machine channels.</p>{figures}")
 
 
-def report_html(store: EvidenceStore, shots: list[Shot] | None = None) -> str:
+def report_html(store: EvidenceStore) -> str:
     """A self-contained page (inline SVG and images, no script, no external asset): the verdict and why, the
     drivers, the units, a chart and a table per round, in the scoreboard's units; a browser target's
     screenshots of failing cases below them."""
@@ -300,7 +308,7 @@ table{{border-collapse:collapse}}</style></head><body>
 <line x1="25" y1="170" x2="{width}" y2="170" stroke="#555"/></svg>
 <table><tr><th>round</th><th>answers (rows)</th><th>behaviours (cases)</th><th>relations (instances)</th>
 <th>all units</th><th>kill rate (mutants)</th><th>streak</th><th>gate</th><th>why red</th></tr>
-{_table_html(rows)}</table>{_shots_html(shots or [])}
+{_table_html(rows)}</table>{_shots_html(screenshots(store))}
 <p>{len(rows)} round(s). Trail digest <code>{store.digest()}</code></p></body></html>
 """
 
@@ -339,6 +347,5 @@ def write_reports(project: Path) -> EvidenceStore:
     if store.entries():
         (project / "SCOREBOARD.md").write_text(scoreboard(store, state.root / TIMINGS), encoding="utf-8")
         (project / "ACCEPTANCE.json").write_text(acceptance_json(store), encoding="utf-8")
-        (project / "REPORT.html").write_text(report_html(store, screenshots(state.root, rounds_of(store))),
-                                             encoding="utf-8")
+        (project / "REPORT.html").write_text(report_html(store), encoding="utf-8")
     return store
