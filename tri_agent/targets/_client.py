@@ -223,23 +223,29 @@ def _undumpable() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
 
 
-def main(argv: list[str]) -> int:
-    with open(argv[1], encoding="utf-8") as f:
-        plan = json.load(f)
+def emit(line: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
 
-    def emit(line: dict[str, Any]) -> None:
-        sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
-        sys.stdout.flush()
 
+def drive(plan: dict[str, Any], steps: Any) -> int:
+    """Start the service, run ``steps(plan, service, emit)`` once it is ready, stop it: the frame of every
+    driver (this one's requests, the browser pilot's page)."""
     _undumpable()
     service = Service(plan)
     try:
         if not service.start():
             emit({"step": None, "n": 0, "error": "the service did not become ready"})
             return UNREADY
-        return run_steps(plan, service, emit)
+        return int(steps(plan, service, emit))
     finally:
         service.stop()
+
+
+def main(argv: list[str]) -> int:
+    with open(argv[1], encoding="utf-8") as f:
+        plan = json.load(f)
+    return drive(plan, run_steps)
 
 
 if __name__ == "__main__":

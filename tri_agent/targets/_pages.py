@@ -41,7 +41,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .. import _yamldoc
-from ._requests import KEY, Cell, Query, _document, _selected
+from ._requests import KEY, Cell, Query, _document, _selected, unique_names
 from ._trees import TEXT_CAP
 
 PAGE_FILE = "ui.json"
@@ -209,10 +209,7 @@ class UiPlan(_Strict):
 
     @model_validator(mode="after")
     def _unique(self) -> UiPlan:
-        names = [s.id for s in self.steps] + [q.name for q in self.queries]
-        repeated = sorted({n for n in names if names.count(n) > 1})
-        if repeated:
-            raise ValueError(f"step and query names must be unique in a case: {repeated[0]!r} is used twice")
+        unique_names([s.id for s in self.steps] + [q.name for q in self.queries])
         return self
 
     def uses_clock(self) -> bool:

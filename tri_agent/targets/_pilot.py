@@ -247,20 +247,7 @@ def main(argv: list[str]) -> int:
         plan = json.load(f)
     plan["folder"] = os.path.dirname(os.path.abspath(argv[0]))
     client = _sibling(plan["folder"], "client")
-
-    def emit(line: dict[str, Any]) -> None:
-        sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
-        sys.stdout.flush()
-
-    client._undumpable()
-    service = client.Service(plan)
-    try:
-        if not service.start():
-            emit({"step": None, "n": 0, "error": "the app did not become ready"})
-            return UNREADY
-        return run_steps(plan, service, emit)
-    finally:
-        service.stop()
+    return int(client.drive(plan, run_steps))
 
 
 if __name__ == "__main__":

@@ -127,14 +127,18 @@ class RequestPlan(_Strict):
 
     @model_validator(mode="after")
     def _unique(self) -> RequestPlan:
-        names = [s.id for s in self.steps] + [q.name for q in self.queries]
-        repeated = sorted({n for n in names if names.count(n) > 1})
-        if repeated:
-            raise ValueError(f"step and query names must be unique in a case: {repeated[0]!r} is used twice")
+        unique_names([s.id for s in self.steps] + [q.name for q in self.queries])
         return self
 
     def uses_clock(self) -> bool:
         return self.clock is not None or any(s.clock is not None for s in self.steps)
+
+
+def unique_names(names: list[str]) -> None:
+    """A case's step and query names key its rows: each may be used once (ValueError naming the first repeat)."""
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ValueError(f"step and query names must be unique in a case: {repeated[0]!r} is used twice")
 
 
 def load_plan(inputs: Path) -> RequestPlan:
