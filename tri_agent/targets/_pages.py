@@ -183,7 +183,8 @@ class Volatile(_Strict):
     """A part of every read value that differs between runs (an id, a time, a token), replaced before scoring."""
 
     pattern: str = Field(min_length=1, description="Regular expression.")
-    as_: str = Field(default="<volatile>", alias="as", description="What every match becomes.")
+    as_: str = Field(default="<volatile>", alias="as", description="What every match becomes, taken literally (no "
+                     "group references).")
 
     @field_validator("pattern")
     @classmethod
