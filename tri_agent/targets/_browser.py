@@ -35,10 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import json
-import shutil
 import stat
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -46,9 +43,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .._errors import InfrastructureFailure
 from ..sandbox import _jail
-from . import _client, _pilot, _trees
+from . import _pilot, _trees
 from ._pages import UiPlan, load_page_plan, page_rows
-from ._service import Driving, service_wire
+from ._service import Driving, driver_folder, service_wire
 
 if TYPE_CHECKING:
     from ._target import TargetConfig
@@ -111,23 +108,16 @@ def prepare_pilot(work: Path, config: TargetConfig, values: dict[str, str], env:
     """The pilot's argv, what it must read, and how its lines become rows."""
     assert config.service is not None
     plan: UiPlan = load_page_plan(work / "input")
-    folder = work / "driver"
-    folder.mkdir()
-    (work / "log").mkdir()
-    shutil.copyfile(_client.__file__, folder / "client.py")
-    shutil.copyfile(_pilot.__file__, folder / "pilot.py")
-    shutil.copyfile(_trees.__file__, folder / "trees.py")
     browser = config.browser or BrowserSpec()
     wire = {**service_wire(work, config.service, plan.clock, values, env),
             "steps": [s.wire() for s in plan.steps], "inputs": str(work / "input"),
             "volatile": [v.model_dump(by_alias=True) for v in plan.volatile], "drop": plan.drop,
             "browser": {"executable": executable(browser), "viewport": browser.viewport.model_dump(),
                         "step_timeout": browser.step_timeout, "shots": browser.shots}}
-    (folder / "plan.json").write_text(json.dumps(wire, ensure_ascii=False), encoding="utf-8")
+    argv, folder = driver_folder(work, wire, (Path(_trees.__file__), Path(_pilot.__file__)))
     case = values["{case}"]
     cap = max(config.output_cap, min(len(plan.steps) * 4 * _trees.TEXT_CAP, 256 << 20))
-    return Driving(argv=[sys.executable, "-I", str(folder / "pilot.py"), str(folder / "plan.json")],
-                   readable=(folder,), extra=(FONTS,) if FONTS.is_dir() else (), cap=cap,
+    return Driving(argv=argv, readable=(folder,), extra=(FONTS,) if FONTS.is_dir() else (), cap=cap,
                    rows=lambda answers: page_rows(case, plan, answers), queries=plan.queries,
                    exits=(_pilot.READY, _pilot.UNREADY, _pilot.CRASHED, _pilot.STUCK),
                    evidence=lambda answers: evidence(work, answers))

@@ -14,7 +14,7 @@ import os
 import random
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -39,14 +39,16 @@ from ..sandbox._process import base_env
 from ..scoring._grading import ScoreInputs
 from ._browser import BrowserSpec, prepare_pilot, require_browser
 from ._databases import check_snapshot
-from ._pages import PAGE_FILE, load_page_plan
-from ._requests import PLAN_FILE, load_plan
+from ._pages import PAGE_FILE, UiPlan, load_page_plan
+from ._requests import PLAN_FILE, RequestPlan, load_plan
 from ._service import Prepare, Ran, prepare_requests, serve_case
 from ._target import PLACEHOLDERS, Cell, Target, expand, extract_rows, failed, stray_output
 from ._trace import COVERAGE, LINES_NAME, SHIM, SHIM_NAME, read_coverage, read_lines, traceable, wrapped, write_coverage
 
-# how each service-like kind of target drives its cases
+# how each service-like kind of target drives its cases, and where a case's plan is (the loader names the file)
 PREPARE: dict[str, Prepare] = {"service": prepare_requests, "browser": prepare_pilot}
+PLANS: dict[str, tuple[str, Callable[[Path], RequestPlan | UiPlan]]] = {"service": (PLAN_FILE, load_plan),
+                                                                        "browser": (PAGE_FILE, load_page_plan)}
 # case runs side by side: one per core this process may use, at most 4 (a target's ``jobs`` can lower it)
 JOBS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 
@@ -290,12 +292,12 @@ def require_plans(target: Target, visible: Path, cases: list[Case]) -> None:
     target says how."""
     if target.config.service is None:
         return
-    browser = target.config.kind == "browser"
+    name, load = PLANS[target.config.kind]
     for case in cases:
-        plan = load_page_plan(visible / case.inputs) if browser else load_plan(visible / case.inputs)
+        plan = load(visible / case.inputs)
         if plan.uses_clock() and target.config.service.clock is None:
             raise MalformedInput(f"case {case.case} sets the clock, and the target declares no way to set it",
-                                 where=f"{visible / case.inputs / (PAGE_FILE if browser else PLAN_FILE)}: clock",
+                                 where=f"{visible / case.inputs / name}: clock",
                                  hint="add service.clock (env or path) to the target file, or drop the clock")
 
 

@@ -161,21 +161,29 @@ def service_wire(work: Path, spec: ServiceSpec, clock: str | None, values: dict[
     }
 
 
+def driver_folder(work: Path, wire: dict[str, Any], modules: tuple[Path, ...]) -> tuple[list[str], Path]:
+    """The driver's own folder in the case (the jail does not show this package): the request driver, the
+    ``modules`` a driver needs beside it (the last one is run), and its plan. The argv that runs it, the folder."""
+    folder = work / "driver"
+    folder.mkdir()
+    (work / "log").mkdir()
+    for module in (Path(_client.__file__), *modules):
+        shutil.copyfile(module, folder / module.name.removeprefix("_"))
+    (folder / "plan.json").write_text(json.dumps(wire, ensure_ascii=False), encoding="utf-8")
+    main = (modules or (Path(_client.__file__),))[-1].name.removeprefix("_")
+    return [sys.executable, "-I", str(folder / main), str(folder / "plan.json")], folder
+
+
 def prepare_requests(work: Path, config: TargetConfig, values: dict[str, str], env: dict[str, str]) -> Driving:
     """The request driver's argv and what it needs to read: its own copy and its plan (the jail does not show
     this package)."""
     spec = config.service
     assert spec is not None
     plan = load_plan(work / "input")
-    folder = work / "driver"
-    folder.mkdir()
-    (work / "log").mkdir()
-    shutil.copyfile(_client.__file__, folder / "client.py")
     wire = {**service_wire(work, spec, plan.clock, values, env), "steps": [s.wire() for s in plan.steps]}
-    (folder / "plan.json").write_text(json.dumps(wire, ensure_ascii=False), encoding="utf-8")
+    argv, folder = driver_folder(work, wire, ())
     case = values["{case}"]
-    return Driving(argv=[sys.executable, "-I", str(folder / "client.py"), str(folder / "plan.json")],
-                   readable=(folder,), cap=_answers_cap(plan, spec, config.output_cap),
+    return Driving(argv=argv, readable=(folder,), cap=_answers_cap(plan, spec, config.output_cap),
                    rows=lambda answers: step_rows(case, plan, answers), queries=plan.queries,
                    exits=(_client.READY, _client.UNREADY, _client.CRASHED))
 
