@@ -421,6 +421,10 @@ def test_bubblewrap_drops_every_capability_and_shares_no_network_unless_asked(tm
     assert "--share-net" not in argv
     assert "--share-net" in jail.Jail(network=True).bubblewrap(["true"], tmp_path, env)
     assert argv[-2:] == ["--", "true"]
+    # a driver beside a service is the jail's init: bubblewrap's own init would hold the case's pipes
+    assert "--as-pid-1" not in argv
+    first = jail.Jail(first_is_init=True).bubblewrap(["true"], tmp_path, env)
+    assert "--as-pid-1" in first and first.index("--as-pid-1") < first.index("--")
 
 
 class _Unmerged(type(Path())):  # type: ignore[misc]
