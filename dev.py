@@ -44,19 +44,33 @@ def ensure_env(extras: str) -> dict[str, str]:
 
 # command -> the Debian package that brings it (pg_ctlcluster: Debian's PostgreSQL, server binaries included)
 SYSTEM_PACKAGES = {"bwrap": "bubblewrap", "chromium": "chromium", "pg_ctlcluster": "postgresql"}
+DEMO_PACKAGES = ("bwrap",)  # the main job needs only the OS sandbox
+# what a run without bubblewrap costs, by the layer role-written code gets instead (tri_agent.sandbox.strongest)
+LAYER_COST = {
+    "landlock": "role-written code runs under Landlock only, so the acceptance cannot certify",
+    "none": "there is no OS sandbox at all: role-written code runs unsandboxed, so the acceptance cannot certify",
+}
 
 
-def ensure_system_packages() -> None:
-    """bubblewrap backs the OS-sandbox tests, chromium the report's browser test (driven by Playwright, never a
-    downloaded browser), PostgreSQL the service targets' template restore (a server the tests start themselves);
-    install what is missing where we can (root with apt), else those tests skip."""
-    missing = [package for command, package in SYSTEM_PACKAGES.items() if not shutil.which(command)]
-    if not missing or not shutil.which("apt-get") or not hasattr(os, "geteuid") or os.geteuid() != 0:
-        return
-    print(f"dev.py: installing {', '.join(missing)} (apt-get)", flush=True)
-    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-    subprocess.run(["apt-get", "update", "-qq"], check=False, **quiet)  # type: ignore[call-overload]
-    subprocess.run(["apt-get", "install", "-y", "-qq", *missing], check=False, **quiet)  # type: ignore[call-overload]
+def ensure_system_packages(commands: tuple[str, ...] = tuple(SYSTEM_PACKAGES)) -> list[str]:
+    """bubblewrap backs the OS sandbox (the main job and its tests), chromium the browser targets (driven by
+    Playwright, never a downloaded browser), PostgreSQL the service targets' template restore (a server the
+    tests start themselves); install what is missing where we can (root with apt). Returns what is still
+    missing."""
+    missing = [SYSTEM_PACKAGES[c] for c in commands if not shutil.which(c)]
+    if missing and shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0:
+        print(f"dev.py: installing {', '.join(missing)} (apt-get)", flush=True)
+        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+        subprocess.run(["apt-get", "update", "-qq"], check=False, **quiet)  # type: ignore[call-overload]
+        subprocess.run(["apt-get", "install", "-y", "-qq", *missing], check=False, **quiet)  # type: ignore[call-overload]
+    return [SYSTEM_PACKAGES[c] for c in commands if not shutil.which(c)]
+
+
+def sandbox_layer(env: dict[str, str]) -> str:
+    """The layer role-written code gets on this machine, as the installed tri-agent decides it."""
+    probe = "from tri_agent.sandbox._jail import strongest; print(strongest() or 'none')"
+    done = subprocess.run([str(BIN / "python"), "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True)
+    return done.stdout.strip() or "none"
 
 
 def _run(cmd: list[str], env: dict[str, str] | None = None) -> int:
@@ -65,8 +79,15 @@ def _run(cmd: list[str], env: dict[str, str] | None = None) -> int:
 
 def demo() -> int:
     env = ensure_env("")
-    codes = [_run([str(BIN / "python"), "examples/toy-grades/run_acceptance.py"], env),
-             _run(["bash", "selftest/run_selftest.sh"], env)]
+    ensure_system_packages(DEMO_PACKAGES)
+    layer = sandbox_layer(env)
+    print(f"dev.py: role-written code runs under: {layer}", flush=True)
+    if layer in LAYER_COST:
+        print(f"dev.py: bubblewrap is missing: {LAYER_COST[layer]}; the demo runs anyway. Install it with "
+              "`sudo apt-get install bubblewrap` (Debian, Ubuntu) or your system's package.", flush=True)
+    unsandboxed = ["--allow-unsandboxed"] if layer == "none" else []
+    codes = [_run([str(BIN / "python"), "examples/toy-grades/run_acceptance.py", *unsandboxed], env),
+             _run(["bash", "selftest/run_selftest.sh", *unsandboxed], env)]
     for example in ("invoice-totals", "toy-grades"):
         codes.append(_run([str(BIN / "python"), f"examples/{example}/run_example.py"], env))
     return next((c for c in codes if c), 0)

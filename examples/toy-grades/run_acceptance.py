@@ -45,7 +45,10 @@ def main() -> int:
     # demo the same every time, and are one more reason it can never certify
     env = {**os.environ, "XDG_STATE_HOME": str(out / "state"), "TRI_AGENT_SEED_SECRET": "toy-grades-demo"}
     print(f"$ tri-agent accept {work}", flush=True)
-    code = subprocess.run([TRI, "accept", str(work)], env=env).returncode
+    # a machine with no OS sandbox at all: the caller says so (dev.py demo does, in words), and the run says why it
+    # cannot certify; never decided here behind the caller's back
+    unsandboxed = ["--allow-unsandboxed"] if "--allow-unsandboxed" in sys.argv[1:] else []
+    code = subprocess.run([TRI, "accept", str(work), *unsandboxed], env=env).returncode
     board = work / "SCOREBOARD.md"
     if board.exists():
         print(board.read_text(encoding="utf-8"))

@@ -5,6 +5,7 @@ and the case-by-case runner agree, unsafe input names are refused. Fast: every r
 from __future__ import annotations
 
 import hashlib
+import json
 import locale
 import threading
 import time
@@ -28,7 +29,11 @@ from tri_agent.mutation._hunt import (
     _Runner,
     _write_inputs,
     fresh_seeds,
+    hunt_seeds,
+    input_key,
+    target_key,
 )
+from tri_agent.mutation._recall import Recall, Recalled, digest, folder_digest
 from tri_agent.targets._batch import Fingerprint, batchable, run_batch
 from tri_agent.targets._gateway import CaseResult, Gateway
 from tri_agent.targets._target import Target, TargetConfig
@@ -157,7 +162,7 @@ def test_a_bug_class_without_inputs_and_no_exam_hunts_nothing(tmp_path: Path, ru
     hunt = _hunt_of(tmp_path, original)
     evidence = hunt.prove(_mutant(original, tmp_path / "m", LIVE_STDOUT), "other", tmp_path / "p")
     assert evidence == HuntEvidence(seeds=[], inputs=0, class_inputs=0, difference=None)
-    assert runs == [("m", [], False)] and hunt._batches == 0  # nothing for the original to run
+    assert runs == [] and hunt._batches == 0  # nothing to run, for the original or the mutant
 
 
 def test_generated_inputs_are_counted_once_and_their_seeds_reported(tmp_path: Path, runs: Calls) -> None:
@@ -450,3 +455,118 @@ def test_class_inputs_are_written_as_utf_8_whatever_the_locale(tmp_path: Path) -
     finally:
         locale.setlocale(locale.LC_CTYPE, saved)
     assert (tmp_path / "in" / "names.csv").read_bytes() == "Ärger".encode()
+
+
+# --- what a hunt recalls from earlier gates of the same acceptance -------------------------------------------------
+# the original's and a mutant's runs and the generator's inputs are found by content and never run twice; anything
+# else (a changed tree, a changed input, a torn or foreign line, a run past its timeout) runs again; the seeds
+# follow the code, the generator and the run's secret
+
+PRINT = Fingerprint((("out.csv", "ab" * 32),), "accepted", 0, "cd" * 32)
+
+
+def _recalling(tmp_path: Path, original: Target, name: str, recall: Recall, exam: Path | None = None) -> Hunt:
+    return Hunt(exam, original, {CLASS: CLASS_INPUTS}, tmp_path / name, ["s1", "s2"], 2, recall)
+
+
+def test_a_second_gate_recalls_the_original_and_a_mutant_it_hunted_and_runs_nothing(tmp_path: Path,
+                                                                                      runs: Calls) -> None:
+    original, recall = _target(tmp_path), Recall(tmp_path / "recall")
+    first = _recalling(tmp_path, original, "h1", recall)
+    same = first.prove(_mutant(first.original, tmp_path / "same", EQUIVALENT), CLASS, tmp_path / "p1")
+    assert same == HuntEvidence(seeds=[], inputs=34, class_inputs=34, difference=None)
+    assert [tree for tree, _, _ in runs] == ["orig", "same", "same"]
+    runs.clear()
+    again = Recall(tmp_path / "recall")  # a new gate (a new round, or a resume) reads what the first one filed
+    second = _recalling(tmp_path, original, "h2", again)
+    proof = second.prove(_mutant(second.original, tmp_path / "same-again", EQUIVALENT), CLASS, tmp_path / "p2")
+    assert proof == same and runs == []  # the same evidence, from no run at all
+    assert (again.hits, again.misses) == (68, 0)
+
+
+def test_another_mutant_runs_while_the_original_is_recalled(tmp_path: Path, runs: Calls) -> None:
+    original = _target(tmp_path)
+    first = _recalling(tmp_path, original, "h1", Recall(tmp_path / "recall"))
+    first.prove(_mutant(first.original, tmp_path / "same", EQUIVALENT), CLASS, tmp_path / "p1")
+    runs.clear()
+    second = _recalling(tmp_path, original, "h2", Recall(tmp_path / "recall"))
+    live = second.prove(_mutant(second.original, tmp_path / "live", LIVE_AT_33), CLASS, tmp_path / "p2")
+    assert live.difference == f"class:{CLASS}#33: outputs differ"
+    assert [(tree, len(labels)) for tree, labels, _ in runs] == [("live", 32), ("live", 2)]  # never the original
+
+
+def test_a_changed_tree_or_input_is_a_different_key(tmp_path: Path) -> None:
+    original = _target(tmp_path)
+    mutant = _mutant(original, tmp_path / "m", EQUIVALENT)
+    assert target_key(original) != target_key(mutant)
+    assert target_key(original) == target_key(original.with_baseline(original.baseline, 99.0))  # the timeout aside
+    (tmp_path / "in" / "a").mkdir(parents=True)
+    (tmp_path / "in" / "a" / "in.txt").write_text("x\n")
+    case = Case(case="c-00000000aaaa", inputs="a")
+    key = input_key(tmp_path / "in", case)
+    assert key != input_key(tmp_path / "in", case.model_copy(update={"argv": ["--loud"]}))
+    (tmp_path / "in" / "a" / "in.txt").write_text("y\n")
+    assert key != input_key(tmp_path / "in", case)
+
+
+def test_a_torn_or_foreign_line_is_never_recalled(tmp_path: Path) -> None:
+    recall = Recall(tmp_path / "r")
+    recall.put("t1", "i1", PRINT)
+    recall.put("t1", "i2", PRINT)
+    path = tmp_path / "r" / "prints" / "t1.jsonl"
+    lines = path.read_text().splitlines()
+    foreign = json.loads(lines[1]) | {"target": "t2"}  # a line moved here from another target's file
+    path.write_text(lines[0][:40] + "\n" + json.dumps(foreign) + "\n")
+    again = Recall(tmp_path / "r")
+    assert again.get("t1", "i1") is None and again.get("t1", "i2") is None
+    assert Recalled.model_validate_json(lines[0]).input == "i1"  # the line as written was whole
+
+
+def test_a_run_past_its_timeout_is_never_filed(tmp_path: Path) -> None:
+    original = _target(tmp_path, timeout=0.5)
+    recall = Recall(tmp_path / "recall")
+    hunt = Hunt(None, original, {CLASS: [{"in.txt": "hang"}, {"in.txt": "x1"}]}, tmp_path / "h", [], 2, recall)
+    hunt._original(hunt.inputs(CLASS))
+    filed = (tmp_path / "recall" / "prints" / f"{target_key(original)}.jsonl").read_text().splitlines()
+    assert len(filed) == 1 and json.loads(filed[0])["timed_out"] is False
+
+
+def test_generated_inputs_are_recalled_for_the_same_exam_folder_and_seed(tmp_path: Path, runs: Calls,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    exam = _exam(tmp_path / "exam")
+    calls = []
+    real = _hunt.generate
+
+    def generate(exam_dir: Path, seed: str, scratch: Path):  # type: ignore[no-untyped-def]
+        calls.append(seed)
+        return real(exam_dir, seed, scratch)
+
+    monkeypatch.setattr(_hunt, "generate", generate)
+    original = _target(tmp_path)
+    first = _recalling(tmp_path, original, "h1", Recall(tmp_path / "recall"), exam)
+    made = [(i.label, folder_digest(i.visible / i.case.inputs)) for i in first.inputs("none")]
+    second = _recalling(tmp_path, original, "h2", Recall(tmp_path / "recall"), exam)
+    again = [(i.label, folder_digest(i.visible / i.case.inputs)) for i in second.inputs("none")]
+    assert made == again and sorted(calls) == ["s1", "s2"]  # the second gate generated nothing
+    assert all(not i.visible.is_relative_to(tmp_path / "recall") for i in second.inputs("none"))  # copies
+    (exam / "gen.py").write_text((exam / "gen.py").read_text() + "\n# changed\n")
+    third = _recalling(tmp_path, original, "h3", Recall(tmp_path / "recall"), exam)
+    third.inputs("none")
+    assert sorted(calls) == ["s1", "s1", "s2", "s2"]  # another generator: generated again
+
+
+def test_the_seeds_follow_the_code_and_the_generator_and_the_secret(tmp_path: Path) -> None:
+    exam = _exam(tmp_path / "exam")
+    original = _target(tmp_path)
+    seeds = hunt_seeds("secret", original, exam, 3)
+    assert seeds == hunt_seeds("secret", original, exam, 3) and len(set(seeds)) == 3
+    assert all(s.startswith("hunt-") for s in seeds)
+    assert hunt_seeds("other", original, exam, 3) != seeds
+    (tmp_path / "orig" / "t.py").write_text((tmp_path / "orig" / "t.py").read_text() + "\n")
+    changed_code = hunt_seeds("secret", original, exam, 3)
+    (exam / "gen.py").write_text("# another generator\n")
+    assert len({tuple(seeds), tuple(changed_code), tuple(hunt_seeds("secret", original, exam, 3))}) == 3
+
+
+def test_digest_parts_cannot_run_into_each_other() -> None:
+    assert digest("ab", "c") != digest("a", "bc")

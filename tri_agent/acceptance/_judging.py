@@ -32,6 +32,7 @@ from ..evidence._manifest import scan
 from ..exam._formats import read_cases
 from ..isolation._contract import is_agent_config, load_charter
 from ..mutation._gate import GateRun, run_gate
+from ..mutation._recall import Recall
 from ..mutation._rotation import Rotation, Selection
 from ..mutation._verdict import MutationSummary
 from ..scoring._caliber import load_caliber
@@ -534,7 +535,8 @@ def too_few_ticket(summary: MutationSummary | None) -> list[Ticket]:
 
 
 def mutation(target: Path, build: Path, menu: Path, out: Path, report: ScoreReport | None, how: Selection,
-             exam: Path, seed: str, settings: MutationSettings, k: int) -> GateRun | None:
+             exam: Path, seed: str, settings: MutationSettings, k: int, *, hunt_secret: str | None = None,
+             recall: Recall | None = None) -> GateRun | None:
     """The round's mutation gate; none when nothing was scored, and none in a red round after the first: a round
     that fails its score is red whatever the gate finds (the first one calibrates the exam, so it runs)."""
     if report is None or not menu.is_file() or (k > 1 and report.verdict != "pass"):
@@ -544,4 +546,4 @@ def mutation(target: Path, build: Path, menu: Path, out: Path, report: ScoreRepo
                     concrete=exam / "judge" / "config" / "mutants.yaml",
                     mutmut=settings.mutmut, hunt_seeds=settings.hunt_seeds, jobs=settings.jobs,
                     clean_run=out.parent,  # the round's own twice-run, in which the gate's report is written
-                    round_label=f"round {k}")
+                    round_label=f"round {k}", hunt_secret=hunt_secret, recall=recall)

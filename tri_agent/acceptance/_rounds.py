@@ -37,6 +37,7 @@ from typing import Any, NoReturn
 from rich.console import Console
 
 from .._errors import BuilderTurn, Escalation, NotDeterministic, TamperDetected, UsageError
+from .._progress import Meter, watching
 from ..drivers._episode import EpisodeResult
 from ..drivers._rulings import Ruling
 from ..evidence._seal import verify
@@ -45,6 +46,7 @@ from ..exam._build import Part, build_exam, compose_build
 from ..exam._formats import BuildRecord
 from ..isolation._contract import load_charter
 from ..isolation._workspace import View
+from ..mutation._recall import Recall
 from ..mutation._rotation import Rotation
 from ..mutation._verdict import DETECTED, EQUIVALENT, UNDETECTED, MutationSummary
 from ..sandbox import _jail as jail
@@ -68,6 +70,7 @@ from ._config import (
     require,
 )
 from ._gate import FUSE, GateResult, Progress, RoundFacts, Verdict, advance, gate
+from ._live import live
 from ._preflight import Configuration, check_configuration, configuration, exposed_exam, import_exam
 from ._scoreboard import TIMINGS, Deepening, RoundSummary, keep_screenshots, write_reports
 from ._smells import Change, Smell
@@ -269,7 +272,7 @@ class _Clock:
 
     def step(self, role: str, what: str, fn: Callable[[], Any]) -> Any:
         start = time.monotonic()
-        with self.console.status(f"[bold]{what}[/bold]"):
+        with watching(Meter()) as meter, live(self.console, what, meter):
             try:
                 return fn()
             finally:
@@ -504,7 +507,7 @@ def _play_round(run: _Run, k: int, progress: Progress) -> tuple[_Outcome, RoundF
                          retired=progress.mutants_retired, last_green=progress.last_green)
     gate_run = clock.step("judge", "mutation gate", lambda: judging.mutation(
         run.target, _key(run, rnd.build, f"build-{name}"), menu, rnd.run / "mutation", report, how, run.exam,
-        rnd.seed, run.config.mutation, k))
+        rnd.seed, run.config.mutation, k, hunt_secret=seed(run.key, "hunt"), recall=_recall(run)))
     mutation, rot = (gate_run.summary, gate_run.rotation) if gate_run else (None, None)
     tickets += judging.stale_ticket(rot) + judging.too_few_ticket(mutation)
     deepening = _deepening(store, rnd, mutation, progress, past)
@@ -519,6 +522,11 @@ def _play_round(run: _Run, k: int, progress: Progress) -> tuple[_Outcome, RoundF
                                                                              result.reasons else ""))
     return _Outcome(rnd, report, tickets, mutation, rot, found, episodes, result, deepening, code, ruling,
                     ruling_usd + justify_usd, mismatched, justified), facts
+
+
+def _recall(run: _Run) -> Recall:
+    """The hunts' runs by content, kept in the run's state folder (no role or jail sees it) across rounds."""
+    return Recall(run.state.root / "recall")
 
 
 def _tickets(run: _Run, rnd: _Round, name: str, report: ScoreReport | None, ran: set[str], found: list[Smell],

@@ -64,9 +64,22 @@ def generate(exam_dir: Path, seed: str, scratch: Path) -> tuple[Path, list[Case]
     wrote and its cases. The mutation gate hunts differences over such inputs."""
     exam_dir = exam_dir.resolve()
     out = _generate(load_exam(exam_dir), exam_dir, seed, scratch.resolve(), 0)
+    return out, generated_cases(out)
+
+
+def generated_cases(out: Path) -> list[Case]:
+    """The cases of a folder one generator run wrote, checked as a build checks them."""
     cases = read_cases(out / "cases.jsonl")
     _check_inputs(out, cases)
-    return out, cases
+    return cases
+
+
+def generator_digest(exam_dir: Path) -> str:
+    """SHA-256 of everything a generator run can read: the exam folder as its workspace gets it."""
+    h = hashlib.sha256()
+    for rel, sha in sorted(_exam_digests(exam_dir.resolve()).items()):
+        h.update(f"{rel}\0{sha}\n".encode())
+    return h.hexdigest()
 
 
 @dataclass(frozen=True)

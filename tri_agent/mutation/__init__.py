@@ -4,6 +4,8 @@
 - ``_operators``: the table of semantic operators that make mutants of a Python target's code per class;
 - ``_rotation``: which instances a round judges (every class, new ones first);
 - ``_hunt``: equivalence proven by hunting for a differing input (class inputs, the generator at fresh seeds);
+- ``_recall``: the hunts' runs and generated inputs by content, so a round whose code and generator did not
+  change runs none of them twice;
 - ``_verdict``: the rules, pure: findings, what kills a mutant, a survivor's status after its hunt, the
   gate's pass or fail (and the summary's format);
 - ``_gate``: the clean run, each mutant judged through the gateway in its own copy, the summary;

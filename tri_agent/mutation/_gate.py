@@ -31,6 +31,7 @@ from pathlib import Path
 from threading import Lock
 from typing import Literal
 
+from .. import _progress as progress
 from .._errors import InfrastructureFailure, MalformedInput, UsageError
 from ..evidence._manifest import scan
 from ..evidence._seal import verify
@@ -46,11 +47,14 @@ from ..targets._gateway import CaseResult, Gateway, RunRecord, recorded_results,
 from ..targets._target import Cell, Target
 from . import _mutmut
 from ._hunt import SEEDS, Hunt, HuntEvidence, Told, fresh_seeds
+from ._hunt import hunt_seeds as hunt_seeds_of
 from ._menu import Menu, load_concrete, load_menu
 from ._operators import Instance, concrete, instances
+from ._recall import Recall
 from ._report import render_html, stryker_report
 from ._rotation import Rotation, Selection, select
 from ._verdict import (
+    DETECTED,
     EQUIVALENT,
     MutantOutcome,
     MutationSummary,
@@ -164,7 +168,8 @@ def run_gate(target_file: Path, build: Path, menu_path: Path, out: Path, *, exam
              jobs: int = 2, threshold: float = 1.0, minimum: int = 3, timeout_factor: float = 5.0,
              selection: Selection | None = None, only: list[str] | None = None, mutmut: int = 0, seed: str = "0",
              differential: bool = False, hunt_seeds: int = SEEDS, concrete: Path | None = None,
-             clean_run: Path | None = None, round_label: str = "") -> GateRun:
+             clean_run: Path | None = None, round_label: str = "", hunt_secret: str | None = None,
+             recall: Recall | None = None) -> GateRun:
     """Run the gate; write the Stryker report, an HTML report and ``summary.json`` into ``out``.
 
     ``selection`` samples the operators' instances (default: every one); ``only`` keeps the named ones.
@@ -173,8 +178,10 @@ def run_gate(target_file: Path, build: Path, menu_path: Path, out: Path, *, exam
     the coverage of its traced pass stand in for the gate's own clean run.
     ``differential`` calibrates an exam against a target that does not pass yet: a mutant is killed when the
     exam's findings on it differ from its findings on the clean target. ``exam_dir`` (the exam's folder) lets
-    the hunt run the generator at ``hunt_seeds`` fresh seeds. ``round_label`` names the acceptance round the
-    gate ran in, for the HTML report (empty: a standalone run).
+    the hunt run the generator at ``hunt_seeds`` fresh seeds: drawn from ``seed``, or, given ``hunt_secret``
+    (an acceptance), from it and the digests of the code and the generator, so that ``recall`` (the runs earlier
+    gates made) serves a round whose code and generator did not change. ``round_label`` names the acceptance
+    round the gate ran in, for the HTML report (empty: a standalone run).
     """
     if out.exists() and any(out.iterdir()):
         raise UsageError(f"{out} already holds a mutation report", hint="reports are evidence: choose a new --out")
@@ -194,7 +201,9 @@ def run_gate(target_file: Path, build: Path, menu_path: Path, out: Path, *, exam
         clean, exam = _recorded_clean(clean_run, target, exam, differential) if clean_run else \
             _clean_run(target, exam, differential)
         timeout = mutant_timeout(target.config.timeout, timeout_factor, clean.seconds)
-        hunt = Hunt(exam_dir, target, _class_inputs(menu), Path(tmp) / "hunt", fresh_seeds(seed, hunt_seeds), jobs)
+        seeds = fresh_seeds(seed, hunt_seeds) if hunt_secret is None else \
+            hunt_seeds_of(hunt_secret, target, exam_dir, hunt_seeds)
+        hunt = Hunt(exam_dir, target, _class_inputs(menu), Path(tmp) / "hunt", seeds, jobs, recall or Recall())
         ctx = _Context(target, exam, clean, timeout, hunt)
         outcomes = _judge_all(ctx, plans, jobs)
         spare = [_instance_plan(target, i) for i in _spare(found, rotation, selection)]
@@ -404,8 +413,16 @@ def _case_findings(exam: _Exam, case: Case, result: _Seen) -> frozenset[str]:
 # --- judging ------------------------------------------------------------------------------------------------------
 
 def _judge_all(ctx: _Context, plans: list[_Plan], jobs: int) -> list[MutantOutcome]:
+    progress.expect("mutants", len(plans))
+
+    def one(plan: _Plan) -> MutantOutcome:
+        outcome = _timed(plan, partial(_judge, ctx, plan))
+        progress.advance("mutants")
+        progress.advance("killed", int(outcome.status in DETECTED))
+        return outcome
+
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        return list(pool.map(lambda p: _timed(p, partial(_judge, ctx, p)), plans))
+        return list(pool.map(one, plans))
 
 
 def _timed(plan: _Plan, judge: Callable[[Path], MutantOutcome]) -> MutantOutcome:

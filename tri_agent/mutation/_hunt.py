@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import shutil
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,12 +19,15 @@ from threading import Lock
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .. import _progress as progress
 from .._errors import MalformedInput
-from ..exam._build import generate
+from ..exam._build import generate, generated_cases, generator_digest
 from ..exam._formats import Case
+from ..sandbox._jail import strongest
 from ..targets._batch import Fingerprint, batchable, run_batch
 from ..targets._gateway import Gateway
 from ..targets._target import Target
+from ._recall import Recall, digest, folder_digest, settings_digest
 
 SEEDS = 20
 _NAME = re.compile(r"^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$")
@@ -68,6 +72,7 @@ class Hunt:
     scratch: Path
     seeds: list[str]
     jobs: int = 2
+    recall: Recall = field(default_factory=Recall)  # runs earlier gates of the same acceptance already made
     _generated: list[_Input] | None = None
     _runner: _Runner | None = None
     _prints: dict[str, Fingerprint] = field(default_factory=dict)
@@ -100,9 +105,11 @@ class Hunt:
             self._original(inputs)
         mutant = _Runner(mutated, scratch / "mutant-build", self.jobs)
         n_class = sum(1 for i in inputs if i.label.startswith("class:"))
+        progress.expect("hunted", len(inputs))
         for start, stop in _chunks(len(inputs)):
             chunk = inputs[start:stop]
-            for item, print_ in zip(chunk, mutant.run(chunk, scratch / f"m{start}"), strict=True):
+            progress.advance("hunted", len(chunk))
+            for item, print_ in zip(chunk, self._recalled(mutant, chunk, scratch / f"m{start}"), strict=True):
                 what = self._prints[item.label].differs(print_)
                 if what:
                     return HuntEvidence(seeds=self._seeds_run(), inputs=start + chunk.index(item) + 1,
@@ -119,9 +126,23 @@ class Hunt:
                 if self._runner is None:
                     self._runner = _Runner(self.original, self.scratch / "original-build", self.jobs)
                 runner, self._batches = self._runner, self._batches + 1
-            made = runner.run(todo, self.scratch / f"o{self._batches}", rows=rows)
+            scratch = self.scratch / f"o{self._batches}"
+            made = runner.run(todo, scratch, rows=True) if rows else self._recalled(runner, todo, scratch)
             for item, print_ in zip(todo, made, strict=True):
                 self._prints[item.label] = print_
+
+    def _recalled(self, runner: _Runner, items: list[_Input], scratch: Path) -> list[Fingerprint]:
+        """``runner``'s fingerprints of ``items``: those an earlier gate made, recalled by content; the rest run
+        now and are filed (never one that ran past its timeout: another timeout could end it otherwise)."""
+        keys = [input_key(i.visible, i.case) for i in items]
+        known = [self.recall.get(runner.key, k) for k in keys]
+        todo = [i for i, k in zip(items, known, strict=True) if k is None]
+        made = iter([p for _, p in zip(todo, runner.run(todo, scratch) if todo else [], strict=True)])
+        out = [k if k is not None else next(made) for k in known]  # a runner that lost a run raised above
+        for key, print_, was in zip(keys, out, known, strict=True):
+            if was is None and not print_.timed_out:
+                self.recall.put(runner.key, key, print_)
+        return out
 
     def _class_inputs(self, bug_class: str) -> list[_Input]:
         out = []
@@ -138,16 +159,52 @@ class Hunt:
             self._generated = []
             exam_dir = self.exam_dir
             if exam_dir is not None:
+                exam = generator_digest(exam_dir) if self.recall.root is not None else ""  # "": nothing kept
                 with ThreadPoolExecutor(max_workers=self.jobs) as pool:
-                    made = list(pool.map(lambda s: generate(exam_dir, s, self.scratch / "gen" / s), self.seeds))
+                    made = list(pool.map(lambda s: self._generate(exam_dir, exam, s), self.seeds))
                 seen: set[str] = set()
                 for seed, (folder, cases) in zip(self.seeds, made, strict=True):
                     for case in cases:
-                        digest = _inputs_digest(folder / case.inputs, case)
-                        if digest not in seen:  # the same input twice proves nothing more
-                            seen.add(digest)
+                        same = _inputs_digest(folder / case.inputs, case)
+                        if same not in seen:  # the same input twice proves nothing more
+                            seen.add(same)
                             self._generated.append(_Input(f"seed:{seed}/{case.case}", folder, case))
         return self._generated
+
+
+    def _generate(self, exam_dir: Path, exam: str, seed: str) -> tuple[Path, list[Case]]:
+        """The generator's inputs at ``seed``: recalled when this very exam folder ran at this seed before (the
+        build proved the generator deterministic), else generated now and filed."""
+        key, scratch = digest("generated", exam, seed), self.scratch / "gen" / seed
+        known = self.recall.generated(key) if exam else None
+        if known is None:
+            folder, cases = generate(exam_dir, seed, scratch)
+            self.recall.keep_generated(key, folder)
+            return folder, cases
+        folder = scratch / "recalled"
+        shutil.copytree(known, folder, symlinks=True, ignore=shutil.ignore_patterns(".complete"))
+        return folder, generated_cases(folder)
+
+
+def hunt_seeds(secret: str, target: Target, exam_dir: Path | None, n: int) -> list[str]:
+    """The hunt's seeds in an acceptance: drawn from the run's secret and the digests of the code and the
+    generator, so a round whose code and generator did not change hunts the same inputs (and recalls its runs),
+    while a change of either brings seeds nobody could know in advance."""
+    exam = generator_digest(exam_dir) if exam_dir is not None else ""
+    return fresh_seeds(digest("hunt", secret, folder_digest(target.baseline), exam), n)
+
+
+def target_key(target: Target) -> str:
+    """SHA-256 of a target as a hunt runs it: its tree, its settings (the timeout aside: a run past it is never
+    filed), and the harness and layer it runs under."""
+    settings = target.config.model_dump(mode="json", exclude={"timeout"})
+    harness = "fork-server" if batchable(target) else f"jail:{strongest()}"
+    return digest("target", folder_digest(target.baseline), settings_digest(settings), harness)
+
+
+def input_key(visible: Path, case: Case) -> str:
+    """SHA-256 of one input as the target gets it: the case (its id can be an argument) and its files."""
+    return digest("input", case.model_dump_json(), folder_digest(visible / case.inputs))
 
 
 def _chunks(n: int) -> list[tuple[int, int]]:
@@ -166,7 +223,18 @@ class _Runner:
     def __init__(self, target: Target, scratch: Path, jobs: int) -> None:
         scratch.mkdir(parents=True, exist_ok=True)
         self.target, self.jobs = target, jobs
-        self.gateway = Gateway(target, scratch, scratch)  # builds the tree once; its visible folder is unused
+        self.key, self._scratch = target_key(target), scratch
+        self._gateway: Gateway | None = None
+        self._lock = Lock()
+
+    @property
+    def gateway(self) -> Gateway:
+        """Built on first use (a runner whose every input is recalled builds nothing); the visible folder is
+        unused."""
+        with self._lock:
+            if self._gateway is None:
+                self._gateway = Gateway(self.target, self._scratch, self._scratch)
+            return self._gateway
 
     def run(self, items: list[_Input], scratch: Path, rows: bool = False) -> list[Fingerprint]:
         scratch.mkdir(parents=True)

@@ -15,20 +15,23 @@ is told to stop (SIGTERM). The launcher exits with the child's status. Landlock 
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import ctypes
 import fcntl
 import os
 import signal
-import socket
 import struct
 import sys
 import time
+import warnings  # noqa: F401 - os.execvp imports it lazily: after Landlock, the stdlib may be unreadable
+
+# the launcher starts once per run of role-written code: it imports neither argparse nor socket (most of an
+# interpreter start's cost beyond the bare minimum), and is started with -I -S
 
 _CREATE, _ADD_RULE, _RESTRICT = 444, 445, 446  # the same numbers on x86_64 and aarch64
 _PATH_BENEATH = 1
 _SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
+_AF_INET, _SOCK_DGRAM = 2, 2
 _VERSION = 1
 _SUBREAPER, _NO_NEW_PRIVS, _PDEATHSIG, _CAPBSET_DROP, _CAP_AMBIENT = 36, 38, 1, 24, 47
 _NEWUSER, _NEWNET = 0x10000000, 0x40000000
@@ -121,9 +124,14 @@ def _private_network() -> None:
     interface and service would be reachable: fail rather than run with less than the layer claims."""
     if _libc().unshare(_NEWUSER | _NEWNET) != 0:
         raise OSError(ctypes.get_errno(), "no private network namespace (unprivileged user namespaces are off)")
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:  # a new namespace's loopback starts down
+    probe = _libc().socket(_AF_INET, _SOCK_DGRAM, 0)  # a new namespace's loopback starts down
+    if probe < 0:
+        raise OSError(ctypes.get_errno(), "socket")
+    try:
         flags = struct.unpack_from("H", fcntl.ioctl(probe, _SIOCGIFFLAGS, struct.pack("16sH14x", b"lo", 0)), 16)[0]
         fcntl.ioctl(probe, _SIOCSIFFLAGS, struct.pack("16sH14x", b"lo", flags | _IFF_UP))
+    finally:
+        os.close(probe)
 
 
 def private_network_works() -> bool:
@@ -180,17 +188,38 @@ def _stop(me: int) -> None:
     os._exit(128 + signal.SIGTERM)
 
 
+_USAGE = "usage: _confine.py [--read PATH]... [--write PATH]... [--no-network] [--reap-only] -- ARGV..."
+
+
+class _Args:  # not a dataclass: dataclasses imports inspect, which costs more than this whole launcher
+    def __init__(self) -> None:
+        self.read: list[str] = []
+        self.write: list[str] = []
+        self.no_network = False
+        self.reap_only = False
+        self.command: list[str] = []
+
+
+def _parse(argv: list[str]) -> _Args:
+    """The launcher's few flags (no argparse: its import costs more than the run it wraps, for a small one)."""
+    args, rest = _Args(), list(argv)
+    while rest and rest[0] != "--" and rest[0].startswith("--"):
+        flag = rest.pop(0)
+        if flag in ("--read", "--write") and rest:
+            getattr(args, flag[2:]).append(rest.pop(0))
+        elif flag in ("--no-network", "--reap-only"):
+            setattr(args, flag[2:].replace("-", "_"), True)
+        else:
+            raise SystemExit(f"{_USAGE}\n_confine.py: error: unknown argument {flag!r}")
+    args.command = rest[1:] if rest[:1] == ["--"] else rest
+    if not args.command:
+        raise SystemExit(f"{_USAGE}\n_confine.py: error: no command")
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="tri_agent.sandbox._confine")
-    parser.add_argument("--read", action="append", default=[])
-    parser.add_argument("--write", action="append", default=[])
-    parser.add_argument("--no-network", action="store_true")
-    parser.add_argument("--reap-only", action="store_true", help="no confinement: only reap the descendants")
-    parser.add_argument("command", nargs=argparse.REMAINDER)
-    args = parser.parse_args(argv)
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    if not command:
-        parser.error("no command")
+    args = _parse(sys.argv[1:] if argv is None else argv)
+    command = args.command
     me = os.getpid()
     signal.signal(signal.SIGTERM, lambda *_: _stop(me))
     _libc().prctl(_SUBREAPER, 1, 0, 0, 0)

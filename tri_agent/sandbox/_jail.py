@@ -190,7 +190,7 @@ def _launcher() -> list[str]:
     Python would import a ``tri_agent`` package the role planted there instead."""
     from . import _confine
 
-    return [sys.executable, "-I", str(Path(_confine.__file__).resolve())]
+    return [sys.executable, "-I", "-S", str(Path(_confine.__file__).resolve())]
 
 
 def _minimal(env: Mapping[str, str]) -> dict[str, str]:

@@ -29,7 +29,7 @@ from ._target import PLACEHOLDERS, Cell, Target, expand, extract_rows, failed
 from ._trace import traceable
 
 SERVER = r'''
-import ctypes, json, os, runpy, signal, sys, time, traceback
+import ctypes, json, os, pkgutil, runpy, signal, sys, time, traceback  # pkgutil: runpy imports it at each first run
 jobs_path, results_path, timeout = sys.argv[1], sys.argv[2], float(sys.argv[3])
 LIBC = ctypes.CDLL(None, use_errno=True)
 LIBC.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: what a job double-forks comes back to this server

@@ -23,6 +23,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from .. import _progress as progress
 from .._errors import (
     InfrastructureFailure,
     MalformedInput,
@@ -317,7 +318,14 @@ def _run_all(target: Target, visible: Path, cases: list[Case], keep: Path, trace
     # cases are independent (a scratch copy each), so they run side by side; results keep the case order
     with _scratch() as scratch, ThreadPoolExecutor(max_workers=min(JOBS, target.config.jobs or JOBS)) as pool:
         gateway = Gateway(target, visible, scratch)
-        return list(pool.map(lambda c: gateway.run_case(c, keep / c.case, trace=trace), cases))
+        progress.expect("cases", len(cases))
+
+        def one(case: Case) -> CaseResult:
+            result = gateway.run_case(case, keep / case.case, trace=trace)
+            progress.advance("cases")
+            return result
+
+        return list(pool.map(one, cases))
 
 
 @contextmanager
