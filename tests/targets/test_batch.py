@@ -14,7 +14,25 @@ from tri_agent.targets._target import Target
 from tri_agent.targets._trace import read_lines, traceable
 
 
-def test_batch_fingerprints_equal_the_gateways(toy_build: Path, tmp_path: Path) -> None:
+@pytest.fixture(params=["bubblewrap", "landlock"])
+def layer(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each hostile-input test under both layers the fork server runs in: bubblewrap (its pid namespace sweeps)
+    and Landlock alone, as on a machine without bubblewrap (the launcher sweeps, asked through its pipe)."""
+    from tri_agent.sandbox import _jail
+    from tri_agent.sandbox._confine import landlock_abi
+    from tri_agent.targets import _batch
+
+    if request.param == "bubblewrap" and _jail.strongest() != "bubblewrap":
+        pytest.skip("bubblewrap is not installed (python3 dev.py test installs it)")
+    if request.param == "landlock":
+        if landlock_abi() <= 0:
+            pytest.skip("this kernel has no Landlock")
+        monkeypatch.setattr(_jail, "strongest", lambda: "landlock")
+        monkeypatch.setattr(_batch, "strongest", lambda: "landlock")
+    return str(request.param)
+
+
+def test_batch_fingerprints_equal_the_gateways(toy_build: Path, tmp_path: Path, layer: str) -> None:
     toy = toy_copy(tmp_path / "toy", fixed=True)
     target = Target.load(toy / "target.yaml")
     visible = toy_build / "visible"
@@ -28,7 +46,7 @@ def test_batch_fingerprints_equal_the_gateways(toy_build: Path, tmp_path: Path) 
     assert {fp.behavior for fp in prints} == {"accepted", "rejected"}  # both kinds of run were compared
 
 
-def test_a_hanging_input_is_killed_and_the_rest_is_not_run(toy_build: Path, tmp_path: Path) -> None:
+def test_a_hanging_input_is_killed_and_the_rest_is_not_run(toy_build: Path, tmp_path: Path, layer: str) -> None:
     toy = toy_copy(tmp_path / "toy", fixed=True)
     grades = toy / "target" / "grades.py"
     grades.write_text(grades.read_text().replace("def main():", "def main():\n    if 'A' in open(sys.argv[1]).read():"
@@ -87,7 +105,7 @@ def _hostile(tmp: Path, toy_build: Path, code: str) -> tuple[list[object], list[
     return honest, hostile
 
 
-def test_a_job_cannot_write_into_another_jobs_folder(toy_build: Path, tmp_path: Path) -> None:
+def test_a_job_cannot_write_into_another_jobs_folder(toy_build: Path, tmp_path: Path, layer: str) -> None:
     code = ("    me = os.path.dirname(out)\n"
             "    for n in range(4):\n"
             "        other = os.path.join(os.path.dirname(me), 'j%d' % n)\n"
@@ -103,7 +121,7 @@ def test_a_job_cannot_write_into_another_jobs_folder(toy_build: Path, tmp_path: 
     assert not list((tmp_path / "b2").glob("j*/output/planted.txt"))
 
 
-def test_a_daemon_of_one_job_dies_before_the_next_job_starts(toy_build: Path, tmp_path: Path) -> None:
+def test_a_daemon_of_one_job_dies_before_the_next_job_starts(toy_build: Path, tmp_path: Path, layer: str) -> None:
     # the daemon outlives its job (which ends after 0.2 s) and writes into whatever job runs next
     code = ("    if os.fork() == 0:\n"
             "        os.setsid()\n"
@@ -124,7 +142,22 @@ def test_a_daemon_of_one_job_dies_before_the_next_job_starts(toy_build: Path, tm
     assert not list((tmp_path / "b2").glob("j*/output/from-daemon"))
 
 
-def test_without_a_pid_namespace_or_landlock_inputs_are_not_batched(toy_build: Path, tmp_path: Path,
+def test_a_daemon_of_one_job_never_writes_its_output_after_the_job_ended(toy_build: Path, tmp_path: Path,
+                                                                         layer: str) -> None:
+    # its own folder is the one a daemon may write: killed with the job, it never adds to the job's outputs
+    code = ("    if os.fork() == 0:\n"
+            "        os.setsid()\n"
+            "        if os.fork() == 0:\n"
+            "            time.sleep(0.5)\n"
+            "            open(os.path.join(out, 'late.txt'), 'w').write('x')\n"
+            "        os._exit(0)\n"
+            "    time.sleep(0.2)\n")
+    honest, hostile = _hostile(tmp_path, toy_build, code)
+    assert not list((tmp_path / "b2").glob("j*/output/late.txt"))
+    assert [f.outputs for f in hostile] == [f.outputs for f in honest]
+
+
+def test_without_a_sandbox_or_landlock_inputs_are_not_batched(toy_build: Path, tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     from tri_agent.sandbox import _confine
     from tri_agent.targets import _batch
@@ -132,7 +165,9 @@ def test_without_a_pid_namespace_or_landlock_inputs_are_not_batched(toy_build: P
     target = Target.load(toy_copy(tmp_path / "toy", fixed=True) / "target.yaml")
     assert batchable(target)
     monkeypatch.setattr(_batch, "strongest", lambda: "landlock")
-    assert not batchable(target)
+    assert batchable(target)  # the Landlock launcher sweeps what a job left
+    monkeypatch.setattr(_batch, "strongest", lambda: None)
+    assert not batchable(target)  # unsandboxed: nothing could kill a job's daemons before the next job
     monkeypatch.undo()
     monkeypatch.setattr(_confine, "landlock_abi", lambda: 0)
     assert not batchable(target)

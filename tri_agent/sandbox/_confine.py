@@ -2,6 +2,7 @@
 
     python -m tri_agent.sandbox._confine [--read PATH]... [--write PATH]... [--no-network] -- ARGV...
     python -m tri_agent.sandbox._confine --reap-only -- ARGV...   (no confinement; only the subreaper)
+    ... --sweep -- ARGV...   (ARGV may ask, through a pipe, that every process below it be killed)
 
 This small launcher runs ARGV as its child under a Landlock ruleset (reads allowed only beneath the
 ``--read`` paths, reads and writes only beneath the ``--write`` paths; no signals or abstract sockets
@@ -11,6 +12,11 @@ the child subreaper: whatever
 the child forks, daemons included, is reparented here and killed when the child ends or when the launcher
 is told to stop (SIGTERM). The launcher exits with the child's status. Landlock needs Linux 5.13 or newer;
 ``landlock_abi()`` says whether it works here.
+
+With ``--sweep`` the child gets two pipe ends, named in ``TRI_AGENT_SWEEP`` (``request,answer``): each byte it
+writes asks the launcher, which alone can read /proc, to kill every process below the child (not the child);
+the launcher answers with one byte once none is left. The fork server runs its jobs so under Landlock, as
+bubblewrap's pid namespace lets it do by itself: a job's daemons die with the job.
 """
 
 from __future__ import annotations
@@ -188,7 +194,56 @@ def _stop(me: int) -> None:
     os._exit(128 + signal.SIGTERM)
 
 
-_USAGE = "usage: _confine.py [--read PATH]... [--write PATH]... [--no-network] [--reap-only] -- ARGV..."
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2:][:1] not in (b"Z", b"X")  # a zombie is dead: its parent reaps it
+
+
+def _sweep_below(root: int) -> None:
+    """Kill every live process below ``root`` (not ``root``): what a job left behind. Never reaps: the
+    processes are ``root``'s to reap (it is their subreaper), and ``root`` itself must stay this launcher's."""
+    for _ in range(200):
+        alive = [pid for pid in descendants(root) if _alive(pid)]
+        if not alive:
+            return
+        for pid in alive:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.001)
+
+
+def _hand_over(pipes: tuple[tuple[int, int], tuple[int, int]]) -> None:
+    """In the child: keep the request's write end and the answer's read end, named in the environment."""
+    (request_r, request_w), (answer_r, answer_w) = pipes
+    os.close(request_r)
+    os.close(answer_w)
+    for fd in (request_w, answer_r):
+        os.set_inheritable(fd, True)
+    os.environ["TRI_AGENT_SWEEP"] = f"{request_w},{answer_r}"
+
+
+def _serve_sweeps(child: int, pipes: tuple[tuple[int, int], tuple[int, int]]) -> None:
+    """Answer the child's sweep requests until it closes its end (it ended, or wants no more)."""
+    (request_r, request_w), (answer_r, answer_w) = pipes
+    os.close(request_w)
+    os.close(answer_r)
+    try:
+        while os.read(request_r, 1):
+            _sweep_below(child)
+            os.write(answer_w, b"k")
+    except OSError:
+        pass  # the child is gone: what is left below it dies with the launcher's own sweep
+    finally:
+        os.close(request_r)
+        os.close(answer_w)
+
+
+_USAGE = ("usage: _confine.py [--read PATH]... [--write PATH]... [--no-network] [--reap-only] [--sweep] "
+          "-- ARGV...")
 
 
 class _Args:  # not a dataclass: dataclasses imports inspect, which costs more than this whole launcher
@@ -197,6 +252,7 @@ class _Args:  # not a dataclass: dataclasses imports inspect, which costs more t
         self.write: list[str] = []
         self.no_network = False
         self.reap_only = False
+        self.sweep = False
         self.command: list[str] = []
 
 
@@ -207,7 +263,7 @@ def _parse(argv: list[str]) -> _Args:
         flag = rest.pop(0)
         if flag in ("--read", "--write") and rest:
             getattr(args, flag[2:]).append(rest.pop(0))
-        elif flag in ("--no-network", "--reap-only"):
+        elif flag in ("--no-network", "--reap-only", "--sweep"):
             setattr(args, flag[2:].replace("-", "_"), True)
         else:
             raise SystemExit(f"{_USAGE}\n_confine.py: error: unknown argument {flag!r}")
@@ -224,9 +280,12 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: _stop(me))
     _libc().prctl(_SUBREAPER, 1, 0, 0, 0)
     _libc().prctl(_PDEATHSIG, signal.SIGTERM, 0, 0, 0)  # the orchestrator died: take the run down with us
+    pipes = (os.pipe(), os.pipe()) if args.sweep else None  # (request read, write), (answer read, write)
     child = os.fork()
     if child == 0:
         try:
+            if pipes is not None:
+                _hand_over(pipes)
             if not args.reap_only:
                 if args.no_network:
                     _private_network()
@@ -236,6 +295,8 @@ def main(argv: list[str] | None = None) -> int:
         except OSError as exc:
             os.write(2, f"confine: {exc}\n".encode())
         os._exit(127)
+    if pipes is not None:
+        _serve_sweeps(child, pipes)
     _, status = os.waitpid(child, 0)
     _kill_all(me)  # a daemon the run left behind dies with it
     code = os.waitstatus_to_exitcode(status)

@@ -65,6 +65,9 @@ class Jail:
     # the run's first process is pid 1 of the jail (bubblewrap): no bubblewrap process holding the run's pipes
     # shares its namespace, where a process it starts (a service beside a driver) could open them through /proc
     first_is_init: bool = False
+    # the run may ask the Landlock launcher to kill every process below it (a fork server between its jobs);
+    # under bubblewrap the jail's own pid namespace serves
+    sweeps: bool = False
 
     def run(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float,
             cap: int = OUTPUT_CAP, file_cap: int | None = None, stdin: bytes = b"",
@@ -117,6 +120,8 @@ class Jail:
             args += ["--write", path]
         if not self.network:
             args.append("--no-network")
+        if self.sweeps:
+            args.append("--sweep")
         if not landlock:
             args = [*_launcher(), "--reap-only"]
         return [*args, "--", *argv]

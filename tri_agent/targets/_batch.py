@@ -23,7 +23,7 @@ from pathlib import Path
 from threading import Lock
 
 from ..exam._formats import Case
-from ..sandbox._jail import BUBBLEWRAP, Jail, odd_files, strongest
+from ..sandbox._jail import BUBBLEWRAP, LANDLOCK, Jail, odd_files, strongest
 from ..sandbox._process import Completed, base_env
 from ._target import PLACEHOLDERS, Cell, Target, expand, extract_rows, failed
 from ._trace import traceable
@@ -60,9 +60,19 @@ def confine(folder):
         raise OSError(ctypes.get_errno(), "landlock_restrict_self")
 
 
+SWEEP = [int(fd) for fd in os.environ.pop("TRI_AGENT_SWEEP", "").split(",") if fd]
+
+
 def sweep():
-    """Kill every process of the jail but its init and this server: a job's daemons die with the job (the jail
-    has a pid namespace of its own, so nothing else is in sight)."""
+    """Kill every process of the jail but its init and this server: a job's daemons die with the job. Under
+    bubblewrap the jail has a pid namespace of its own, so nothing else is in sight; under Landlock the launcher
+    does it (it alone reads /proc), asked through its pipe."""
+    if SWEEP:
+        os.write(SWEEP[0], b"s")
+        if not os.read(SWEEP[1], 1):
+            raise SystemExit("the launcher stopped answering sweeps")
+        reap()
+        return
     keep = {1, os.getpid(), os.getppid()}
     for _ in range(1000):
         alive = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in keep]
@@ -73,12 +83,16 @@ def sweep():
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
-        try:
-            while os.waitpid(-1, os.WNOHANG)[0] > 0:
-                pass
-        except ChildProcessError:
-            pass
+        reap()
         time.sleep(0.001)
+
+
+def reap():
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0] > 0:
+            pass
+    except ChildProcessError:
+        pass
 
 for name in filter(None, sys.argv[4].split(",")):  # the entry's standard-library imports, once for every child
     try:
@@ -90,6 +104,8 @@ results = []
 
 
 def child(job):
+    for fd in SWEEP:  # the launcher's pipe is the server's alone
+        os.close(fd)
     os.setsid()
     confine(job["work"])
     os.chdir(job["cwd"])
@@ -176,11 +192,12 @@ class Fingerprint:
 
 
 def batchable(target: Target) -> bool:
-    """A Python command target, on a machine whose jail has a pid namespace (bubblewrap: the server can kill every
-    process a job left) and Landlock (each job writes only its own folder); elsewhere each input gets a jail."""
+    """A Python command target, on a machine whose jail can kill every process a job left (bubblewrap's pid
+    namespace, or the Landlock launcher's sweeps) and has Landlock (each job writes only its own folder);
+    elsewhere each input gets a jail."""
     from ..sandbox._confine import landlock_abi
 
-    return (target.config.run is not None and traceable(target.config.run) and strongest() == BUBBLEWRAP
+    return (target.config.run is not None and traceable(target.config.run) and strongest() in (BUBBLEWRAP, LANDLOCK)
             and landlock_abi() > 0)
 
 
@@ -200,7 +217,7 @@ def run_batch(target: Target, built: Path, items: list[tuple[Path, Case]], scrat
     run = target.config.argv
     argv = [run[0], str(scratch / "server.py"), str(scratch / "jobs.json"), str(scratch / "results.json"),
             str(target.config.timeout), ",".join(preloadable(built, run[1]))]
-    Jail(writable=(scratch,)).run(  # each job's input is a copy inside scratch: no other folder is needed
+    Jail(writable=(scratch,), sweeps=True).run(  # each job's input is a copy inside scratch: nothing else is needed
         argv, cwd=scratch, env=env, timeout=target.config.timeout * max(1, len(cases)) + 10,
         file_cap=target.config.write_cap)
     results = _results(scratch / "results.json", len(cases))
