@@ -490,7 +490,11 @@ def _shown(ctx: _Context, told: Told, scratch: Path) -> list[Case] | str:
     if not ctx.fork.agrees(exam, told.original, scratch / "agree"):
         return differing
     forked = [_forked(c, p) for c, p in zip(exam.cases, told.mutant, strict=True)]
-    changed = [c for c, seen in zip(exam.cases, forked, strict=True) if _case_verdict(exam, c, seen) is not None]
+    # a case whose run is the original's scores as the original's did (the fork server was just shown to score it
+    # as its real runs): only the others can change a verdict, and scoring one costs a table join
+    maybe = {c.case for c in differing} | {s.case for s in forked if s.timed_out}
+    changed = [c for c, seen in zip(exam.cases, forked, strict=True)
+               if c.case in maybe and _case_verdict(exam, c, seen) is not None]
     if changed:
         return changed
     whole = _whole_verdict(exam, forked, _fresh(scratch / "forked"))
