@@ -558,7 +558,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.update(XDG_STATE_HOME=state, TRI_AGENT_SEED_SECRET="tri-agent-selftest")
         LIMITS.calibration = calibrate()
         if LIMITS.calibration > 0:
-            LIMITS.per_command = FACTOR * LIMITS.calibration
+            LIMITS.per_command = max(FACTOR * LIMITS.calibration, 120.0)  # never tighter than 2 minutes
         results = list(pool.map(_run, CHECKS))
     for name, status, why in results:
         print(f"{status} {name}" + (f": {why}" if why else ""))

@@ -276,3 +276,21 @@ def load_script(path: Path, name: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+# --- the suite over every core (pytest-xdist) --------------------------------------------------------------------
+# One test file is one unit of work for a worker, so a module's shared fixture (an acceptance, a database server) is
+# made once; files that share a session fixture are one unit together, so it is made once in all. (pytest-xdist's
+# own xdist_group mark does not group under pytest 9: its scheduler is replaced here.)
+SHARED = {"tests/acceptance/test_attacks.py": "tests/acceptance/test_rounds.py"}  # both use toy_accepted, stopped
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByFile(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return SHARED.get(path, path)
+
+    return ByFile(config, log)

@@ -44,3 +44,40 @@ def test_missing_system_packages_are_installed_with_apt_as_root(monkeypatch: pyt
 def test_nothing_is_installed_when_nothing_is_missing_or_apt_cannot_run(monkeypatch: pytest.MonkeyPatch,
                                                                         present: set[str], uid: int) -> None:
     assert _installs(monkeypatch, present, uid) == []
+
+
+def _demo(monkeypatch: pytest.MonkeyPatch, present: set[str], uid: int, layer: str,
+          capsys: pytest.CaptureFixture[str]) -> tuple[list[list[str]], str]:
+    """What `dev.py demo` runs and says on a machine with ``present`` commands, as user ``uid``, whose strongest
+    sandbox layer is ``layer`` (installing the packages changes nothing here: the fake apt installs nothing)."""
+    dev = _dev()
+    ran: list[list[str]] = []
+    monkeypatch.setattr(dev, "ensure_env", lambda extras: {})
+    monkeypatch.setattr(dev.shutil, "which", lambda name: f"/usr/bin/{name}" if name in present else None)
+    monkeypatch.setattr(dev.os, "geteuid", lambda: uid)
+    monkeypatch.setattr(dev.subprocess, "run", lambda cmd, **_kw: ran.append(cmd) or _Done())
+    monkeypatch.setattr(dev, "sandbox_layer", lambda env: layer)
+    monkeypatch.setattr(dev, "_run", lambda cmd, env=None: ran.append(cmd) or 0)
+    assert dev.demo() == 0
+    return ran, capsys.readouterr().out
+
+
+def test_the_demo_installs_bubblewrap_as_root_and_only_bubblewrap(monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    ran, out = _demo(monkeypatch, {"apt-get"}, 0, "bubblewrap", capsys)
+    assert ["apt-get", "install", "-y", "-qq", "bubblewrap"] in ran
+    assert "role-written code runs under: bubblewrap" in out and "missing" not in out
+    assert not any("--allow-unsandboxed" in cmd for cmd in ran)
+
+
+@pytest.mark.parametrize(("layer", "unsandboxed"), [("landlock", False), ("none", True)])
+def test_without_bubblewrap_the_demo_says_what_is_missing_what_it_costs_and_runs_anyway(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], layer: str, unsandboxed: bool) -> None:
+    ran, out = _demo(monkeypatch, {"apt-get"}, 1000, layer, capsys)  # not root: nothing can be installed
+    assert not any(cmd[:1] == ["apt-get"] for cmd in ran)
+    [missing] = [line for line in out.splitlines() if "bubblewrap is missing" in line]
+    assert "cannot certify" in missing and "apt-get install bubblewrap" in missing and "runs anyway" in missing
+    assert f"role-written code runs under: {layer}" in out
+    acceptance = next(cmd for cmd in ran if any("run_acceptance.py" in part for part in cmd))
+    selftest = next(cmd for cmd in ran if any("run_selftest.sh" in part for part in cmd))
+    assert ("--allow-unsandboxed" in acceptance) is unsandboxed and ("--allow-unsandboxed" in selftest) is unsandboxed

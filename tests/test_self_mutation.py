@@ -10,8 +10,6 @@ from types import ModuleType
 
 import pytest
 
-pytestmark = pytest.mark.xdist_group("self-mutation")  # one worker: one shared run
-
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -7,9 +7,12 @@ everything: it must then fail loudly.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -19,13 +22,51 @@ def _env(**extra: str) -> dict[str, str]:
     return dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}", **extra)
 
 
-def test_selftest_passes_against_the_installed_package() -> None:
-    done = subprocess.run(["bash", str(ROOT / "selftest" / "run_selftest.sh")], capture_output=True, text=True,
-                          env=_env(PYTHON=sys.executable), timeout=600)
+def _bare(argv: list[str]) -> list[str]:
+    """``argv`` as on a freshly made machine without bubblewrap: where it is installed, a private mount namespace
+    lays /dev/null over it (so it is no program at all), and nothing else of the machine changes."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return argv  # this machine is bare already
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("hiding bubblewrap needs root and unshare (util-linux)")
+    return ["unshare", "-m", "--propagation", "private", "sh", "-c", f'mount --bind /dev/null {bwrap} && exec "$@"',
+            "sh", *argv]
+
+
+def _layer() -> str:
+    probe = "from tri_agent.sandbox._jail import strongest; print(strongest() or 'none')"
+    return subprocess.run(_bare([sys.executable, "-c", probe]), capture_output=True, text=True).stdout.strip()
+
+
+# what a passing simulation that could not certify says of its sandbox, by the layer it had instead
+WHY_NOT = {"landlock": "role-written code ran under Landlock only", "none": "ran outside the OS sandbox"}
+
+
+def test_on_a_machine_without_bubblewrap_the_self_test_passes() -> None:
+    """The demo's self-test as a fresh machine runs it: no bubblewrap, every check still passing (its runs under
+    Landlock, or unsandboxed where the machine has no sandbox at all, as dev.py demo then asks), and no fixed
+    wall-clock limit that a slow run trips."""
+    layer = _layer()
+    extra = ["--allow-unsandboxed"] if layer == "none" else []
+    done = subprocess.run(_bare(["bash", str(ROOT / "selftest" / "run_selftest.sh"), *extra]), capture_output=True,
+                          text=True, env=_env(PYTHON=sys.executable))
     assert done.returncode == 0, done.stdout + done.stderr
     last = done.stdout.strip().splitlines()[-1]
     passed, failed = (int(part.split()[0]) for part in last.split(", "))
     assert failed == 0 and passed >= 30
+
+
+def test_on_a_machine_without_bubblewrap_the_toy_acceptance_passes_and_cannot_certify(tmp_path: Path) -> None:
+    layer = _layer()
+    assert layer in WHY_NOT, f"bubblewrap was not hidden: {layer}"
+    extra = ["--allow-unsandboxed"] if layer == "none" else []
+    done = subprocess.run(_bare([sys.executable, str(ROOT / "examples" / "toy-grades" / "run_acceptance.py"), *extra]),
+                          capture_output=True, text=True, env=_env(TRI_AGENT_EXAMPLE_OUT=str(tmp_path)))
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]  # accept ended 9, verify-trail 0
+    assert "PASSED, NOT CERTIFIED after 5 rounds" in done.stdout + done.stderr
+    board = (tmp_path / "toy-grades" / "SCOREBOARD.md").read_text()
+    assert WHY_NOT[layer] in board and "a simulation" in board
 
 
 def test_selftest_fails_against_a_tri_agent_that_accepts_everything(tmp_path: Path) -> None:
@@ -33,7 +74,7 @@ def test_selftest_fails_against_a_tri_agent_that_accepts_everything(tmp_path: Pa
     fake.write_text("#!/bin/sh\nexit 0\n")
     fake.chmod(0o755)
     done = subprocess.run([sys.executable, str(ROOT / "selftest" / "selftest.py")], capture_output=True, text=True,
-                          env=_env(TRI_AGENT=str(fake)), timeout=600)
+                          env=_env(TRI_AGENT=str(fake)))
     assert done.returncode == 1
     assert done.stdout.strip().splitlines()[-1].startswith("0 passed")
 

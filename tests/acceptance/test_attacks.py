@@ -22,8 +22,6 @@ from tri_agent.acceptance._rounds import accept
 from tri_agent.evidence._seal import seal
 from tri_agent.evidence._trail import TRAIL, TrailEntry
 
-pytestmark = pytest.mark.xdist_group("toy-accepted")  # its fixtures are the session's
-
 TRI = [sys.executable, "-m", "tri_agent"]
 
 

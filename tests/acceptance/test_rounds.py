@@ -22,8 +22,6 @@ from tri_agent.acceptance._scoreboard import acceptance_json, report_html, round
 from tri_agent.acceptance._state import RunState, locate
 from tri_agent.evidence._trail import EvidenceStore
 
-pytestmark = pytest.mark.xdist_group("toy-accepted")  # its fixtures are the session's
-
 GIT = ["git", "-c", "user.name=tri-agent-test", "-c", "user.email=test@invalid"]
 
 

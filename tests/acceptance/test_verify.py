@@ -28,8 +28,6 @@ from tri_agent.acceptance._verify import certification_of, claims, resolve, veri
 from tri_agent.evidence._seal import seal
 from tri_agent.evidence._trail import TRAIL, EvidenceStore, TrailEntry, TrailFinding
 
-pytestmark = pytest.mark.xdist_group("verify")  # one worker: one shared run
-
 KEY = b"verify-tests"
 ROLES = ("examiner", "builder", "tester", "judge")
 MODEL_LAYERS = ["physical-omission", "write-audit", "tool-confinement"]  # what an API driver's episode needs

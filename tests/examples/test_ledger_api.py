@@ -17,8 +17,6 @@ from tri_agent.acceptance._config import load_config
 from tri_agent.acceptance._rounds import accept
 from tri_agent.acceptance._state import locate
 
-pytestmark = pytest.mark.xdist_group("ledger-api")  # one worker: one shared run
-
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ledger-api"
 
 

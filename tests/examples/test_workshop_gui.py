@@ -24,9 +24,8 @@ from tri_agent.targets._browser import CHROMIUM
 from tri_agent.targets._gateway import run_score_inputs
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "workshop-gui"
-pytestmark = [pytest.mark.skipif(not any(Path(c).is_file() for c in CHROMIUM),
-                                 reason="no chromium here: `python3 dev.py test` installs it (apt-get, as root)"),
-              pytest.mark.xdist_group("workshop-gui")]  # one worker: one shared run
+pytestmark = pytest.mark.skipif(not any(Path(c).is_file() for c in CHROMIUM),
+                                reason="no chromium here: `python3 dev.py test` installs it (apt-get, as root)")
 
 
 @pytest.fixture(scope="module")

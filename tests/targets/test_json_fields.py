@@ -12,8 +12,6 @@ from tri_agent.exam._build import build_exam
 from tri_agent.scoring._grading import score
 from tri_agent.targets._gateway import run_exam, run_score_inputs
 
-pytestmark = pytest.mark.xdist_group("json-fields")  # one worker: one shared run
-
 GENERATOR = '''import json, sys
 from pathlib import Path
 out = Path(sys.argv[2])

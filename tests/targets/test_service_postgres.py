@@ -21,8 +21,6 @@ from tri_agent.exam._formats import Case
 from tri_agent.targets._gateway import CaseResult, Gateway
 from tri_agent.targets._target import Target
 
-pytestmark = pytest.mark.xdist_group("postgres")  # one worker: one server
-
 PORT = 54329
 PASSWORD = "tri-agent-test-admin"
 APP = r'''

@@ -5,6 +5,7 @@
 - ``_state``: the run's state folder outside the project, the pinned trail head, the seed secret;
 - ``_preflight``: the sealed configuration and the exam's import into the run;
 - ``_rounds``: the orchestrator, the one module that composes a hard acceptance;
+- ``_live``: the live bar of a long stage on a terminal (nothing on a pipe);
 - ``_audit``: the contamination audit before every launch, and the scan of every reply;
 - ``_cast``: which driver plays each role, one audited episode;
 - ``_judging``: the judge's mechanical work on one round;

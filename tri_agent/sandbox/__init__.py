@@ -4,7 +4,8 @@
   deadline without waiting on pipes, scrubbed environment);
 - ``_bubblewrap``: the bubblewrap probe and the wrapper for CLI-agent roles (isolation layer 3);
 - ``_jail``: the jail every piece of role-written code runs in (bubblewrap, else Landlock, else refused);
-- ``_confine``: the Landlock launcher and subreaper, run as ``python -m tri_agent.sandbox._confine``.
+- ``_confine``: the Landlock launcher and subreaper, run as ``python -m tri_agent.sandbox._confine`` (it also
+  kills what a fork server's job left, when the server asks: ``--sweep``).
 
 It sits this low because the exam's generator and oracle (``exam``) and the target (``targets``) are
 code a role wrote, and must run inside it just like a CLI agent (``drivers``).
