@@ -17,7 +17,6 @@ import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
@@ -65,15 +64,15 @@ class LimitHit(Exception):
     """A command ran past the self-test's limit: the machine was too slow or too busy, not a check that failed."""
 
 
-@dataclass
 class Limits:
     """One command's limit, scaled from a calibration run on this machine (never a fixed number of seconds that a
     slow or busy machine trips), and whether role-written code may run without an OS sandbox (a machine with
     none: the demo says so, and nothing it runs can certify)."""
 
-    calibration: float = 0.0
-    per_command: float = 1800.0
-    unsandboxed: bool = False
+    def __init__(self) -> None:
+        self.calibration = 0.0
+        self.per_command = 1800.0
+        self.unsandboxed = False
 
 
 LIMITS = Limits()

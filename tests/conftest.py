@@ -294,3 +294,14 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
             return SHARED.get(path, path)
 
     return ByFile(config, log)
+
+
+# the longest units first (each holds a whole acceptance or more), so the two workers end together instead of one
+# waiting alone for the last of them; the order is the same on every worker, as xdist requires
+LONGEST = ("tests/examples/test_workshop_gui.py", "tests/acceptance/test_rounds.py", "tests/acceptance/test_attacks.py",
+           "tests/examples/test_ledger_api.py", "tests/test_selftest.py")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    rank = {path: n for n, path in enumerate(LONGEST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(LONGEST)))

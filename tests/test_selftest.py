@@ -97,3 +97,28 @@ def test_toy_grades_walkthrough_runs_as_documented(tmp_path: Path) -> None:
 
     figure = re.search(r"PASS (\d+)/(\d+) killed \(100%\); (\d+) ignored, 0 no coverage", done.stdout)
     assert figure and int(figure[2]) >= 7 and figure[1] == figure[2], done.stdout[-2000:]
+
+
+def test_a_check_past_the_scaled_limit_is_reported_as_a_limit_exit_7_never_as_a_failed_check(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from conftest import load_script
+
+    selftest = load_script(ROOT / "selftest" / "selftest.py", "tri_selftest")
+    seen: list[float] = []
+
+    def run(cmd: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
+        if "calibration" in cmd:  # the calibration run: an exam build that took 0.5 s
+            return subprocess.CompletedProcess(cmd, 0, "", "")
+        seen.append(float(kw["timeout"]))  # type: ignore[arg-type]
+        raise subprocess.TimeoutExpired(cmd, float(kw["timeout"]))  # type: ignore[arg-type]
+
+    clock = iter([0.0, 0.5, *range(10, 10000)])
+    monkeypatch.setattr(selftest.time, "monotonic", lambda: float(next(clock)))
+    monkeypatch.setattr(selftest.subprocess, "run", run)
+    monkeypatch.setattr(selftest.shutil, "which", lambda name: "/usr/bin/tri-agent")
+    monkeypatch.setattr(selftest, "CHECKS", [("one", lambda d: selftest.tri("--version", expect=0))])
+    assert selftest.main([]) == 7
+    out = capsys.readouterr()
+    assert seen == [150.0]  # 300 calibration runs' worth: scaled, not a fixed number
+    assert "LIMIT one: `tri-agent --version` ran past 150 s (300 times the 0.50 s calibration run" in out.out
+    assert "0 passed, 0 failed, 1 hit the limit" in out.out and "not a failed check" in out.err
