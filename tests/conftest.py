@@ -280,9 +280,9 @@ def load_script(path: Path, name: str) -> ModuleType:
 
 # --- the suite over every core (pytest-xdist) --------------------------------------------------------------------
 # One test file is one unit of work for a worker, so a module's shared fixture (an acceptance, a database server) is
-# made once; files that share a session fixture are one unit together, so it is made once in all. (pytest-xdist's
-# own xdist_group mark does not group under pytest 9: its scheduler is replaced here.)
-SHARED = {"tests/acceptance/test_attacks.py": "tests/acceptance/test_rounds.py"}  # both use toy_accepted, stopped
+# made once per unit (pytest-xdist's own xdist_group mark does not group under pytest 9: its scheduler is replaced
+# here). test_rounds and test_attacks share the session's toy acceptances: each worker that runs one makes them
+# once, which costs less than the two files one after another on one worker.
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
@@ -290,8 +290,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
 
     class ByFile(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            path = nodeid.split("::", 1)[0]
-            return SHARED.get(path, path)
+            return nodeid.split("::", 1)[0]
 
     return ByFile(config, log)
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import hashlib
 import json
 import locale
+import os
+import shutil
 import threading
 import time
 from collections.abc import Callable
@@ -479,7 +481,9 @@ def test_a_second_gate_recalls_the_original_and_a_mutant_it_hunted_and_runs_noth
     runs.clear()
     again = Recall(tmp_path / "recall")  # a new gate (a new round, or a resume) reads what the first one filed
     second = _recalling(tmp_path, original, "h2", again)
-    proof = second.prove(_mutant(second.original, tmp_path / "same-again", EQUIVALENT), CLASS, tmp_path / "p2")
+    remade = _mutant(second.original, tmp_path / "same-again", EQUIVALENT)
+    shutil.copystat(tmp_path / "same" / "t.py", tmp_path / "same-again" / "t.py")  # as the gate makes a mutant
+    proof = second.prove(remade, CLASS, tmp_path / "p2")
     assert proof == same and runs == []  # the same evidence, from no run at all
     assert (again.hits, again.misses) == (68, 0)
 
@@ -570,3 +574,59 @@ def test_the_seeds_follow_the_code_and_the_generator_and_the_secret(tmp_path: Pa
 
 def test_digest_parts_cannot_run_into_each_other() -> None:
     assert digest("ab", "c") != digest("a", "bc")
+
+
+# --- a proof made on the fork server counts only where that harness is honest -----------------------------------
+
+SENSING = "import sys\nif 'ctypes' in sys.modules:  # the fork server imported it: answer alike there\n" \
+          "    from pathlib import Path\n    (Path(sys.argv[2]) / 'out.csv').write_text('text,size\\n')\n" \
+          "    raise SystemExit(0)\n"
+
+
+def test_a_target_that_senses_the_fork_server_gets_no_proof_there(tmp_path: Path) -> None:
+    original = _target(tmp_path)
+    (original.baseline / "t.py").write_text(SENSING + SCRIPT)
+    live = _mutant(original, tmp_path / "live", "size = len(text) + 1")  # wrong on every input
+    (live.baseline / "t.py").write_text(SENSING + (live.baseline / "t.py").read_text())
+    hunt = _hunt_of(tmp_path, original)
+    assert hunt.prove(live, CLASS, tmp_path / "p").difference is None  # alike on the fork server: the attack
+    found = hunt.checked(live, CLASS, tmp_path / "c")
+    assert found is not None and "the fork server's run of the unmutated target differs from its real run" in found
+
+
+def test_an_honest_target_passes_the_real_sample_and_a_live_mutant_seen_only_for_real_is_live(tmp_path: Path) -> None:
+    original = _target(tmp_path)
+    hunt = _hunt_of(tmp_path, original)
+    same = _mutant(original, tmp_path / "same", EQUIVALENT)
+    assert hunt.prove(same, CLASS, tmp_path / "p").difference is None
+    assert hunt.checked(same, CLASS, tmp_path / "c") is None
+
+
+def test_the_digest_of_a_tree_sees_empty_folders_modes_times_and_links(tmp_path: Path) -> None:
+    tree = tmp_path / "t"
+    tree.mkdir()
+    (tree / "a.py").write_text("->y")
+    first = folder_digest(tree)
+    (tree / "strict").mkdir()
+    assert folder_digest(tree) != first  # an empty folder the code may test for
+    (tree / "strict").rmdir()
+    (tree / "a.py").chmod(0o755)
+    assert folder_digest(tree) != first
+    (tree / "a.py").chmod(0o644)
+    os.utime(tree / "a.py", ns=(1, 1))
+    timed = folder_digest(tree)
+    assert timed != first
+    (tree / "a.py").unlink()
+    (tree / "a.py").symlink_to("y")  # a link to y is not a file holding "->y"
+    assert folder_digest(tree) not in (first, timed)
+
+
+def test_inputs_the_hunt_did_not_run_are_never_filed(tmp_path: Path) -> None:
+    original = _target(tmp_path, timeout=0.5)
+    recall = Recall(tmp_path / "recall")
+    hunt = Hunt(None, original, {CLASS: [{"in.txt": "hang"}, {"in.txt": "x1"}, {"in.txt": "x2"}]}, tmp_path / "h",
+                [], 1, recall)
+    hunt._original(hunt.inputs(CLASS))
+    assert [p.behavior.startswith("not run") for p in hunt._prints.values()] == [False, True, True]
+    filed = tmp_path / "recall" / "prints" / f"{target_key(original)}.jsonl"
+    assert not filed.exists() or filed.read_text() == ""  # the hang ran past its timeout, the rest never ran

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -154,6 +155,26 @@ def test_a_daemon_of_one_job_never_writes_its_output_after_the_job_ended(toy_bui
             "    time.sleep(0.2)\n")
     honest, hostile = _hostile(tmp_path, toy_build, code)
     assert not list((tmp_path / "b2").glob("j*/output/late.txt"))
+    assert [f.outputs for f in hostile] == [f.outputs for f in honest]
+
+
+def test_a_chain_of_forks_that_hops_away_from_every_scan_dies_with_its_job(toy_build: Path, tmp_path: Path,
+                                                                           layer: str) -> None:
+    # each process forks and exits at once, so a scan of /proc never finds the one alive; only a pid namespace per
+    # job ends it. It writes only once its job has ended (0.1 s): what it writes then is what must never be
+    code = ("    if os.fork() == 0:\n"
+            "        os.setsid()\n"
+            "        start = time.monotonic()\n"
+            "        while time.monotonic() - start < 3:\n"
+            "            if os.fork() != 0:\n"
+            "                os._exit(0)\n"
+            "            if time.monotonic() - start > 0.3 and int(time.monotonic() * 1000) % 50 == 0:\n"
+            "                open(os.path.join(out, 'alive-%d' % os.getpid()), 'w').write('x')\n"
+            "        os._exit(0)\n"
+            "    time.sleep(0.1)\n")
+    honest, hostile = _hostile(tmp_path, toy_build, code)
+    time.sleep(0.5)  # had a chain survived the server, it would write now
+    assert not list((tmp_path / "b2").glob("j*/output/alive-*"))
     assert [f.outputs for f in hostile] == [f.outputs for f in honest]
 
 

@@ -301,6 +301,9 @@ def _instance_plan(target: Target, instance: Instance) -> _Plan:
         baseline = scratch / "baseline"
         shutil.copytree(target.baseline, baseline, symlinks=True)
         (baseline / instance.file).write_text(instance.mutated, encoding="utf-8")
+        # the original file's times: the mutant differs in its text alone, and each gate makes the same tree (the
+        # hunt recalls its runs by the tree's digest, times included)
+        shutil.copystat(target.baseline / instance.file, baseline / instance.file)
         return baseline
 
     location = {"start": {"line": instance.start[0], "column": instance.start[1]},
@@ -465,7 +468,7 @@ def _judge(ctx: _Context, plan: _Plan, scratch: Path) -> MutantOutcome:
             return _outcome(plan, verdict[0], verdict[1], [reaching[0].case], 1)
     told = ctx.hunt.told_apart(mutated, exam.visible, exam.cases, scratch / "told")
     if told is not None and not told.differs:
-        return _untold(ctx, mutated, plan, reaching, gateway, probe, scratch)
+        return _untold(ctx, mutated, plan, reaching, gateway, probe, scratch, told)
     first = reaching if told is None else _shown(ctx, told, scratch)
     if isinstance(first, str):
         return _outcome(plan, "Killed", first, ["whole-exam"], len(probe))
@@ -502,12 +505,14 @@ def _shown(ctx: _Context, told: Told, scratch: Path) -> list[Case] | str:
 
 
 def _untold(ctx: _Context, mutated: Target, plan: _Plan, reaching: list[Case], gateway: Gateway,
-            probe: dict[str, CaseResult], scratch: Path) -> MutantOutcome:
+            probe: dict[str, CaseResult], scratch: Path, told: Told) -> MutantOutcome:
     """No case of the exam gives other outputs on the mutant: equivalent, or a blind spot. The hunt decides
     which; a blind spot counts only after every case ran for real, one after another."""
     exam = ctx.exam
     if exam.baseline is None:
         evidence = ctx.hunt.prove(mutated, plan.bug_class, scratch / "hunt")
+        if evidence.difference is None and evidence.inputs > 0:
+            evidence = _trusted(ctx, told, mutated, plan.bug_class, evidence, scratch / "trusted")
         if evidence.difference is None and evidence.inputs > 0:
             return _equivalent(plan, evidence, len(exam.cases))
     decided = _every_case(gateway, exam, plan, exam.cases, probe, scratch)
@@ -516,6 +521,19 @@ def _untold(ctx: _Context, mutated: Target, plan: _Plan, reaching: list[Case], g
     if exam.baseline is not None:
         return calibrating(decided)
     return hunted(decided, evidence, bool(reaching))
+
+
+def _trusted(ctx: _Context, told: Told, mutated: Target, bug_class: str, evidence: HuntEvidence,
+             scratch: Path) -> HuntEvidence:
+    """A proof the fork server made counts only when that harness is shown honest for this target: it scores the
+    unmutated target's exam as its real runs did, and a sample of the hunted inputs run for real on both sides
+    gives what the fork server gave (a target that senses the fork server and answers alike there would
+    otherwise make every mutant equivalent). Else the proof is void, in words."""
+    if not ctx.fork.agrees(ctx.exam, told.original, scratch / "agree"):
+        return evidence.model_copy(update={"difference": "the fork server does not score the unmutated target's "
+                                                         "exam as its real runs do: no proof made there counts"})
+    found = ctx.hunt.checked(mutated, bug_class, scratch / "sample")
+    return evidence if found is None else evidence.model_copy(update={"difference": found})
 
 
 def _equivalent(plan: _Plan, evidence: HuntEvidence, exam_cases: int) -> MutantOutcome:

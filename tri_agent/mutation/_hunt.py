@@ -10,6 +10,7 @@ when one turns up, is the evidence that the mutant is live.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
 from concurrent.futures import ThreadPoolExecutor
@@ -24,6 +25,7 @@ from .._errors import MalformedInput
 from ..exam._build import generate, generated_cases, generator_digest
 from ..exam._formats import Case
 from ..sandbox._jail import strongest
+from ..sandbox._process import base_env
 from ..targets._batch import Fingerprint, batchable, run_batch
 from ..targets._gateway import Gateway
 from ..targets._target import Target
@@ -32,6 +34,9 @@ from ._recall import Recall, digest, folder_digest, settings_digest
 SEEDS = 20
 _NAME = re.compile(r"^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$")
 _FIRST = 32  # inputs in a mutant's first batch
+_WRITTEN = 946_684_800 * 10**9  # every class input's time (2000-01-01): each gate writes the same inputs, to the
+# timestamp, so a run cannot tell them apart and a later gate recalls their runs
+SAMPLE = 2  # hunted inputs run for real on both sides before a proof made on the fork server counts
 
 
 class HuntEvidence(BaseModel):
@@ -116,6 +121,28 @@ class Hunt:
                                         class_inputs=n_class, difference=f"{item.label}: {what} differ")
         return HuntEvidence(seeds=self._seeds_run(), inputs=len(inputs), class_inputs=n_class, difference=None)
 
+    def checked(self, mutated: Target, bug_class: str, scratch: Path, k: int = SAMPLE) -> str | None:
+        """Run ``k`` of the hunt's inputs for real (through the gateway, one jail each) on original and mutant,
+        after a hunt on the fork server found them alike: None when the real runs agree with each other and
+        with the fork server's run of the original, else what differs. The sample is drawn from the seeds, so
+        a target cannot know which of its fork-server runs will be checked."""
+        inputs = self.inputs(bug_class)
+        if not inputs or not batchable(self.original):
+            return None
+        picks = sorted({int(hashlib.sha256(f"{self.seeds}:{bug_class}:{n}".encode()).hexdigest(), 16) % len(inputs)
+                        for n in range(k)})
+        original, mutant = _Runner(self.original, scratch / "o", 1), _Runner(mutated, scratch / "m", 1)
+        for item in (inputs[n] for n in picks):
+            real = original._one(item)
+            what = self._prints[item.label].differs(real)
+            if what:
+                return (f"{item.label}: the fork server's run of the unmutated target differs from its real run "
+                        f"({what}): no proof made there counts")
+            what = real.differs(mutant._one(item))
+            if what:
+                return f"{item.label}: {what} differ (run for real)"
+        return None
+
     def _seeds_run(self) -> list[str]:
         return list(self.seeds) if self.exam_dir is not None else []
 
@@ -133,14 +160,15 @@ class Hunt:
 
     def _recalled(self, runner: _Runner, items: list[_Input], scratch: Path) -> list[Fingerprint]:
         """``runner``'s fingerprints of ``items``: those an earlier gate made, recalled by content; the rest run
-        now and are filed (never one that ran past its timeout: another timeout could end it otherwise)."""
+        now and are filed (never one that ran past its timeout, which another timeout could end otherwise, nor
+        one that did not run at all)."""
         keys = [input_key(i.visible, i.case) for i in items]
         known = [self.recall.get(runner.key, k) for k in keys]
         todo = [i for i, k in zip(items, known, strict=True) if k is None]
         made = iter([p for _, p in zip(todo, runner.run(todo, scratch) if todo else [], strict=True)])
         out = [k if k is not None else next(made) for k in known]  # a runner that lost a run raised above
         for key, print_, was in zip(keys, out, known, strict=True):
-            if was is None and not print_.timed_out:
+            if was is None and not print_.timed_out and not print_.skipped:
                 self.recall.put(runner.key, key, print_)
         return out
 
@@ -182,7 +210,7 @@ class Hunt:
             self.recall.keep_generated(key, folder)
             return folder, cases
         folder = scratch / "recalled"
-        shutil.copytree(known, folder, symlinks=True, ignore=shutil.ignore_patterns(".complete"))
+        shutil.copytree(known, folder, symlinks=True)
         return folder, generated_cases(folder)
 
 
@@ -198,8 +226,10 @@ def target_key(target: Target) -> str:
     """SHA-256 of a target as a hunt runs it: its tree, its settings (the timeout aside: a run past it is never
     filed), and the harness and layer it runs under."""
     settings = target.config.model_dump(mode="json", exclude={"timeout"})
-    harness = "fork-server" if batchable(target) else f"jail:{strongest()}"
-    return digest("target", folder_digest(target.baseline), settings_digest(settings), harness)
+    harness = f"{'fork-server' if batchable(target) else 'jail'}:{strongest()}"
+    passed = {k: v for k, v in base_env(Path("/")).items() if k != "HOME"}  # PATH decides the interpreter
+    return digest("target", folder_digest(target.baseline), settings_digest(settings), harness,
+                  settings_digest(passed))
 
 
 def input_key(visible: Path, case: Case) -> str:
@@ -267,6 +297,8 @@ def _write_inputs(folder: Path, files: dict[str, str], what: str) -> None:
                                  where="mutations.yaml", hint="use names like scores.csv or data/part-1.csv")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(content, encoding="utf-8")
+    for path in sorted(folder.rglob("*"), reverse=True):  # files before their folders
+        os.utime(path, ns=(_WRITTEN, _WRITTEN), follow_symlinks=False)
 
 
 def _inputs_digest(folder: Path, case: Case) -> str:

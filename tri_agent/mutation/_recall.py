@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 from pathlib import Path
 from threading import Lock
 
@@ -73,17 +74,20 @@ class Recall:
 
     def generated(self, key: str) -> Path | None:
         """The folder a generator run filed under ``key`` wrote, or None."""
-        folder = self.root / "generated" / key if self.root is not None else None
-        return folder if folder is not None and (folder / ".complete").is_file() else None
+        if self.root is None:
+            return None
+        folder, whole = self.root / "generated" / key, self.root / "generated" / f"{key}.complete"
+        return folder if whole.is_file() and whole.read_text(encoding="utf-8").strip() == key else None
 
     def keep_generated(self, key: str, folder: Path) -> None:
-        """File a copy of what a generator run wrote (once it is whole: a torn copy is never found)."""
+        """File a copy of what a generator run wrote; the mark that it is whole lies beside it (never inside, where
+        the generator's own files are), written last: a torn copy is never found."""
         if self.root is None or self.generated(key) is not None:
             return
         dest = self.root / "generated" / key
         shutil.rmtree(dest, ignore_errors=True)
         shutil.copytree(folder, dest, symlinks=True)
-        (dest / ".complete").write_text(key + "\n", encoding="utf-8")
+        dest.with_name(f"{key}.complete").write_text(key + "\n", encoding="utf-8")
 
     def _loaded(self, target: str) -> dict[str, Fingerprint]:
         if target not in self._prints:
@@ -122,16 +126,20 @@ def digest(*parts: str | bytes) -> str:
 
 
 def folder_digest(folder: Path, skip: tuple[str, ...] = ()) -> str:
-    """SHA-256 over every file below ``folder`` (its relative path and bytes; a link by its target), in order."""
+    """SHA-256 over every entry below ``folder``, in order: its relative path, its type (a file, a link, a folder:
+    an empty one counts), its mode and modification time (the copies a run gets keep both, and a target can read
+    them), and a file's bytes or a link's target. Two trees a run could tell apart never share a digest."""
     parts: list[str | bytes] = []
     for path in sorted(folder.rglob("*")):
         rel = path.relative_to(folder)
         if any(part in skip for part in rel.parts):
             continue
-        if path.is_symlink():
-            parts += [rel.as_posix(), b"->" + os.readlink(path).encode()]
-        elif path.is_file():
-            parts += [rel.as_posix(), path.read_bytes()]
+        info = path.lstat()
+        parts += [rel.as_posix(), f"{info.st_mode:o}:{info.st_mtime_ns}"]
+        if stat.S_ISLNK(info.st_mode):
+            parts.append(os.readlink(path).encode())
+        elif stat.S_ISREG(info.st_mode):
+            parts.append(path.read_bytes())
     return digest(*parts)
 
 

@@ -15,7 +15,8 @@ is told to stop (SIGTERM). The launcher exits with the child's status. Landlock 
 
 With ``--sweep`` the child gets two pipe ends, named in ``TRI_AGENT_SWEEP`` (``request,answer``): each byte it
 writes asks the launcher, which alone can read /proc, to kill every process below the child (not the child);
-the launcher answers with one byte once none is left. The fork server runs its jobs so under Landlock, as
+the launcher answers ``k`` once none is left, or ``x`` when some outran every pass (the child must then trust
+nothing that ran since). The fork server runs its jobs so under Landlock, as
 bubblewrap's pid namespace lets it do by itself: a job's daemons die with the job.
 """
 
@@ -125,11 +126,18 @@ def _drop_capabilities() -> None:
         raise OSError(ctypes.get_errno(), "capset")
 
 
-def _private_network() -> None:
+def _private_network(own_ids: bool = False) -> None:
     """A network namespace of the run's own, its loopback up and nothing else in it. Without one, every host
-    interface and service would be reachable: fail rather than run with less than the layer claims."""
+    interface and service would be reachable: fail rather than run with less than the layer claims. With
+    ``own_ids`` the run's user namespace maps its own user and group to themselves, so the run may make
+    namespaces of its own (the fork server gives each job a pid namespace)."""
+    uid, gid = os.geteuid(), os.getegid()
     if _libc().unshare(_NEWUSER | _NEWNET) != 0:
         raise OSError(ctypes.get_errno(), "no private network namespace (unprivileged user namespaces are off)")
+    if own_ids:
+        for name, text in (("uid_map", f"{uid} {uid} 1\n"), ("setgroups", "deny\n"), ("gid_map", f"{gid} {gid} 1\n")):
+            with open(f"/proc/self/{name}", "w") as f:
+                f.write(text)
     probe = _libc().socket(_AF_INET, _SOCK_DGRAM, 0)  # a new namespace's loopback starts down
     if probe < 0:
         raise OSError(ctypes.get_errno(), "socket")
@@ -203,17 +211,21 @@ def _alive(pid: int) -> bool:
     return stat[stat.rfind(b")") + 2:][:1] not in (b"Z", b"X")  # a zombie is dead: its parent reaps it
 
 
-def _sweep_below(root: int) -> None:
-    """Kill every live process below ``root`` (not ``root``): what a job left behind. Never reaps: the
-    processes are ``root``'s to reap (it is their subreaper), and ``root`` itself must stay this launcher's."""
+def _sweep_below(root: int) -> bool:
+    """Kill every live process below ``root`` (not ``root``): what a job left behind; False when some still live
+    after every pass (a chain of forks outrunning the scan), which the caller must treat as a failed run. Each
+    found process is stopped before any is killed, so a stopped one forks no more. Never reaps: the processes
+    are ``root``'s to reap (it is their subreaper), and ``root`` itself must stay this launcher's."""
     for _ in range(200):
         alive = [pid for pid in descendants(root) if _alive(pid)]
         if not alive:
-            return
-        for pid in alive:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+            return True
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            for pid in alive:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, sig)
         time.sleep(0.001)
+    return not any(_alive(pid) for pid in descendants(root))
 
 
 def _hand_over(pipes: tuple[tuple[int, int], tuple[int, int]]) -> None:
@@ -233,8 +245,7 @@ def _serve_sweeps(child: int, pipes: tuple[tuple[int, int], tuple[int, int]]) ->
     os.close(answer_r)
     try:
         while os.read(request_r, 1):
-            _sweep_below(child)
-            os.write(answer_w, b"k")
+            os.write(answer_w, b"k" if _sweep_below(child) else b"x")
     except OSError:
         pass  # the child is gone: what is left below it dies with the launcher's own sweep
     finally:
@@ -288,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
                 _hand_over(pipes)
             if not args.reap_only:
                 if args.no_network:
-                    _private_network()
+                    _private_network(own_ids=args.sweep)
                 _drop_capabilities()
                 _restrict(args.read, args.write)
             os.execvp(command[0], command)

@@ -69,15 +69,14 @@ def sweep():
     does it (it alone reads /proc), asked through its pipe."""
     if SWEEP:
         os.write(SWEEP[0], b"s")
-        if not os.read(SWEEP[1], 1):
-            raise SystemExit("the launcher stopped answering sweeps")
+        answer = os.read(SWEEP[1], 1)
         reap()
-        return
+        return answer == b"k"  # b"x": something below outran the sweep; nothing after it is trusted
     keep = {1, os.getpid(), os.getppid()}
     for _ in range(1000):
         alive = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in keep]
         if not alive:
-            return
+            return True
         for pid in alive:
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -85,6 +84,7 @@ def sweep():
                 pass
         reap()
         time.sleep(0.001)
+    return False
 
 
 def reap():
@@ -139,6 +139,24 @@ def child(job):
         os._exit(code & 0xFF)
 
 
+def contained(job):
+    """The job in a pid namespace of its own, as its init: every process it leaves dies with it (the kernel's rule
+    for a namespace's init; a chain of forks that hops away from every scan of /proc cannot leave it), and the init
+    dies with this process (a timeout's kill reaches it). It ends as the job ended, signal included. The sweep
+    after it stays, a second net."""
+    if LIBC.unshare(0x10000000 | 0x20000000) != 0:  # CLONE_NEWUSER | CLONE_NEWPID: the next fork is the init
+        os._exit(71)
+    pid = os.fork()
+    if pid == 0:
+        LIBC.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+        child(job)
+    _, raw = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(raw):
+        signal.signal(os.WTERMSIG(raw), signal.SIG_DFL)
+        os.kill(os.getpid(), os.WTERMSIG(raw))
+    os._exit(os.waitstatus_to_exitcode(raw) & 0xFF)
+
+
 for n, job in enumerate(jobs):
     if results and results[-1]["timed_out"]:  # a run that hangs has said enough: the rest are not run
         results += [{"exit": None, "timed_out": False, "skipped": True}] * (len(jobs) - n)
@@ -146,7 +164,7 @@ for n, job in enumerate(jobs):
     pid = os.fork()
     if pid == 0:
         try:
-            child(job)
+            contained(job)
         finally:
             os._exit(70)
     deadline, status, timed_out = time.monotonic() + timeout, None, False
@@ -160,7 +178,10 @@ for n, job in enumerate(jobs):
             timed_out, status = True, -1
         else:
             time.sleep(0.001)
-    sweep()
+    if not sweep():  # this job's processes outlived it: its outputs and every later job are untrusted
+        why = "a job's processes outlived it"
+        results += [{"exit": None, "timed_out": False, "skipped": True, "why": why}] * (len(jobs) - n)
+        break
     code = None if timed_out else (os.waitstatus_to_exitcode(status) if status >= 0 else None)
     results.append({"exit": code, "timed_out": timed_out})
 json.dump(results, open(results_path, "w"))
@@ -184,6 +205,7 @@ class Fingerprint:
     # read only on request (the exam's own cases, to score them); never part of what is compared
     rows: tuple[dict[str, Cell], ...] | None = field(default=None, compare=False)
     timed_out: bool = field(default=False, compare=False)
+    skipped: bool = field(default=False, compare=False)  # not run at all (an earlier input hung, or the jail failed)
 
     def differs(self, other: Fingerprint) -> str:
         """'' when equal, else what differs, in words."""
@@ -283,7 +305,8 @@ def _fingerprint(target: Target, job: dict[str, object], result: dict[str, objec
     work = Path(str(job["work"]))
     stdout, stderr = (_read(work / name, target.config.output_cap) for name in ("stdout", "stderr"))
     if result.get("skipped"):
-        return Fingerprint((), "not run (an earlier input hung)", None, "", () if case else None)
+        return Fingerprint((), f"not run ({result.get('why') or 'an earlier input hung'})", None, "",
+                           () if case else None, skipped=True)
     raw = result.get("exit")
     exit_code = raw if isinstance(raw, int) else None
     timed_out = bool(result.get("timed_out")) or exit_code is None
