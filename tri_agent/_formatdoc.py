@@ -334,6 +334,14 @@ consent: {given_at: "2026-11-30T10:00:00Z", cost_note: "about $1.20 per round at
 {"schema_version": 1, "files": {"charter:tester": "a1", "project:acceptance.yaml": "b2",
  "project:spec/README.md": "c3", "project:target.yaml": "d4"}}
 """),
+    "recall-line": Doc("`$XDG_STATE_HOME/tri-agent/runs/<run>/recall/prints/<target key>.jsonl`, one per line",
+                       "the mutation gate's hunts, read back by later rounds' gates", "json", """\
+{"schema_version": 1, "target": "0c6577dc5ef5d1cb3b26322e92430ec199fb5a80c5c094a0f69cca4ae584b3ba",
+ "input": "9b1a5e0d4c3f2a1b0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f",
+ "outputs": [["out.csv", "1f2e3d4c5b6a79880f1e2d3c4b5a69780f1e2d3c4b5a69780f1e2d3c4b5a6978"]],
+ "behavior": "accepted", "exit_code": 0,
+ "stdout_sha256": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", "timed_out": false}
+"""),
     "pin": Doc("`$XDG_STATE_HOME/tri-agent/pins/<project>-<id>.json`", "the engine, before each trail line",
                "json", """\
 {"schema_version": 1, "store": "/home/me/.local/state/tri-agent/runs/shop-3f2a9c81d0e4", "seq": 12,

@@ -26,6 +26,7 @@ from .isolation._contract import Contract
 from .isolation._tools import TOOL_SPECS
 from .isolation._workspace import WorkspaceRecord
 from .mutation._menu import ConcreteMutants, Menu
+from .mutation._recall import Recalled
 from .mutation._verdict import MutationSummary
 from .scoring._caliber import Caliber
 from .scoring._leaks import LeakReport
@@ -57,6 +58,7 @@ FORMATS: dict[str, type[BaseModel]] = {
     "mutation-menu": Menu,
     "judge-mutants": ConcreteMutants,
     "mutation-summary": MutationSummary,
+    "recall-line": Recalled,
     "preset": Preset,
     "role-contract": Contract,
     "episode-result": EpisodeResult,

@@ -630,3 +630,11 @@ def test_inputs_the_hunt_did_not_run_are_never_filed(tmp_path: Path) -> None:
     assert [p.behavior.startswith("not run") for p in hunt._prints.values()] == [False, True, True]
     filed = tmp_path / "recall" / "prints" / f"{target_key(original)}.jsonl"
     assert not filed.exists() or filed.read_text() == ""  # the hang ran past its timeout, the rest never ran
+
+
+def test_the_seeds_follow_the_content_not_the_file_times_of_a_checkout(tmp_path: Path) -> None:
+    exam = _exam(tmp_path / "exam")
+    original = _target(tmp_path)
+    seeds = hunt_seeds("secret", original, exam, 3)
+    os.utime(tmp_path / "orig" / "t.py", ns=(1, 1))  # a resume from another clone: the same code, other times
+    assert hunt_seeds("secret", original, exam, 3) == seeds

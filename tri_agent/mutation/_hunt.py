@@ -219,7 +219,8 @@ def hunt_seeds(secret: str, target: Target, exam_dir: Path | None, n: int) -> li
     generator, so a round whose code and generator did not change hunts the same inputs (and recalls its runs),
     while a change of either brings seeds nobody could know in advance."""
     exam = generator_digest(exam_dir) if exam_dir is not None else ""
-    return fresh_seeds(digest("hunt", secret, folder_digest(target.baseline), exam), n)
+    # by content alone: a resumed run (another checkout, other file times) must hunt the same inputs
+    return fresh_seeds(digest("hunt", secret, folder_digest(target.baseline, stamps=False), exam), n)
 
 
 def target_key(target: Target) -> str:

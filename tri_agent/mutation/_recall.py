@@ -125,17 +125,19 @@ def digest(*parts: str | bytes) -> str:
     return h.hexdigest()
 
 
-def folder_digest(folder: Path, skip: tuple[str, ...] = ()) -> str:
+def folder_digest(folder: Path, skip: tuple[str, ...] = (), *, stamps: bool = True) -> str:
     """SHA-256 over every entry below ``folder``, in order: its relative path, its type (a file, a link, a folder:
     an empty one counts), its mode and modification time (the copies a run gets keep both, and a target can read
-    them), and a file's bytes or a link's target. Two trees a run could tell apart never share a digest."""
+    them), and a file's bytes or a link's target. Two trees a run could tell apart never share a digest. Without
+    ``stamps``, the type alone of each entry: the same content in another checkout gets the same digest."""
     parts: list[str | bytes] = []
     for path in sorted(folder.rglob("*")):
         rel = path.relative_to(folder)
         if any(part in skip for part in rel.parts):
             continue
         info = path.lstat()
-        parts += [rel.as_posix(), f"{info.st_mode:o}:{info.st_mtime_ns}"]
+        kind = f"{info.st_mode:o}:{info.st_mtime_ns}" if stamps else f"{stat.S_IFMT(info.st_mode):o}"
+        parts += [rel.as_posix(), kind]
         if stat.S_ISLNK(info.st_mode):
             parts.append(os.readlink(path).encode())
         elif stat.S_ISREG(info.st_mode):
