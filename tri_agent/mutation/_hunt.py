@@ -131,7 +131,10 @@ class Hunt:
             return None
         picks = sorted({int(hashlib.sha256(f"{self.seeds}:{bug_class}:{n}".encode()).hexdigest(), 16) % len(inputs)
                         for n in range(k)})
-        original, mutant = _Runner(self.original, scratch / "o", 1), _Runner(mutated, scratch / "m", 1)
+        # both sides under the target's own timeout, not the mutant's tight one: a busy machine must not turn a
+        # slow real run into a difference, and a round replayed must come to the same outcome
+        generous = mutated.with_baseline(mutated.baseline, self.original.config.timeout)
+        original, mutant = _Runner(self.original, scratch / "o", 1), _Runner(generous, scratch / "m", 1)
         for item in (inputs[n] for n in picks):
             real = original._one(item)
             what = self._prints[item.label].differs(real)
