@@ -462,7 +462,7 @@ def _judge(ctx: _Context, plan: _Plan, scratch: Path) -> MutantOutcome:
     gateway = Gateway(mutated, exam.visible, _fresh(scratch / "cases"))
     probe: dict[str, CaseResult] = {}
     if reaching:  # most mutants fall to the first case that executes them: try it before anything else
-        probe[reaching[0].case] = gateway.run_case(reaching[0])
+        probe[reaching[0].case] = _real(gateway, reaching[0], ctx.target.config.timeout)
         verdict = _case_verdict(exam, reaching[0], _seen(probe[reaching[0].case]))
         if verdict is not None:
             return _outcome(plan, verdict[0], verdict[1], [reaching[0].case], 1)
@@ -473,7 +473,7 @@ def _judge(ctx: _Context, plan: _Plan, scratch: Path) -> MutantOutcome:
     if isinstance(first, str):
         return _outcome(plan, "Killed", first, ["whole-exam"], len(probe))
     order = [*first, *(c for c in exam.cases if c not in first)]
-    decided = _every_case(gateway, exam, plan, order, probe, scratch)
+    decided = _every_case(gateway, exam, plan, order, probe, scratch, ctx.target.config.timeout)
     if decided.status != "Survived" or exam.baseline is not None:
         return calibrating(decided) if exam.baseline is not None and decided.status == "Survived" else decided
     if told:  # the exam's own case shows the bug; the exam lets it pass
@@ -515,7 +515,7 @@ def _untold(ctx: _Context, mutated: Target, plan: _Plan, reaching: list[Case], g
             evidence = _trusted(ctx, told, mutated, plan.bug_class, evidence, scratch / "trusted")
         if evidence.difference is None and evidence.inputs > 0:
             return _equivalent(plan, evidence, len(exam.cases))
-    decided = _every_case(gateway, exam, plan, exam.cases, probe, scratch)
+    decided = _every_case(gateway, exam, plan, exam.cases, probe, scratch, ctx.target.config.timeout)
     if decided.status != "Survived":
         return decided
     if exam.baseline is not None:
@@ -542,14 +542,26 @@ def _equivalent(plan: _Plan, evidence: HuntEvidence, exam_cases: int) -> MutantO
                     f"{len(evidence.seeds)} fresh seeds)", hunt=evidence)
 
 
+def _real(gateway: Gateway, case: Case, generous: float | None) -> CaseResult:
+    """One real run of ``case`` on the mutant; one that ran past the mutant's tight timeout runs once more under the
+    target's own (``generous``): a busy machine must not turn a slow run into a Timeout, nor a replayed round into
+    another verdict. Only a run past both is a Timeout."""
+    result = gateway.run_case(case)
+    if not result.provenance.timed_out or generous is None or generous <= gateway.target.config.timeout:
+        return result
+    again = Path(tempfile.mkdtemp(prefix="generous-", dir=gateway.scratch))
+    return Gateway(gateway.target.with_baseline(gateway.target.baseline, generous), gateway.visible,
+                   again).run_case(case)
+
+
 def _every_case(gateway: Gateway, exam: _Exam, plan: _Plan, order: list[Case], probe: dict[str, CaseResult],
-                scratch: Path) -> MutantOutcome:
+                scratch: Path, generous: float | None = None) -> MutantOutcome:
     """Every case for real, in ``order`` (``probe`` already ran), one after another in the mutant's own tree,
     stopping at the first whose findings change; then the exam as a whole (drift and relations see only
     across cases)."""
     results = dict(probe)
     for case in (c for c in order if c.case not in probe):
-        results[case.case] = gateway.run_case(case)
+        results[case.case] = _real(gateway, case, generous)
         verdict = _case_verdict(exam, case, _seen(results[case.case]))
         if verdict is not None:
             return _outcome(plan, verdict[0], verdict[1], [case.case], len(results))
