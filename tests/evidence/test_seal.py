@@ -208,6 +208,16 @@ def test_duplicate_or_unsorted_manifest_entries_are_tamper(tmp_path: Path) -> No
             parse(render(entries), "m")
 
 
+@pytest.mark.parametrize("at", ["[[2026-12-02T00:42:46Z", "2026-12-02 00:42:46", "yesterday", ""])
+def test_a_seal_log_time_that_is_no_time_is_tamper(tmp_path: Path, at: str) -> None:
+    d = _tree(tmp_path / "d")
+    seal(d)
+    log = d / "SEAL-LOG.jsonl"
+    entry = json.loads(log.read_text())
+    log.write_text(json.dumps(dict(entry, at=at), sort_keys=True, ensure_ascii=False) + "\n")
+    assert [(f.kind, f.detail) for f in verify(d).findings] == [("log", "line 1: not an entry")]
+
+
 def test_verify_reports_the_log_head(tmp_path: Path) -> None:
     import hashlib
 

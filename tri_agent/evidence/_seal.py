@@ -33,7 +33,8 @@ class SealLogEntry(BaseModel):
     digest: str = Field(description="Seal digest (SHA-256 of MANIFEST.sha256) after this action.")
     previous_digest: str | None = Field(description="Seal digest before a reseal; null for a seal.")
     reason: str | None = Field(description="Why the content was resealed; null for a first seal.")
-    at: str = Field(description="UTC time of the action, ISO 8601.")
+    at: str = Field(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$",
+                    description="UTC time of the action, ISO 8601 to the second (YYYY-MM-DDTHH:MM:SSZ).")
     previous_line_sha256: str | None = Field(description="SHA-256 of the previous log line's bytes.")
 
 
