@@ -32,11 +32,11 @@ from .scoring._caliber import Caliber
 from .scoring._leaks import LeakReport
 from .scoring._report import ScoreReport
 from .targets._gateway import Provenance, RunRecord
-from .targets._pages import UiPlan
 from .targets._presets import Preset
-from .targets._requests import RequestPlan
 from .targets._target import TargetConfig
 from .targets._trace import Coverage
+from .targets.browser._pages import UiPlan
+from .targets.service._requests import RequestPlan
 
 FORMATS: dict[str, type[BaseModel]] = {
     "caliber": Caliber,

@@ -20,8 +20,8 @@ from tri_agent.acceptance._scoreboard import write_reports
 from tri_agent.acceptance._state import locate
 from tri_agent.acceptance._verify import report_findings
 from tri_agent.scoring._grading import score
-from tri_agent.targets._browser import CHROMIUM
 from tri_agent.targets._gateway import run_score_inputs
+from tri_agent.targets.browser._drive import CHROMIUM
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "workshop-gui"
 pytestmark = pytest.mark.skipif(not any(Path(c).is_file() for c in CHROMIUM),

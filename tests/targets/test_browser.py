@@ -17,9 +17,9 @@ import pytest
 from tri_agent import InfrastructureFailure, MalformedInput
 from tri_agent.exam._formats import Case
 from tri_agent.sandbox import _jail
-from tri_agent.targets._browser import CHROMIUM
 from tri_agent.targets._gateway import Gateway, require_plans
 from tri_agent.targets._target import Target
+from tri_agent.targets.browser._drive import CHROMIUM
 
 APP = Path(__file__).parent / "browser_app" / "app.py"
 HAS_CHROMIUM = any(Path(c).is_file() for c in CHROMIUM)
@@ -81,7 +81,8 @@ def test_the_pinned_playwright_drives_debians_chromium(tmp_path: Path) -> None:
 
     from playwright.sync_api import sync_playwright
 
-    from tri_agent.targets._browser import BrowserSpec, executable
+    from tri_agent.targets._specs import BrowserSpec
+    from tri_agent.targets.browser._drive import executable
 
     with sync_playwright() as play:
         browser = play.chromium.launch(executable_path=executable(BrowserSpec()), chromium_sandbox=False,
@@ -195,7 +196,7 @@ def test_under_the_landlock_fallback_a_browser_target_is_refused_not_run_with_le
 def test_only_the_screenshots_the_pilot_vouched_for_are_kept(tmp_path: Path) -> None:
     """The app can write the pilot's screenshot folder too: a planted 'stuck' shot, a replaced end shot and a
     flood of files are all dropped; what is kept matches the digests the pilot printed."""
-    from tri_agent.targets._browser import evidence
+    from tri_agent.targets.browser._drive import evidence
 
     work = tmp_path / "work"
     (work / "log" / "shots").mkdir(parents=True)

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from tri_agent.scoring._grading import ScoreInputs, score
-from tri_agent.targets._pages import ACTIONS, UiPlan, UiStep, page_rows
 from tri_agent.targets._target import TargetConfig
-from tri_agent.targets._trees import TEXT_CAP, cleaner, normal_tree, read_value
+from tri_agent.targets.browser._pages import ACTIONS, UiPlan, UiStep, page_rows
+from tri_agent.targets.browser._trees import TEXT_CAP, cleaner, normal_tree, read_value
 
 SNAPSHOT = """- region "Booking":
   - heading "Booking 3" [level=2]
@@ -130,6 +130,6 @@ def test_a_browser_target_needs_its_service_block() -> None:
 def test_the_plan_the_pilot_and_the_table_know_the_same_actions() -> None:
     from typing import get_args
 
-    from tri_agent.targets._pilot import ACTS
+    from tri_agent.targets.browser._pilot import ACTS
 
     assert set(ACTS) == set(ACTIONS) == set(get_args(UiStep.model_fields["do"].annotation))

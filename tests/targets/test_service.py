@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from tri_agent import MalformedInput, UsageError
 from tri_agent.exam._formats import Case
-from tri_agent.targets._client import _NOTHING, jsonpath, substitute
 from tri_agent.targets._gateway import Gateway, require_plans
 from tri_agent.targets._target import Target
+from tri_agent.targets.service._client import _NOTHING, jsonpath, substitute
 
 # a small stdlib service: notes in SQLite; APP_MODE makes it misbehave on purpose
 APP = r'''
@@ -324,8 +324,8 @@ def test_a_case_run_twice_prints_the_same_answers_whatever_the_date_header(tmp_p
 def test_an_sqlite_side_effect_query_reads_the_copy_and_nothing_else(tmp_path: Path, sql: str, why: str) -> None:
     import sqlite3
 
-    from tri_agent.targets._databases import _run_sqlite
-    from tri_agent.targets._requests import Query
+    from tri_agent.targets.service._databases import _run_sqlite
+    from tri_agent.targets.service._requests import Query
 
     secret, copy, out = tmp_path / "secret.db", tmp_path / "case.db", tmp_path / "out.db"
     with sqlite3.connect(secret) as db:
@@ -352,7 +352,7 @@ def test_a_service_can_neither_write_for_the_driver_nor_kill_it(tmp_path: Path) 
 
 def test_a_driver_that_did_not_end_as_it_ends_vouches_for_no_line(tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    from tri_agent.targets import _client
+    from tri_agent.targets.service import _client
 
     monkeypatch.setattr(_client, "READY", 7)  # a driver whose every exit is unknown to the gateway
     result = _run(tmp_path, _project(tmp_path))

@@ -1,6 +1,7 @@
 """Acceptance: the round loop that composes every stage into a verdict.
 
 - ``_config``: the survey, ``acceptance.yaml`` and the preflight checks;
+- ``_check``: ``check``: everything a run will need, read before any evidence is written, every problem at once;
 - ``_scaffold``: ``new``: a preset's skeleton project, which checks out and runs at once;
 - ``_state``: the run's state folder outside the project, the pinned trail head, the seed secret;
 - ``_preflight``: the sealed configuration and the exam's import into the run;

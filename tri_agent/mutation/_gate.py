@@ -44,7 +44,8 @@ from ..scoring._report import ScoreReport
 from ..scoring._tables import Table, read_table, table_from_rows
 from ..targets._batch import Fingerprint
 from ..targets._gateway import CaseResult, Gateway, RunRecord, recorded_results, verified_visible
-from ..targets._target import Cell, Target
+from ..targets._specs import Cell
+from ..targets._target import Target
 from . import _mutmut
 from ._hunt import SEEDS, Hunt, HuntEvidence, Told, fresh_seeds
 from ._hunt import hunt_seeds as hunt_seeds_of

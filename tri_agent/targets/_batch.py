@@ -25,7 +25,8 @@ from threading import Lock
 from ..exam._formats import Case
 from ..sandbox._jail import BUBBLEWRAP, LANDLOCK, Jail, odd_files, strongest
 from ..sandbox._process import Completed, base_env
-from ._target import PLACEHOLDERS, Cell, Target, expand, extract_rows, failed
+from ._specs import PLACEHOLDERS, Cell, expand
+from ._target import Target, extract_rows, failed
 from ._trace import traceable
 
 SERVER = r'''

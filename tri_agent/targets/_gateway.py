@@ -38,13 +38,14 @@ from ..exam._formats import BuildRecord, Case, read_cases
 from ..sandbox._jail import Jail, odd_files, require_plain, written
 from ..sandbox._process import base_env
 from ..scoring._grading import ScoreInputs
-from ._browser import BrowserSpec, prepare_pilot, require_browser
-from ._databases import check_snapshot
-from ._pages import PAGE_FILE, UiPlan, load_page_plan
-from ._requests import PLAN_FILE, RequestPlan, load_plan
-from ._service import Prepare, Ran, prepare_requests, serve_case
-from ._target import PLACEHOLDERS, Cell, Target, expand, extract_rows, failed, stray_output
+from ._specs import PLACEHOLDERS, BrowserSpec, Cell, expand
+from ._target import Target, extract_rows, failed, stray_output
 from ._trace import COVERAGE, LINES_NAME, SHIM, SHIM_NAME, read_coverage, read_lines, traceable, wrapped, write_coverage
+from .browser._drive import prepare_pilot, require_browser
+from .browser._pages import PAGE_FILE, UiPlan, load_page_plan
+from .service._databases import check_snapshot
+from .service._requests import PLAN_FILE, RequestPlan, load_plan
+from .service._serve import Prepare, Ran, prepare_requests, serve_case
 
 # how each service-like kind of target drives its cases, and where a case's plan is (the loader names the file)
 PREPARE: dict[str, Prepare] = {"service": prepare_requests, "browser": prepare_pilot}

@@ -1,8 +1,8 @@
 """The target: how the software under acceptance is driven, and how its results are read.
 
 ``kind`` is a closed set: ``command`` (a program over input files: warehouse/report and document pipelines),
-``service`` (an HTTP service over a database, see ``_service``) and ``browser`` (a web app over a database,
-driven through a real browser, see ``_browser``). A command target file::
+``service`` (an HTTP service over a database, see ``service/``) and ``browser`` (a web app over a database,
+driven through a real browser, see ``browser/``). A command target file::
 
     schema_version: 1
     kind: command
@@ -31,18 +31,7 @@ from .._errors import UsageError
 from ..exam._formats import Extract
 from ..sandbox._process import Completed
 from ..scoring._tables import ROW, JsonNumber, read_table, to_json_text, unique_keys_object
-from ._browser import BrowserSpec
-from ._service import ServiceSpec
-
-Cell = str | None
-PLACEHOLDERS = ("{target}", "{input}", "{output}", "{case}")
-
-
-def expand(arg: str, values: dict[str, str]) -> str:
-    """``arg`` with every placeholder of ``values`` (``{target}`` -> its path, ...) filled in."""
-    for name, value in values.items():
-        arg = arg.replace(name, value)
-    return arg
+from ._specs import BrowserSpec, Cell, ServiceSpec
 
 
 class _Strict(BaseModel):

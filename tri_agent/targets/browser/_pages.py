@@ -40,8 +40,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from .. import _yamldoc
-from ._requests import KEY, Cell, Query, _document, _selected, unique_names
+from ... import _yamldoc
+from .._specs import Cell
+from ..service._requests import KEY, Query, _document, _selected, unique_names
 from ._trees import TEXT_CAP
 
 PAGE_FILE = "ui.json"
@@ -160,7 +161,7 @@ class UiStep(_Strict):
     @field_validator("select")
     @classmethod
     def _selects(cls, select: dict[str, str]) -> dict[str, str]:
-        from ._requests import Step  # one rule for select, a service step's
+        from ..service._requests import Step  # one rule for select, a service step's
 
         Step(id="x", path="/", select=select)
         return select

@@ -37,47 +37,20 @@ import hashlib
 import importlib.util
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from .._errors import InfrastructureFailure
-from ..sandbox import _jail
+from ..._errors import InfrastructureFailure
+from ...sandbox import _jail
+from .._specs import BrowserSpec
+from .._target import TargetConfig
+from ..service._serve import Driving, driver_folder, service_wire
 from . import _pilot, _trees
 from ._pages import UiPlan, load_page_plan, page_rows
-from ._service import Driving, driver_folder, service_wire
-
-if TYPE_CHECKING:
-    from ._target import TargetConfig
 
 CHROMIUM = ("/usr/lib/chromium/chromium", "/usr/lib/chromium-browser/chromium-browser")
 FONTS = Path("/etc/fonts")  # fontconfig's configuration: without it every glyph is a box
 SHOT_CAP = 4 << 20  # bytes of one kept screenshot
 SHOTS_KEPT = 64
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Viewport(_Strict):
-    """The page's size in CSS pixels."""
-
-    width: int = Field(default=1024, ge=200, le=4096, description="Width.")
-    height: int = Field(default=768, ge=200, le=4096, description="Height.")
-
-
-class BrowserSpec(_Strict):
-    """How a browser target's cases drive the browser."""
-
-    executable: str | None = Field(default=None, description="The chromium binary (default: Debian's, "
-                                   "/usr/lib/chromium/chromium).")
-    viewport: Viewport = Field(default_factory=Viewport, description="Page size.")
-    step_timeout: float = Field(default=5, gt=0, le=120, description="Seconds one step may wait for its element, "
-                                "its navigation or its state.")
-    shots: Literal["reads", "each", "end"] = Field(default="reads", description="Screenshots kept as evidence: "
-                                                   "after every reading step, after every step, or only at the end "
-                                                   "(a stuck step and the end are always shot). Never scored.")
 
 
 def executable(spec: BrowserSpec) -> str:

@@ -23,46 +23,17 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from .._errors import InfrastructureFailure, UsageError
-from ._requests import Cell, Query, query_rows
+from ..._errors import InfrastructureFailure, UsageError
+from .._specs import Cell, Database, Postgres, Sqlite
+from ._requests import Query, query_rows
 
 QUERY_SECONDS = 10.0
 QUERY_ROWS = 10_000
 QUERY_BYTES = 16 << 20  # text of all side-effect rows of a case
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Sqlite(_Strict):
-    """An SQLite database file inside the target folder; the built file is the snapshot, copied per case."""
-
-    kind: Literal["sqlite"] = Field(description="Database kind: sqlite.")
-    file: str = Field(description="Database file, relative to the target folder ({db} is its path).")
-
-
-class Postgres(_Strict):
-    """A PostgreSQL server reached by its Unix socket; each case gets a new database cloned from ``template`` and
-    a login role of its own (a password only the case knows), a member of ``owner``, allowed to connect to that
-    database only. The server must ask for a password on its socket: the case's jail sees the socket."""
-
-    kind: Literal["postgresql"] = Field(description="Database kind: postgresql.")
-    socket_dir: str = Field(description="Folder of the server's Unix socket (relative to the target file); the "
-                            "case's jail sees the socket file, nothing else of it.")
-    port: int = Field(default=5432, ge=1, le=65535, description="Server port (names the socket file).")
-    user: str = Field(default="postgres", description="Administrator role of the orchestrator (its password from "
-                      "PGPASSWORD or ~/.pgpass, which no jail sees): clones and drops. Never given to the service.")
-    owner: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", description="Role owning the service's tables in the "
-                       "template; each case's role is a member of it. It may not be a superuser.")
-    template: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", description="Template database: the snapshot.")
-
-
-Database = Sqlite | Postgres
 Rows = list[dict[str, Cell]]
 
 

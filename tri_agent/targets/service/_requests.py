@@ -30,8 +30,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from .. import _yamldoc
-from ..scoring._tables import JsonNumber, to_json_text, unique_keys_object
+from ... import _yamldoc
+from ...scoring._tables import JsonNumber, to_json_text, unique_keys_object
+from .._specs import Cell
 from ._client import _NOTHING, jsonpath
 
 PLAN_FILE = "requests.json"
@@ -146,7 +147,6 @@ def load_plan(inputs: Path) -> RequestPlan:
     return _yamldoc.load(inputs / PLAN_FILE, RequestPlan)
 
 
-Cell = str | None
 
 
 def step_rows(case: str, plan: RequestPlan, answers: list[dict[str, Any]]) -> list[dict[str, Cell]]:

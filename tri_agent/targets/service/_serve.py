@@ -30,59 +30,15 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from ..sandbox._jail import Jail
-from ..sandbox._process import Completed
+from ...sandbox._jail import Jail
+from ...sandbox._process import Completed
+from .._specs import Cell, ServiceSpec, expand
+from .._target import TargetConfig
 from . import _client
-from ._databases import Database, restored
-from ._requests import Cell, Query, RequestPlan, load_plan, read_answers, step_rows
-
-if TYPE_CHECKING:
-    from ._target import TargetConfig
-
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Ready(_Strict):
-    """The readiness probe: the service is ready once this path answers with this status."""
-
-    path: str = Field(default="/", pattern=r"^/", description="Path probed with GET.")
-    status: int = Field(default=200, ge=100, le=599, description="Status that means ready.")
-    deadline: float = Field(default=10, gt=0, description="Seconds the service has to become ready.")
-
-
-class EnvClock(_Strict):
-    """The service reads its clock from an environment variable (a move restarts it; the database stays)."""
-
-    env: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", description="Variable holding the current time.")
-
-
-class EndpointClock(_Strict):
-    """The service has an admin endpoint that sets its clock."""
-
-    path: str = Field(pattern=r"^/", description="Endpoint path.")
-    method: Literal["POST", "PUT"] = Field(default="POST", description="Method.")
-    field: str = Field(default="now", description="JSON body field holding the new time.")
-
-
-class ServiceSpec(_Strict):
-    """How a service target is started, probed, restored and stopped."""
-
-    start: list[str] = Field(min_length=1, description="argv: {port} {db} {target} {tmp}.")
-    env: dict[str, str] = Field(default_factory=dict, description="The service's environment (same placeholders).")
-    ready: Ready = Field(default_factory=Ready, description="Readiness probe.")
-    database: Database | None = Field(default=None, discriminator="kind",
-                                               description="The database restored before each case.")
-    clock: EnvClock | EndpointClock | None = Field(default=None, description="How a case sets the service's clock.")
-    stop_grace: float = Field(default=2, ge=0, le=30, description="Seconds between SIGTERM and SIGKILL at stop.")
-    request_timeout: float = Field(default=10, gt=0, description="Seconds one request may take.")
-    body_cap: int = Field(default=1 << 20, ge=1024, description="Bytes of each response body kept.")
+from ._databases import restored
+from ._requests import Query, RequestPlan, load_plan, read_answers, step_rows
 
 
 @dataclass(frozen=True)
@@ -150,8 +106,6 @@ def serve_case(target_file: Path, config: TargetConfig, work: Path, values: dict
 def service_wire(work: Path, spec: ServiceSpec, clock: str | None, values: dict[str, str],
                  env: dict[str, str]) -> dict[str, Any]:
     """What every in-jail driver needs to start, probe, clock and stop the service."""
-    from ._target import expand  # _target imports this module for the service block: import at call time
-
     return {
         "start": [expand(a, values) for a in spec.start],
         "env": {**env, **{k: expand(v, values) for k, v in spec.env.items()}},
