@@ -20,6 +20,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from ._errors import MalformedInput, UsageError
+from ._model import known_keys, nearest
 
 M = TypeVar("M", bound=BaseModel)
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -44,11 +45,17 @@ LIMITS = Limits()
 
 def load(path: Path, model: type[M]) -> M:
     """Parse ``path`` as YAML and validate it as ``model``; errors name file:line and field."""
-    data, lines = _parsed(_read(path), str(path))
+    return validate(_read(path), str(path), model)
+
+
+def validate(text: str, where: str, model: type[M], first_line: int = 1) -> M:
+    """``text`` (a YAML document, or one part of a file that starts at ``first_line`` of ``where``) validated
+    as ``model``; errors name where:line and field, an unknown key the nearest known one."""
+    data, lines = _parsed(text, where)
     try:
         return model.model_validate(data if data is not None else {})
     except ValidationError as exc:
-        raise _first_error(exc, lines, path) from None
+        raise explained(exc, model, where, {k: v + first_line - 1 for k, v in lines.items()}) from None
 
 
 @lru_cache(maxsize=256)
@@ -178,13 +185,31 @@ def _index(node: yaml.Node, loc: _Loc, lines: dict[_Loc, int], path: Path) -> No
             _index(child, (*loc, i), lines, path)
 
 
-def _first_error(exc: ValidationError, lines: dict[_Loc, int], path: Path) -> MalformedInput:
-    err = exc.errors()[0]
+def explained(exc: ValidationError, model: type[BaseModel], where: str,
+              lines: dict[_Loc, int] | None = None) -> MalformedInput:
+    """The first error of a validation as one line: the field, what is wrong, the value; for an unknown key, the
+    nearest known one (first: a misspelt key is also a required one missing, and the key is the cause).
+    ``lines`` (the line of each location) adds the line to ``where``."""
+    errors = exc.errors()
+    err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
     loc = tuple(err["loc"])
-    line = _line_for(loc, lines)
+    at = f"{where}:{_line_for(loc, lines)}" if lines is not None else where
+    if err["type"] == "extra_forbidden":
+        return unknown_key(model, loc, at)
     field = ".".join(str(p) for p in loc) or "(document)"
     value = f" (value {err['input']!r})" if "input" in err and not isinstance(err["input"], dict) else ""
-    return MalformedInput(f"{field}: {err['msg']}{value}", where=f"{path}:{line}")
+    return MalformedInput(f"{field}: {err['msg']}{value}", where=at)
+
+
+def unknown_key(model: type[BaseModel], loc: _Loc, where: str) -> MalformedInput:
+    """A key ``model`` does not know at ``loc`` (its last part): the key, the nearest known one, the known ones."""
+    key, inside = str(loc[-1]), tuple(loc[:-1])
+    near = nearest(model, inside, key)
+    known = known_keys(model, inside)
+    field = ".".join(str(p) for p in loc)
+    guess = f" (did you mean {near!r}?)" if near else ""
+    return MalformedInput(f"{field}: unknown key {key!r}{guess}", where=where,
+                          hint=f"the keys known here: {', '.join(known)}" if known else "remove the key")
 
 
 def _line_for(loc: _Loc, lines: dict[_Loc, int]) -> int:

@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from .. import _yamldoc
 from .._errors import UsageError
+from .._model import Written
 from ..drivers._episode import Limits
 
 Depth = Literal["quick", "standard", "deep"]
@@ -34,10 +35,9 @@ PER_CLASS: dict[Depth, int] = {"quick": 1, "standard": 2, "deep": 4}
 TOKENS_PER_TURN = (4000, 600)  # input, output: an estimate for the cost note only
 
 
-class Consent(BaseModel):
+class Consent(Written):
     """The consent a survey records: when it was answered, and the cost note shown with it."""
 
-    model_config = ConfigDict(extra="forbid")
 
     given_at: str = Field(description="UTC time the survey was answered (answering is consent).")
     cost_note: str = Field(description="The note shown with the questions.")
@@ -47,10 +47,9 @@ def _all_scripted() -> dict[str, DriverName]:
     return {role: "scripted" for role in ("examiner", "builder", "tester", "judge")}
 
 
-class ModelSpec(BaseModel):
+class ModelSpec(Written):
     """How an API-driven role reaches its model."""
 
-    model_config = ConfigDict(extra="forbid")
 
     model: str = Field(description="Model name sent to the provider.")
     base_url: str | None = Field(default=None, description="For OpenAI-compatible servers and local fakes.")
@@ -60,10 +59,9 @@ class ModelSpec(BaseModel):
                                       "(reasoning models reject the parameter).")
 
 
-class MutationSettings(BaseModel):
+class MutationSettings(Written):
     """How the mutation gate of every round runs."""
 
-    model_config = ConfigDict(extra="forbid")
 
     mutmut: int = Field(default=0, ge=0, le=500, description="Syntactic mutants sampled from mutmut per round, on "
                                                               "top of the operators' (Python targets).")
@@ -72,10 +70,9 @@ class MutationSettings(BaseModel):
     jobs: int = Field(default=2, ge=1, le=64, description="Mutants judged side by side.")
 
 
-class AcceptanceConfig(BaseModel):
+class AcceptanceConfig(Written):
     """``acceptance.yaml`` at the project root."""
 
-    model_config = ConfigDict(extra="forbid")
 
     schema_version: Literal[1] = Field(default=1, description="Version of the acceptance config format.")
     scope: str = Field(min_length=1, description="What is being accepted.")
@@ -230,7 +227,7 @@ def load_config(project: Path) -> AcceptanceConfig:
     return _yamldoc.load(path, AcceptanceConfig)
 
 
-class PreflightCheck(BaseModel):
+class PreflightCheck(Written):
     name: str
     ok: bool
     detail: str

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from .._model import Record
 
 FUSE = 3
 Decision = Literal["next_round", "final_round", "accepted", "escalate"]
 
 
-class RoundFacts(BaseModel):
+class RoundFacts(Record):
     """``facts.json``: what one round established, mechanically (the gate and the progress follow from it)."""
 
     schema_version: Literal[1] = Field(default=1, description="Version of the round facts format.")
@@ -40,7 +42,7 @@ class RoundFacts(BaseModel):
     mutants_equivalent: list[str] = Field(default_factory=list, description="Mutants shown equivalent.")
 
 
-class GateResult(BaseModel):
+class GateResult(Record):
     """``gate.json``: the gate's verdict on one round."""
 
     schema_version: Literal[1] = Field(default=1, description="Version of the gate result format.")
@@ -49,7 +51,7 @@ class GateResult(BaseModel):
     reasons: list[str] = Field(description="Why the round is red (empty when green).")
 
 
-class Progress(BaseModel):
+class Progress(Record):
     """The acceptance's state between rounds."""
 
     schema_version: Literal[1] = Field(default=1, description="Version of the progress format.")
@@ -123,7 +125,7 @@ REQUIRED_LAYERS: dict[str, frozenset[str]] = {
 _LAYER_NAMES = {"os-sandbox": "bubblewrap (Landlock alone leaves unix sockets, UDP and file metadata open)"}
 
 
-class Played(BaseModel):
+class Played(Record):
     """One episode as certification sees it (read back from the sealed round records)."""
 
     round: int = Field(description="Round the episode was played in.")
@@ -133,7 +135,7 @@ class Played(BaseModel):
     isolation: list[str] = Field(description="Isolation layers the episode really had.")
 
 
-class Verdict(BaseModel):
+class Verdict(Record):
     """``verdict.json``: the sealed end of an accepted run."""
 
     schema_version: Literal[1] = Field(default=1, description="Version of the verdict format.")
@@ -145,7 +147,7 @@ class Verdict(BaseModel):
     drivers: dict[str, str] = Field(description="role -> the driver(s) that played it.")
 
 
-class Certification(BaseModel):
+class Certification(Record):
     """Whether a passing run may be called certified, and every reason it may not."""
 
     certified: bool = Field(description="True only when no reason below applies.")

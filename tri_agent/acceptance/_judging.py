@@ -24,8 +24,9 @@ from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from .._model import Record
 from ..drivers._episode import EpisodeResult
 from ..drivers._rulings import Ruling, rule
 from ..evidence._manifest import scan
@@ -99,7 +100,7 @@ def episode_tickets(episodes: list[EpisodeResult]) -> list[Ticket]:
 RERUN_SAMPLE = 5
 
 
-class RerunRecord(BaseModel):
+class RerunRecord(Record):
     """``rerun.json``: the judge's fingerprint re-runs of one round."""
 
     schema_version: Literal[1] = Field(default=1, description="Version of the rerun record format.")
@@ -239,14 +240,14 @@ def case_files(visible: Path, case: str) -> dict[str, str]:
     return out
 
 
-class FileState(BaseModel):
+class FileState(Record):
     """One file of ``code.json``: what a role's writable file held when a record was sealed."""
 
     sha256: str = Field(description="SHA-256 of the file's bytes.")
     text: str | None = Field(description="The text (UTF-8, invalid bytes replaced); null above 1 MiB.")
 
 
-class CodeSnapshot(BaseModel):
+class CodeSnapshot(Record):
     """``code.json``: the builder's files as of a record, so the next round's diff needs no live state."""
 
     schema_version: Literal[1] = Field(default=1, description="Version of the code snapshot format.")

@@ -16,10 +16,11 @@ import subprocess
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from .. import _yamldoc
 from .._errors import PolicyViolation, UsageError
+from .._model import Record
 from ..drivers._scripted import Script
 from ..isolation._contract import ROLES, roles_dir
 from ._config import CONFIG, AcceptanceConfig
@@ -27,7 +28,7 @@ from ._config import CONFIG, AcceptanceConfig
 _NOT_EXAM = ("tickets",)  # filed by the run: tickets are delivered, not configuration
 
 
-class Configuration(BaseModel):
+class Configuration(Record):
     """``configuration.json`` in the preflight record: every file that steers the run, by digest."""
 
     schema_version: Literal[1] = Field(default=1, description="Version of the configuration format.")

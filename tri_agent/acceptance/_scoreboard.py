@@ -12,8 +12,9 @@ import json
 from pathlib import Path
 from typing import Literal, NamedTuple
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from .._model import Record
 from ..evidence._trail import RECORDS, EvidenceStore, TrailEntry
 from ..scoring._report import ScoreReport
 from ._config import load_config
@@ -24,7 +25,7 @@ TIMINGS = "TIMINGS.json"
 _SIMULATION = "every role was scripted; this trail can never certify acceptance."
 
 
-class Deepening(BaseModel):
+class Deepening(Record):
     """How this round's exam differs from every earlier round's."""
 
     new_cases: int = Field(description="Cases whose ids no earlier round ran.")
@@ -32,7 +33,7 @@ class Deepening(BaseModel):
     new_mutants: list[str] = Field(description="Mutants this round judged that no earlier round judged.")
 
 
-class RoundSummary(BaseModel):
+class RoundSummary(Record):
     """``round.json``: what one round's evidence record says, for the scoreboard."""
 
     schema_version: Literal[1] = Field(default=1, description="Version of the round summary format.")
@@ -177,7 +178,7 @@ def _escalation(store: EvidenceStore) -> list[str]:
     return ["", *text.rstrip("\n").splitlines()]
 
 
-class AcceptanceReport(BaseModel):
+class AcceptanceReport(Record):
     """``ACCEPTANCE.json``: the verdict and why first, then the whole trail: every record and every round's summary
     (no clock, so the same trail always gives the same bytes)."""
 

@@ -36,7 +36,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from .._model import Record
 
 Severity = Literal["blocker", "note"]
 Found = list[tuple[int | None, str]]  # (line in the new text, what)
@@ -58,7 +60,7 @@ _BIG_NODES = 20_000  # a syntax tree this large is not a test anyone reads; the 
 _TEST_MODULES = {"pytest": "pytest", "_pytest": "pytest", "unittest": "unittest"}  # root module -> its name
 
 
-class Change(BaseModel):
+class Change(Record):
     """One file the builder changed: its text before (None: new file) and after (None: deleted)."""
 
     path: str
@@ -66,7 +68,7 @@ class Change(BaseModel):
     new: str | None
 
 
-class Smell(BaseModel):
+class Smell(Record):
     """One finding of ``smells.json``: which smell, where, and what it is."""
 
     schema_version: Literal[1] = Field(default=1, description="Version of the smell format.")

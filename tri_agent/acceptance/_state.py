@@ -25,9 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from .._errors import TamperDetected, UsageError
+from .._model import Record
 from ..evidence._trail import EvidenceStore
 from ._config import AcceptanceConfig
 
@@ -96,7 +97,7 @@ def _refuse_reachable(root: Path, project: Path) -> None:
                          hint="name a folder outside the system temporary folder's tri-* workspaces")
 
 
-class Pin(BaseModel):
+class Pin(Record):
     """``pins/<project>-<id>.json``: the trail line the run appended last, written just before appending it."""
 
     schema_version: Literal[1] = Field(default=1, description="Version of the pin format.")

@@ -25,8 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from .._model import Record
 from ..scoring._caliber import Caliber, Relation
 from ..scoring._leaks import scan_leaks
 from ..scoring._report import CellFailure, RelationFailure, ScoreReport
@@ -39,7 +40,7 @@ _REPRO = 2000  # characters of a case's input a ticket shows
 _QUOTE = 300  # characters of a test-plan section or an input line a ticket quotes
 
 
-class Ticket(BaseModel):
+class Ticket(Record):
     """One ticket."""
 
     id: str = Field(description="t-<hash of the signature>: the same defect keeps its id across rounds.")

@@ -27,9 +27,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from .._errors import UsageError
+from .._model import Record, Written
+from .._yamldoc import explained
 from ..sandbox._jail import Jail, written
 from ..sandbox._process import Completed, base_env, run
 from ._egress import Egress
@@ -37,7 +39,7 @@ from ._episode import PROTOCOL, Attempt, Episode, EpisodeResult, Status, Usage, 
 from ._mcp import SERVER, ToolServer
 
 
-class McpAccess(BaseModel):
+class McpAccess(Record):
     """How the agent reaches the engine's tools: an MCP server it starts as a stdio command."""
 
     server: str = Field(description="Server name; the tools appear to the agent as mcp__<server>__<tool>.")
@@ -46,7 +48,7 @@ class McpAccess(BaseModel):
     tools: list[str] = Field(description="The tools the role's contract grants: exactly what the server lists.")
 
 
-class Request(BaseModel):
+class Request(Record):
     """What the agent receives on stdin."""
 
     protocol: str = Field(default=PROTOCOL, description="Executor protocol version: " + PROTOCOL + ".")
@@ -62,10 +64,9 @@ class Request(BaseModel):
                                                            "without them.")
 
 
-class Response(BaseModel):
+class Response(Written):
     """What the agent must print on stdout."""
 
-    model_config = ConfigDict(extra="ignore")
 
     protocol: str = Field(description="Must be " + PROTOCOL + "; any other value is a protocol_mismatch.")
     status: str = Field(description="ok or blocked; error reports that the agent failed (runtime_failure); "
@@ -150,15 +151,22 @@ class CommandDriver:
             return self._result(episode, "oversized_output", None, done.seconds,
                                 f"output past the {episode.limits.output_bytes}-byte cap")
         try:
-            response = Response.model_validate(json.loads(done.stdout.decode("utf-8")))
-        except (UnicodeDecodeError, ValueError, ValidationError):
+            raw = json.loads(done.stdout.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
             stderr = mask(done.stderr.decode("utf-8", "replace"), self.credentials).strip().splitlines()[-1:]
             status: Status = "runtime_failure" if done.exit_code else "malformed_output"
             return self._result(episode, status, None, done.seconds,
                                 f"exit {done.exit_code}; " + (stderr[0] if stderr else "no readable JSON on stdout"))
-        if response.protocol != PROTOCOL:
-            return self._result(episode, "protocol_mismatch", response, done.seconds,
-                                f"the agent speaks {response.protocol!r}, not {PROTOCOL!r}")
+        spoken = raw.get("protocol") if isinstance(raw, dict) else None
+        if isinstance(spoken, str) and spoken != PROTOCOL:  # before the fields: another version has other keys
+            return self._result(episode, "protocol_mismatch", None, done.seconds,
+                                f"the agent speaks {spoken!r}, not {PROTOCOL!r}")
+        try:
+            response = Response.model_validate(raw)
+        except ValidationError as exc:
+            why = explained(exc, Response, "the response on stdout").line()
+            return self._result(episode, "runtime_failure" if done.exit_code else "malformed_output", None,
+                                done.seconds, f"exit {done.exit_code}; {mask(why, self.credentials)}")
         if response.status == "error":  # a profile reporting that its agent failed
             return self._result(episode, "runtime_failure", response, done.seconds, response.reason)
         if response.status not in ("ok", "blocked"):

@@ -22,9 +22,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from .._errors import InfrastructureFailure
+from .._model import Record
 from .._version import __version__
 from ..isolation._contract import Charter
 from ..isolation._tools import ToolBox
@@ -38,10 +39,10 @@ STATUSES: dict[Status, bool] = {  # status -> is it a valid (gradable) outcome
 PROTOCOL = "tri-agent-executor/1"
 
 
-class Limits(BaseModel):
+class Limits(Record):
     """What one episode may spend."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(frozen=True)
 
     turns: int = Field(default=40, ge=1, description="Model turns (tool-use round trips).")
     seconds: float = Field(default=900, gt=0, description="Wall time.")
@@ -51,7 +52,7 @@ class Limits(BaseModel):
                              "its workspace (apparent size of what it added or changed); past it, a breach.")
 
 
-class Usage(BaseModel):
+class Usage(Record):
     """Tokens spent, as the provider or the agent reported them."""
 
     input_tokens: int = Field(default=0, description="Input tokens; 0 when none were reported.")
@@ -65,7 +66,7 @@ class Usage(BaseModel):
         return Usage(**{k: getattr(self, k) + getattr(other, k) for k in Usage.model_fields})
 
 
-class Attempt(BaseModel):
+class Attempt(Record):
     """One try at an episode."""
 
     driver: str = Field(description="Driver that made the attempt: scripted, command, anthropic, openai, "
@@ -81,7 +82,7 @@ class Attempt(BaseModel):
                                                         "driver's refused calls; null when there is nothing to say.")
 
 
-class EpisodeResult(BaseModel):
+class EpisodeResult(Record):
     """What a driver returns for one role episode."""
 
     schema_version: Literal[1] = Field(default=1, description="Version of the episode result format.")

@@ -16,15 +16,17 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
+
+from .._model import Record, Written
 
 Verdict = Literal["flagged", "nothing_flagged", "inconclusive"]
 
 
-class Claim(BaseModel):
+class Claim(Written):
     """One flag a sample raised: what, where (file:line inside the evidence folder), why."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(frozen=True)
 
     category: str = Field(description="Flag category; one of those the question allows, or the sample is dropped.")
     location: str = Field(pattern=r"^[^:]+:[1-9][0-9]*$",
@@ -33,15 +35,14 @@ class Claim(BaseModel):
     reason: str = Field(min_length=1, description="Why the sample raised the flag.")
 
 
-class Reply(BaseModel):
+class Reply(Written):
     """The only shape a sample may answer in."""
 
-    model_config = ConfigDict(extra="forbid")
 
     flags: list[Claim]
 
 
-class Ruling(BaseModel):
+class Ruling(Record):
     """One K-sampled ruling: what was asked, how many samples counted, and the claims they agreed on."""
 
     schema_version: Literal[1] = Field(default=1, description="Version of the ruling format.")

@@ -12,20 +12,21 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from .. import _yamldoc
 from .._errors import MalformedInput
+from .._model import Written
 from ..isolation._tools import ToolError
 from ._episode import Attempt, Episode, EpisodeResult
 
 
-class ScriptedCall(BaseModel):
+class ScriptedCall(Written):
     """One recorded tool call. ``each_case`` repeats it for every case of the visible build (as
     ``args.case``), since case ids change with every seed; ``content_file`` (beside the script) supplies
     a write's content."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(frozen=True)
 
     tool: str = Field(description="Name of the tool called.")
     args: dict[str, Any] = Field(default_factory=dict, description="The call's arguments.")
@@ -35,10 +36,10 @@ class ScriptedCall(BaseModel):
                                                                "args.content; null: the args as written.")
 
 
-class ScriptedEpisode(BaseModel):
+class ScriptedEpisode(Written):
     """One recorded episode: the tool calls a role made and how it ended."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(frozen=True)
 
     role: str = Field(description="Role the episode was recorded for.")
     round: int = Field(ge=1, description="First round this episode plays; it replays until a later one takes over.")
@@ -47,10 +48,10 @@ class ScriptedEpisode(BaseModel):
     submit: dict[str, Any] = Field(description="The submit call's arguments (summary, blocked, reason).")
 
 
-class Script(BaseModel):
+class Script(Written):
     """A script file: the recorded episodes the scripted driver replays."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(frozen=True)
 
     schema_version: Literal[1] = Field(default=1, description="Version of the script format.")
     episodes: list[ScriptedEpisode] = Field(description="Recorded episodes; per role, the one with the latest round "

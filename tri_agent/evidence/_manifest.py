@@ -27,9 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from .._errors import TamperDetected
+from .._model import Record
 
 MANIFEST_NAME = "MANIFEST.sha256"
 SEAL_LOG_NAME = "SEAL-LOG.jsonl"
@@ -50,7 +51,7 @@ class Entry(NamedTuple):
     size: int
 
 
-class ManifestEntry(BaseModel):
+class ManifestEntry(Record):
     """One sealed file."""
 
     model_config = ConfigDict(frozen=True)
@@ -60,7 +61,7 @@ class ManifestEntry(BaseModel):
     size: int = Field(description="Size of the file in bytes.")
 
 
-class Manifest(BaseModel):
+class Manifest(Record):
     """Every regular file under a sealed directory (the manifest and seal log excepted).
 
     On disk this is the text format described in the module docstring; this model is its schema.

@@ -16,15 +16,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from .._errors import TamperDetected, UsageError
+from .._model import Record
 from ._manifest import MANIFEST_NAME, SEAL_LOG_NAME, Entry, parse, render, scan
 
 FindingKind = Literal["modified", "missing", "added", "renamed", "unsealable", "digest", "log"]
 
 
-class SealLogEntry(BaseModel):
+class SealLogEntry(Record):
     """One line of ``SEAL-LOG.jsonl``: a seal or reseal, chained to the line before it."""
 
     schema_version: int = Field(default=1, description="Version of the seal log format.")
@@ -38,7 +39,7 @@ class SealLogEntry(BaseModel):
     previous_line_sha256: str | None = Field(description="SHA-256 of the previous log line's bytes.")
 
 
-class Finding(BaseModel):
+class Finding(Record):
     """One difference between a sealed directory and its manifest."""
 
     kind: FindingKind = Field(description="What kind of difference.")
@@ -46,7 +47,7 @@ class Finding(BaseModel):
     detail: str = Field(description="Human-readable specifics (digests, sizes, reasons).")
 
 
-class VerifyReport(BaseModel):
+class VerifyReport(Record):
     """Outcome of ``verify``: ``ok`` only when there are no findings."""
 
     schema_version: int = Field(default=1, description="Version of this report format.")

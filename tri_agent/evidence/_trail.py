@@ -21,9 +21,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from .._errors import TamperDetected, UsageError
+from .._model import Record
 from ._seal import exact_lines, seal, verify
 
 TRAIL = "TRAIL.jsonl"
@@ -31,7 +32,7 @@ RECORDS = "records"
 STAGING = ".staging-"
 
 
-class TrailEntry(BaseModel):
+class TrailEntry(Record):
     """One line of ``TRAIL.jsonl``."""
 
     schema_version: Literal[1] = Field(default=1, description="Version of the trail entry format.")
@@ -42,7 +43,7 @@ class TrailEntry(BaseModel):
     previous_line_sha256: str | None = Field(description="SHA-256 of the previous trail line (the chain).")
 
 
-class TrailFinding(BaseModel):
+class TrailFinding(Record):
     where: str
     detail: str
 

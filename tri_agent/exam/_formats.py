@@ -27,14 +27,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .. import _yamldoc
 from .._errors import MalformedInput, UsageError
+from .._model import Record, Written
 
 CASE_ID = re.compile(r"c-[0-9a-f]{8,64}")
 M = TypeVar("M", bound=BaseModel)
 EXAM_FILES = ("exam.yaml", "SPEC.md", "TESTPLAN.md", "caliber.yaml")
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class _Strict(Written):
+    model_config = ConfigDict(frozen=True)
 
 
 class ExamConfig(_Strict):
@@ -107,7 +108,7 @@ class Pair(_Strict):
     b: str = Field(description="Second case id; for monotone, the superset case.")
 
 
-class BuildChecks(_Strict):
+class BuildChecks(Record):
     """The self-checks of a build; a build that fails one raises and writes no record, so each is true."""
 
     generator_deterministic: bool = Field(description="Two generator runs wrote byte-identical output.")
@@ -117,7 +118,7 @@ class BuildChecks(_Strict):
                                                   "tolerance fails channel 1.")
 
 
-class BuildRecord(_Strict):
+class BuildRecord(Record):
     """``build.json``: what was built, from what, and the self-checks that passed before it counts."""
 
     schema_version: Literal[1] = Field(default=1, description="Version of the build record format.")
@@ -164,9 +165,10 @@ def _read_jsonl(path: Path, model: type[M], unique: str | None) -> list[M]:
             continue
         try:
             item = model.model_validate(json.loads(line))
-        except (ValueError, ValidationError) as exc:
-            first = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
-            raise MalformedInput(first, where=f"{path}:{lineno}") from None
+        except ValidationError as exc:
+            raise _yamldoc.explained(exc, model, f"{path}:{lineno}") from None
+        except ValueError as exc:
+            raise MalformedInput(str(exc), where=f"{path}:{lineno}") from None
         key = getattr(item, unique) if unique else None
         if key is not None and key in seen:
             raise MalformedInput(f"{unique} {key!r} repeated (first at line {seen[key]})", where=f"{path}:{lineno}")

@@ -24,10 +24,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field
 
 from .. import _yamldoc
 from .._errors import MalformedInput, PolicyViolation, UsageError
+from .._model import Written
 from .._resources import shipped
 
 RoleName = Literal["examiner", "builder", "tester", "judge"]
@@ -41,10 +42,10 @@ AGENT_CONFIG_FILES = frozenset({"CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "GE
                                 ".aider.chat.history.md", ".aider.input.history"})
 
 
-class Contract(BaseModel):
+class Contract(Written):
     """The machine-readable part of a charter."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(frozen=True)
 
     schema_version: Literal[1] = Field(default=1, description="Version of the contract format.")
     role: RoleName = Field(description="The role this charter governs: examiner, builder, tester or judge.")
@@ -178,9 +179,4 @@ def _parse(path: Path) -> tuple[Contract, str]:
     if not text.startswith("---\n") or "\n---\n" not in text[4:]:
         raise MalformedInput("no YAML front matter between '---' lines", where=f"{path}:1")
     head, body = text[4:].split("\n---\n", 1)
-    try:
-        return Contract.model_validate(_yamldoc.data(head, f"{path} (front matter)")), body.strip() + "\n"
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        what = f"{'.'.join(map(str, first['loc']))}: {first['msg']}"
-        raise MalformedInput(f"contract: {what}", where=f"{path}:1") from None
+    return _yamldoc.validate(head, str(path), Contract, first_line=2), body.strip() + "\n"  # line 1 is '---'

@@ -17,15 +17,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from .._errors import PolicyViolation, UsageError
+from .._model import Record
 from ..evidence._manifest import Entry, scan
 from ..evidence._seal import diff
 from ._contract import Contract, is_agent_config
 
 
-class WorkspaceRecord(BaseModel):
+class WorkspaceRecord(Record):
     """What a role's workspace received, and what was kept out."""
 
     schema_version: Literal[1] = Field(default=1, description="Version of the workspace record format.")
@@ -38,7 +39,7 @@ class WorkspaceRecord(BaseModel):
                                "live anywhere) and special files (pipes, devices, sockets), never copied.")
 
 
-class Breach(BaseModel):
+class Breach(Record):
     path: str
     kind: Literal["write-outside-writable", "changed-read-only-input", "planted-link-or-special-file",
                   "past-write-cap"]

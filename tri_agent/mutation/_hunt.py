@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from threading import Lock
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from .. import _progress as progress
 from .._errors import MalformedInput
+from .._model import Record
 from ..exam._build import generate, generated_cases, generator_digest
 from ..exam._formats import Case
 from ..sandbox._jail import strongest
@@ -39,10 +40,10 @@ _WRITTEN = 946_684_800 * 10**9  # every class input's time (2000-01-01): each ga
 SAMPLE = 2  # hunted inputs run for real on both sides before a proof made on the fork server counts
 
 
-class HuntEvidence(BaseModel):
+class HuntEvidence(Record):
     """What the difference hunt ran for one mutant, and what it found."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(frozen=True)
 
     seeds: list[str] = Field(description="Generator seeds whose inputs were run (fresh: never an exam seed).")
     inputs: int = Field(description="Input sets run on both original and mutant.")

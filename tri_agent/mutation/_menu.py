@@ -10,16 +10,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from .. import _yamldoc
 from .._errors import MalformedInput
+from .._model import Written
 
 ID = r"^[a-z0-9][a-z0-9-]*$"
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class _Strict(Written):
+    model_config = ConfigDict(frozen=True)
 
 
 class BugClass(_Strict):

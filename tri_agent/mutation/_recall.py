@@ -22,17 +22,18 @@ import stat
 from pathlib import Path
 from threading import Lock
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
+from .._model import Record
 from ..targets._batch import Fingerprint
 
 SCHEMA_VERSION = 1
 
 
-class Recalled(BaseModel):
+class Recalled(Record):
     """One line of a recall file: the fingerprint of one input run against one target."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(frozen=True)
 
     schema_version: int = Field(default=SCHEMA_VERSION, description="Format version of this line.")
     target: str = Field(description="SHA-256 of the target as it ran: its tree, its settings, the harness.")

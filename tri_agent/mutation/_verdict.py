@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from .._model import Record
 from ..scoring._report import ScoreReport
 from ._hunt import HuntEvidence
 
@@ -21,8 +22,8 @@ UNDETECTED = ("Survived", "NoCoverage")
 EQUIVALENT = "equivalent: "  # the reason of an Ignored mutant no hunted input told apart
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class _Strict(Record):
+    model_config = ConfigDict(frozen=True)
 
 
 class MutantOutcome(_Strict):

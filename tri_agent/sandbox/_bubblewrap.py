@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from .._model import Record
 
 WORKSPACE = "/workspace"
 HOME = "/home/role"
@@ -26,7 +28,7 @@ _SYSTEM = ("/usr", "/etc/alternatives", "/etc/ssl", "/etc/ca-certificates", "/et
 _MERGED = ("bin", "lib", "lib64", "sbin")
 
 
-class Layers(BaseModel):
+class Layers(Record):
     """The isolation layers a role run had."""
 
     physical_omission: bool = Field(default=True, description="Workspace assembled from the contract (always).")

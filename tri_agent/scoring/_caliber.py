@@ -18,16 +18,17 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BeforeValidator, ConfigDict, Field, model_validator
 
 from .. import _yamldoc
+from .._model import Written
 from ._tolerance import CLASSES, Bound, ClassName, ToleranceClass, parse_decimal, with_bound
 
 Match = str | list[str]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class _Strict(Written):
+    model_config = ConfigDict(frozen=True)
 
 
 def _decimal_text(value: object) -> str:

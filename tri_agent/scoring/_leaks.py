@@ -34,9 +34,10 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from .._errors import UsageError
+from .._model import Record
 from ._tables import ROW, read_table
 
 _COMMON = frozenset({"true", "false", "null", "none", "yes", "no", "ok", "n/a", "nan", "error", "pass", "fail"})
@@ -60,7 +61,7 @@ _SPELLED = re.compile(
     r"(?![0-9]|[,._'][0-9])")
 
 
-class LeakHit(BaseModel):
+class LeakHit(Record):
     """One place where a sealed value (or the whole answer table) was found."""
 
     where: str = Field(description="file:line of the hit.")
@@ -69,7 +70,7 @@ class LeakHit(BaseModel):
     detail: str = Field(description="Which sealed cell matched (never its value), or where a symlink points.")
 
 
-class LeakReport(BaseModel):
+class LeakReport(Record):
     """Outcome of ``tri-agent leaks``; any hit is exit 6."""
 
     schema_version: Literal[1] = Field(default=1, description="Version of the leak report format.")

@@ -10,13 +10,15 @@ from __future__ import annotations
 import json
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from .._model import Record
 
 Verdict = Literal["pass", "fail"]
 Attribution = Literal["engine", "exam"]
 
 
-class InputDigest(BaseModel):
+class InputDigest(Record):
     """One input file the score was computed from."""
 
     role: str = Field(description="answers, actual, caliber, expected_behaviors, observed_behaviors or replay.")
@@ -26,7 +28,7 @@ class InputDigest(BaseModel):
     rows: int | None = Field(default=None, description="Data rows, for tables.")
 
 
-class CellFailure(BaseModel):
+class CellFailure(Record):
     """A cell (or a whole row) that did not match its sealed value."""
 
     key: dict[str, str] = Field(description="Key column -> value of the row concerned.")
@@ -40,7 +42,7 @@ class CellFailure(BaseModel):
                                     "unreadable_value, duplicate_key (every row of a repeated key) or blank_key.")
 
 
-class FieldTally(BaseModel):
+class FieldTally(Record):
     """Per-field counts over the expected rows."""
 
     cls: str = Field(description="Tolerance class.")
@@ -49,14 +51,14 @@ class FieldTally(BaseModel):
     within_tolerance_nonzero: int = Field(description="Passing cells whose exact difference is not zero.")
 
 
-class DeltaCount(BaseModel):
+class DeltaCount(Record):
     """One in-tolerance difference and how often it occurs."""
 
     delta: str = Field(description="actual - expected, exact.")
     count: int = Field(description="Passing cells with this difference.")
 
 
-class DriftAudit(BaseModel):
+class DriftAudit(Record):
     """Differences inside tolerance for one decimal field: how many, which way, how large."""
 
     field: str = Field(description="Scored field audited.")
@@ -71,7 +73,7 @@ class DriftAudit(BaseModel):
     systematic: bool = Field(description="At least min_cases differences, and direction_share of them one way.")
 
 
-class AnswersChannel(BaseModel):
+class AnswersChannel(Record):
     """Channel 1 (sealed answers) or channel 2 (behaviours, one status field)."""
 
     verdict: Verdict = Field(description="pass when the channel lists no failure.")
@@ -91,7 +93,7 @@ class AnswersChannel(BaseModel):
                                       "never refused as malformed input.")
 
 
-class RelationFailure(BaseModel):
+class RelationFailure(Record):
     """One checked instance of a relation that did not hold."""
 
     where: str = Field(description="The group, pair or row the check was about.")
@@ -100,7 +102,7 @@ class RelationFailure(BaseModel):
                                                  "row involved (the caliber is wrong), else engine.")
 
 
-class RelationOutcome(BaseModel):
+class RelationOutcome(Record):
     """What one relation of the caliber found."""
 
     name: str = Field(description="Relation name from the caliber.")
@@ -110,7 +112,7 @@ class RelationOutcome(BaseModel):
     failures: list[RelationFailure] = Field(description="One per failed instance, in the order checked.")
 
 
-class RelationsChannel(BaseModel):
+class RelationsChannel(Record):
     """Channel 3: the metamorphic relations the caliber declares."""
 
     verdict: Verdict = Field(description="pass when every checked instance holds.")
@@ -119,7 +121,7 @@ class RelationsChannel(BaseModel):
     relations: list[RelationOutcome] = Field(description="One outcome per relation, in caliber order.")
 
 
-class ScoreReport(BaseModel):
+class ScoreReport(Record):
     """The canonical result of ``tri-agent score``."""
 
     schema_version: Literal[1] = Field(default=1, description="Version of the score report format.")

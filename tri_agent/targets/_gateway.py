@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from .. import _progress as progress
 from .._errors import (
@@ -32,6 +32,7 @@ from .._errors import (
     TamperDetected,
     UsageError,
 )
+from .._model import Record
 from ..evidence._manifest import Entry, scan
 from ..evidence._seal import diff, verify
 from ..exam._formats import BuildRecord, Case, read_cases
@@ -55,7 +56,7 @@ PLANS: dict[str, tuple[str, Callable[[Path], RequestPlan | UiPlan]]] = {"service
 JOBS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 
 
-class Provenance(BaseModel):
+class Provenance(Record):
     """One line of ``provenance.jsonl``: what ran for a case and what it read and wrote."""
 
     schema_version: Literal[1] = Field(default=1, description="Version of the provenance format.")
@@ -86,7 +87,7 @@ class CaseResult:
     lines: dict[str, frozenset[int]] | None = None  # traced runs: lines executed per target file (see _trace)
 
 
-class RunRecord(BaseModel):
+class RunRecord(Record):
     """``run.json``: which build and target a run used, and the digests of what it produced."""
 
     schema_version: Literal[1] = Field(default=1, description="Version of the run record format.")

@@ -11,16 +11,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from .. import _yamldoc
 from .._errors import UsageError
+from .._model import Written
 from .._resources import shipped
 from ..scoring._tolerance import CLASSES
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class _Strict(Written):
+    model_config = ConfigDict(frozen=True)
 
 
 class MenuItem(_Strict):

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from .._model import Written
 
 Cell = str | None
 PLACEHOLDERS = ("{target}", "{input}", "{output}", "{case}")
@@ -20,8 +22,8 @@ def expand(arg: str, values: dict[str, str]) -> str:
     return arg
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class _Strict(Written):
+    model_config = ConfigDict(frozen=True)
 
 
 class Sqlite(_Strict):

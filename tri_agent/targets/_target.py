@@ -24,18 +24,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from .. import _yamldoc
 from .._errors import UsageError
+from .._model import Written
 from ..exam._formats import Extract
 from ..sandbox._process import Completed
 from ..scoring._tables import ROW, JsonNumber, read_table, to_json_text, unique_keys_object
 from ._specs import BrowserSpec, Cell, ServiceSpec
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class _Strict(Written):
+    model_config = ConfigDict(frozen=True)
 
 
 class BehaviorRule(_Strict):

@@ -15,7 +15,9 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from .._model import Record
 
 # what the gateway writes next to the case (read-only for the run) and the file the shim fills (its own folder)
 SHIM_NAME, LINES_NAME = "tri_trace.py", "lines.json"
@@ -114,10 +116,9 @@ def read_lines(path: Path, target_dir: Path) -> dict[str, frozenset[int]] | None
     return out
 
 
-class Coverage(BaseModel):
+class Coverage(Record):
     """``coverage.json`` in a run folder: the lines each case executed on the run's traced pass."""
 
-    model_config = ConfigDict(extra="forbid")
 
     schema_version: Literal[1] = Field(default=1, description="Version of the coverage format.")
     cases: dict[str, dict[str, list[int]] | None] = Field(description="Case id -> target file -> executed lines; "

@@ -38,9 +38,10 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from ... import _yamldoc
+from ..._model import Written
 from .._specs import Cell
 from ..service._requests import KEY, Query, _document, _selected, unique_names
 from ._trees import TEXT_CAP
@@ -70,8 +71,8 @@ READS = ("tree", "text", "value", "count", "visible", "url", "title")
 _OPTIONAL = ("target", "value", "key", "path", "file")
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+class _Strict(Written):
+    model_config = ConfigDict(frozen=True, populate_by_name=True)
 
 
 def check_locator(spec: str) -> str:

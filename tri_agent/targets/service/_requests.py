@@ -28,9 +28,10 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from ... import _yamldoc
+from ..._model import Written
 from ...scoring._tables import JsonNumber, to_json_text, unique_keys_object
 from .._specs import Cell
 from ._client import _NOTHING, jsonpath
@@ -43,8 +44,8 @@ KEY = ("case", "step", "n")
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+class _Strict(Written):
+    model_config = ConfigDict(frozen=True, populate_by_name=True)
 
 
 class Step(_Strict):
