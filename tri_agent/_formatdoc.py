@@ -28,8 +28,14 @@ models by `tri-agent schema --docs docs/formats.md --force`; do not edit it by h
 models come from `tri-agent schema --out DIR`. [protocol.md](protocol.md) explains where each format fits.
 
 Types read as Python: `list[str]` is a list of strings, `dict[str, int]` a mapping, `"a" | "b"` one of the
-listed values, `null` an absent value. Unknown fields are refused wherever a model forbids extras, so a
-misspelt option is an error (exit 3, with file:line) rather than silently ignored.
+listed values, `null` an absent value.
+
+One rule holds for every format: an unknown key is refused. In a file a person or a role writes (the formats
+"written by" you, the examiner, the builder, an agent), a misspelt key is exit 3 naming the key, the file, its
+line and the nearest known name (`timout: unknown key 'timout' (did you mean 'timeout'?)`), never a setting
+silently dropped. A record the engine writes is refused too when it holds a key the engine never writes: someone
+else wrote it. (The models derive from `Written` or `Record` in `tri_agent/_model.py`; `tests/test_model.py`
+walks this registry and checks it.)
 """
 
 

@@ -153,7 +153,7 @@ def _at(config: AcceptanceConfig, dotted: str) -> object:
     (("--limit", "tester=5"), "--limit 'tester=5' is not ROLE.KEY=VALUE"),
     (("--model", "bob=x"), "--model 'bob=x' names no role"),
     (("--command", "builder"), "--command 'builder' is not ROLE=VALUE"),
-    (("--limit", "tester.secs=1"), "survey answer rejected: limits.tester.secs: Extra inputs are not permitted"),
+    (("--limit", "tester.secs=1"), "survey answer rejected: limits.tester.secs: unknown key 'secs'"),
     (("--jobs", "0"), "survey answer rejected: mutation.jobs: Input should be greater than or equal to 1"),
     (("--command", "builder=agent 'open"), "--command builder=\"agent 'open\": No closing quotation"),
 ])

@@ -17,7 +17,7 @@ from tri_agent import MalformedInput, UsageError, load_caliber
     ("schema_version: 1\nkey: [k]\nfields:\n  v: {class: text, values: [a]}\n", 4, "only meaningful for class status"),
     ("schema_version: 1\nkey: [k]\nfields: {v: amount}\nrelations:\n  - {name: r, kind: monotone, "
      "case_column: k, field: v, pairs: [[a, b]]}\n", 1, "monotone needs a count field"),
-    ("schema_version: 1\nkey: [k]\nfields: {v: amount}\nbogus: 1\n", 4, "Extra inputs"),
+    ("schema_version: 1\nkey: [k]\nfields: {v: amount}\nbogus: 1\n", 4, "unknown key .bogus."),
     ("schema_version: 1\nkey: [k\n", 3, "not valid YAML"),
 ])
 def test_bad_calibers(tmp_path: Path, text: str, line: int, message: str) -> None:

@@ -167,7 +167,7 @@ def test_evaluate_without_observed_behaviours_is_a_usage_error() -> None:
     (_caliber(SUM % SCOPED).replace("behaviors: {", "behaviors: {key: [run], "),
      r"the behaviour key \['run'\] is not part of the caliber's key \['case', 'group'\]"),
     (_caliber(SUM % ", scope: {}"), r"scope\.behavior: Field required"),
-    (_caliber(SUM % ", scope: {behavior: accepted, case: c-1}"), r"scope\.case: Extra inputs are not permitted"),
+    (_caliber(SUM % ", scope: {behavior: accepted, case: c-1}"), r"scope\.case: unknown key 'case'"),
 ])
 def test_a_scope_that_cannot_work_is_refused(tmp_path: Path, text: str, message: str) -> None:
     (tmp_path / "c.yaml").write_text(text)

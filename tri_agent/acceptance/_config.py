@@ -201,9 +201,8 @@ def survey(answers: dict[str, str | None], ask: Callable[[str], str] | None, rel
     try:
         return AcceptanceConfig.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise UsageError(f"survey answer rejected: {where}: {first['msg']}",
+        why = _yamldoc.explained(exc, AcceptanceConfig, "")
+        raise UsageError(f"survey answer rejected: {why.message}",
                          hint="fix that flag or answer (tri-agent init --help)") from None
 
 
