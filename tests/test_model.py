@@ -59,7 +59,7 @@ def test_a_model_that_drops_unknown_keys_is_found() -> None:
         b: int = 0
 
     class Holder(Written):
-        inner: list[Plain] = []
+        inner: list[Plain] | None = None
 
     assert lax([Loose, Holder]) == ["Loose", "Plain"]
 

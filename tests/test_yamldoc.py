@@ -252,7 +252,8 @@ def test_a_repeated_key_names_both_lines(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("text", "said"), [
     ("name: a\nitems:\n  - 1\n  - x\n",
      "doc.yaml:4: items.1: Input should be a valid integer, unable to parse string as an integer (value 'x')"),
-    ("name: a\nbogus: [1]\n", "doc.yaml:2: bogus: unknown key 'bogus'; the keys known here: either, inner, items, name"),
+    ("name: a\nbogus: [1]\n",
+     "doc.yaml:2: bogus: unknown key 'bogus'; the keys known here: either, inner, items, name"),
     # a union's member is no node: the longest known prefix of the location gives the line
     ("name: a\n\neither:\n  - 1\n  - y\n", "doc.yaml:4: either.int: Input should be a valid integer (value [1, 'y'])"),
     # a missing field has no line of its own, and its value is the mapping around it: not shown
