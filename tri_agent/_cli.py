@@ -11,7 +11,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from ._errors import ExitCode, NotReady, TriAgentError, UsageError
+from ._errors import MEANING, ExitCode, NotReady, TriAgentError, UsageError
+from ._resources import shipped
 from ._version import __version__
 
 if TYPE_CHECKING:
@@ -343,10 +344,14 @@ def _write(path: Path | None, text: str) -> None:
     os.replace(tmp, path)
 
 
+def _shipped(folder: str) -> list[str]:
+    """The names of the presets or skeletons shipped (file or folder names), read without parsing any."""
+    return sorted(p.stem for p in shipped(folder).iterdir() if p.suffix == ".yaml" or (p / "exam").is_dir())
+
+
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="tri-agent", description="Hard acceptance: sealed answers, mechanical scoring, mutation gates.",
-                epilog="exit codes: 0 pass, 1 failed, 2 usage, 3 malformed input, 4 tamper, 5 policy, 6 leak, "
-                       "7 infrastructure, 8 escalation")
+                epilog="exit codes: " + ", ".join(f"{int(c)} {w}" for c, w in MEANING.items()))
     p.add_argument("--version", action="version", version=f"tri-agent {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
@@ -480,7 +485,7 @@ def _parser() -> argparse.ArgumentParser:
     it.add_argument("--spec", help="spec file(s), comma-separated, relative to the project")
     it.add_argument("--depth", choices=["quick", "standard", "deep"])
     it.add_argument("--gate-n", help="consecutive green rounds required")
-    it.add_argument("--target-kind", help="preset: warehouse, document, api")
+    it.add_argument("--target-kind", help=f"preset: {', '.join(_shipped('presets'))}")
     it.add_argument("--driver", action="append", default=[], metavar="ROLE=DRIVER",
                     help="scripted, in-session, command, anthropic or openai (default scripted)")
     it.add_argument("--target", metavar="FILE", help="the target file, relative to the project (target.yaml)")
@@ -503,7 +508,7 @@ def _parser() -> argparse.ArgumentParser:
 
     nw = sub.add_parser("new", help="write a complete, working acceptance project for a preset into a new folder")
     nw.add_argument("project", type=Path, help="the new (or empty) folder")
-    nw.add_argument("--preset", required=True, help="a preset with a skeleton: warehouse, document, api")
+    nw.add_argument("--preset", required=True, help=f"a preset with a skeleton: {', '.join(_shipped('skeletons'))}")
     nw.set_defaults(handler=_new)
 
     ac = sub.add_parser("accept", help="run the hard acceptance of a project to a decision")

@@ -43,6 +43,14 @@ class ExitCode(IntEnum):
     NOT_CERTIFIED = 9
 
 
+MEANING: dict[ExitCode, str] = {  # what each code says, in the words of every help text and document
+    ExitCode.PASS: "pass", ExitCode.FAIL: "failed", ExitCode.USAGE: "usage", ExitCode.MALFORMED: "malformed input",
+    ExitCode.TAMPER: "tamper", ExitCode.POLICY: "policy", ExitCode.LEAK: "leak",
+    ExitCode.INFRASTRUCTURE: "infrastructure", ExitCode.ESCALATION: "escalation",
+    ExitCode.NOT_CERTIFIED: "passed, not certified",
+}
+
+
 class TriAgentError(Exception):
     """Root of every error tri_agent raises on purpose."""
 

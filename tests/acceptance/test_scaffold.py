@@ -33,12 +33,13 @@ BUGS = {
     "api": ("app.py", '        return JSONResponse({"error": "not found"}, status_code=404)\n',
             '        return JSONResponse({"error": "not found"}, status_code=400)\n',
             lambda row: row.get("status") == "404"),
+    "gui": ("app.py", '        return page("bad note", status=400)\n', '        return page("bad input", status=400)\n',
+            lambda row: row.get("problem") is not None),
 }
 
 
 def test_every_preset_the_gateway_drives_has_a_skeleton() -> None:
-    assert sorted(n for n, p in load_presets().items() if p.target_kind in ("command", "service")) == PRESETS
-    assert PRESETS == ["api", "document", "warehouse"]
+    assert sorted(load_presets()) == PRESETS == ["api", "document", "gui", "warehouse"]
 
 
 @pytest.mark.parametrize("preset", PRESETS)
@@ -102,12 +103,12 @@ def test_new_refuses_a_folder_that_is_not_empty(tmp_path: Path, cli: CLI) -> Non
 def test_new_refuses_a_preset_without_a_skeleton(tmp_path: Path, cli: CLI) -> None:
     code, _, err = cli("new", tmp_path / "p", "--preset", "nope")
     assert code == ExitCode.USAGE
-    assert err == "tri-agent: error: no preset 'nope'; available: api, document, warehouse\n"
+    assert err == "tri-agent: error: no preset 'nope'; available: api, document, gui, warehouse\n"
     assert not (tmp_path / "p").exists()
     presets = load_presets()
-    presets["kiosk"] = presets["warehouse"].model_copy(update={"name": "kiosk", "target_kind": "browser"})
-    with pytest.raises(UsageError, match=r"^preset 'kiosk' drives a browser target, which has no skeleton yet; "
-                                         r"available: api, document, warehouse$"):
+    presets["kiosk"] = presets["warehouse"].model_copy(update={"name": "kiosk", "target_kind": "robot"})
+    with pytest.raises(UsageError, match=r"^preset 'kiosk' drives a robot target, which has no skeleton yet; "
+                                         r"available: api, document, gui, warehouse$"):
         scaffold(tmp_path / "k", "kiosk", presets=presets)
     presets["ledger"] = presets["warehouse"].model_copy(update={"name": "ledger"})
     with pytest.raises(UsageError, match="'ledger' has no skeleton"):

@@ -23,6 +23,7 @@ from .. import _yamldoc
 from .._errors import UsageError
 from .._model import Written
 from ..drivers._episode import Limits
+from ..targets._presets import preset_names
 
 Depth = Literal["quick", "standard", "deep"]
 Role = Literal["examiner", "builder", "tester", "judge"]
@@ -80,7 +81,7 @@ class AcceptanceConfig(Written):
     depth: Depth = Field(default="standard", description="quick, standard or deep: mutants sampled per round (3, 6, "
                                                          "12) and model turns the cost note assumes.")
     gate_n: int = Field(default=3, ge=1, le=20, description="Consecutive green rounds required.")
-    target_kind: str = Field(description="Preset name: warehouse, document, api, ...")
+    target_kind: str = Field(description="Preset name (`tri-agent presets` lists them).")
     target: str = Field(default="target.yaml", description="The target file, relative to the project.")
     exam: str = Field(default="exam", description="The exam folder, relative to the project.")
     evidence: str | None = Field(default=None, description="The run's state folder (evidence store, builds, "
@@ -104,7 +105,7 @@ QUESTIONS = (  # (field, question, flag)
     ("spec", "Spec file(s), relative to the project (comma-separated)?", "--spec"),
     ("depth", "Depth: quick, standard or deep?", "--depth"),
     ("gate_n", "How many consecutive green rounds make acceptance (gate N)?", "--gate-n"),
-    ("target_kind", "Target kind (a preset: warehouse, document, api)?", "--target-kind"),
+    ("target_kind", "Target kind (a preset: {presets})?", "--target-kind"),
 )
 
 
@@ -192,7 +193,8 @@ def survey(answers: dict[str, str | None], ask: Callable[[str], str] | None, rel
     for name, question, _ in QUESTIONS:
         if not filled.get(name):
             assert ask is not None
-            filled[name] = ask(f"{question}\n  ({_note(filled, relative_cost, drivers)})\n> ").strip()
+            asked = question.format(presets=", ".join(preset_names()))
+            filled[name] = ask(f"{asked}\n  ({_note(filled, relative_cost, drivers)})\n> ").strip()
     note = _note(filled, relative_cost, drivers)  # of the settings as answered: the note recorded and printed
     data = {"scope": filled["scope"], "spec": [s.strip() for s in str(filled["spec"]).split(",") if s.strip()],
             "depth": filled["depth"], "gate_n": filled["gate_n"], "target_kind": filled["target_kind"],

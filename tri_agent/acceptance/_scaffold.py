@@ -24,9 +24,10 @@ import yaml
 from .._errors import UsageError
 from .._resources import shipped
 from ..targets._presets import Preset, load_presets
+from ..targets._specs import KINDS
 from ._config import CONFIG, AcceptanceConfig, cost_note, load_config
 
-DRIVEN = ("command", "service")  # target kinds the gateway drives today (browser targets have no skeleton yet)
+DRIVEN = KINDS  # the target kinds a skeleton may drive: every kind the gateway drives
 SKIPPED = ("__pycache__", ".mypy_cache", ".ruff_cache")  # caches a checkout may hold beside the templates
 FALLBACK_IDENTITY = ["-c", "user.name=tri-agent new", "-c", "user.email=tri-agent@localhost"]
 

@@ -3,7 +3,7 @@
 - ``_specs``: what a target file holds beyond its command (the service and browser blocks, the database a
   service case restores) and the placeholders of every argv; a leaf every other module here may import;
 - ``_trace``: which lines of a Python target each case executes (a traced run), and a run's coverage file;
-- ``_presets``: target presets (warehouse, document...): what changes between kinds of target;
+- ``_presets``: target presets (warehouse, document, api, gui): what changes between kinds of target;
 - ``_target``: target files (how a case is run, how rows and behaviour are read back);
 - ``service/``: service targets (an HTTP program over a database, restored for every case);
 - ``browser/``: browser targets (a web app driven through a real browser), built on the service kind;

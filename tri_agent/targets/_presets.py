@@ -18,6 +18,7 @@ from .._errors import UsageError
 from .._model import Written
 from .._resources import shipped
 from ..scoring._tolerance import CLASSES
+from ._specs import Kind
 
 
 class _Strict(Written):
@@ -38,7 +39,7 @@ class Preset(_Strict):
     name: str = Field(pattern=r"^[a-z][a-z0-9-]*$", description="Preset name; equals the file name without .yaml.")
     title: str = Field(description="Human title, for listings.")
     driven_by: str = Field(description="How the target is run and what it writes, in words.")
-    target_kind: Literal["command", "service", "browser"] = Field(description="How the gateway drives the target "
+    target_kind: Kind = Field(description="How the gateway drives the target "
                                                                  "(the target file's kind).")
     oracle_shape: str = Field(description="What the oracle computes for this kind of target, in words.")
     tolerance_classes: list[str] = Field(min_length=1, description="Tolerance classes this kind of target is "
@@ -62,6 +63,12 @@ class Preset(_Strict):
 
 def presets_dir() -> Path:
     return shipped("presets")
+
+
+def preset_names() -> list[str]:
+    """The shipped presets' names (their file names: ``load_presets`` refuses a file named otherwise), without
+    parsing any: for help texts and questions."""
+    return sorted(p.stem for p in presets_dir().glob("*.yaml"))
 
 
 def load_presets(folder: Path | None = None) -> dict[str, Preset]:

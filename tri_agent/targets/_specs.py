@@ -5,12 +5,14 @@ kinds that run these blocks (``service/``, ``browser/``) all import it, and it i
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import ConfigDict, Field
 
 from .._model import Written
 
+Kind = Literal["command", "service", "browser"]  # how the gateway drives a target
+KINDS: tuple[str, ...] = get_args(Kind)
 Cell = str | None
 PLACEHOLDERS = ("{target}", "{input}", "{output}", "{case}")
 

@@ -32,7 +32,7 @@ from .._model import Written
 from ..exam._formats import Extract
 from ..sandbox._process import Completed
 from ..scoring._tables import ROW, JsonNumber, read_table, to_json_text, unique_keys_object
-from ._specs import BrowserSpec, Cell, ServiceSpec
+from ._specs import BrowserSpec, Cell, Kind, ServiceSpec
 
 
 class _Strict(Written):
@@ -91,11 +91,11 @@ class TargetConfig(_Strict):
     """A target file (see the module docstring)."""
 
     schema_version: Literal[1] = Field(default=1, description="Version of the target format.")
-    kind: Literal["command", "service", "browser"] = Field(
+    kind: Kind = Field(
         default="command", description="How the target is driven: command (run per case), service (started per "
                                        "case, then sent requests) or browser (started per case, then driven "
                                        "through a real browser).")
-    preset: str | None = Field(default=None, description="Preset name (warehouse, document, ...).")
+    preset: str | None = Field(default=None, description="Preset name (`tri-agent presets` lists them).")
     baseline: str = Field(description="Folder holding the target, relative to the target file.")
     build: list[str] | None = Field(default=None, description="argv run once in a copy before the cases.")
     run: list[str] | None = Field(default=None, min_length=1, description="command targets: argv template: "
