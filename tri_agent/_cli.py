@@ -16,7 +16,7 @@ from ._resources import shipped
 from ._version import __version__
 
 if TYPE_CHECKING:
-    from .scoring._grading import ScoreInputs
+    from .scoring._report import ScoreReport
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -52,23 +52,21 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _score(args: argparse.Namespace) -> int:
-    from .scoring._grading import ScoreInputs
+    from .scoring._grading import ScoreInputs, score
 
-    return _print_score(args, ScoreInputs(args.caliber, args.answers, args.actual, args.expected_behaviors,
-                                          args.observed_behaviors, args.replay))
+    return _print_score(args, score(ScoreInputs(args.caliber, args.answers, args.actual, args.expected_behaviors,
+                                                args.observed_behaviors, args.replay)))
 
 
 def _exam_score(args: argparse.Namespace) -> int:
-    from .targets._gateway import run_score_inputs
+    from ._api import score_run
 
-    return _print_score(args, run_score_inputs(args.build, args.run))
+    return _print_score(args, score_run(args.build, args.run))
 
 
-def _print_score(args: argparse.Namespace, inputs: ScoreInputs) -> int:
-    from .scoring._grading import score
+def _print_score(args: argparse.Namespace, report: ScoreReport) -> int:
     from .scoring._report import render_markdown
 
-    report = score(inputs)
     _write(args.json, report.to_json())
     _write(args.md, render_markdown(report))
     a = report.answers
@@ -97,19 +95,19 @@ def _leaks(args: argparse.Namespace) -> int:
 
 
 def _exam_build(args: argparse.Namespace) -> int:
-    from .exam._build import build_exam
+    from ._api import build_exam
 
     out = args.out or args.exam / "builds" / f"seed-{args.seed}"
-    record = build_exam(args.exam, args.seed, out)
+    record = build_exam(args.exam, args.seed, out, allow_unsandboxed=_unsandboxed(args))
     print(f"BUILT {record.exam} seed {record.seed}: {record.cases} cases in {out}")
     print(f"  visible {record.visible_digest}\n  sealed  {record.sealed_digest}")
     return ExitCode.PASS
 
 
 def _exam_run(args: argparse.Namespace) -> int:
-    from .targets._gateway import run_exam
+    from ._api import run_exam
 
-    record = run_exam(args.build, args.target, args.out, twice=args.twice)
+    record = run_exam(args.build, args.target, args.out, twice=args.twice, allow_unsandboxed=_unsandboxed(args))
     print(f"RAN {record.cases} cases{' twice, byte-identical' if record.twice else ''}; actual table "
           f"{args.out / 'actual.jsonl'} (sha256 {record.actual_sha256[:12]})")
     for case, why in list(record.unread.items())[:10]:  # the score will count their rows missing: say why now
@@ -131,7 +129,8 @@ def _rerun(args: argparse.Namespace) -> int:
 
 
 def _mutate(args: argparse.Namespace) -> int:
-    from .mutation._gate import mutate, used_in
+    from ._api import mutate
+    from .mutation._gate import used_in
     from .mutation._rotation import Selection
 
     selection = None
@@ -142,7 +141,8 @@ def _mutate(args: argparse.Namespace) -> int:
     summary = mutate(args.target, args.exam, args.menu, args.out, exam_dir=args.exam_dir, jobs=args.jobs,
                      threshold=args.threshold / 100, minimum=args.min_mutants, timeout_factor=args.timeout_factor,
                      selection=selection, only=args.only, mutmut=args.mutmut, seed=args.rotation_seed,
-                     differential=args.differential, hunt_seeds=args.hunt_seeds, concrete=args.concrete)
+                     differential=args.differential, hunt_seeds=args.hunt_seeds, concrete=args.concrete,
+                     allow_unsandboxed=_unsandboxed(args))
     for m in summary.mutants:
         print(f"{m.status:<12} {m.id} ({m.bug_class}): {m.reason}")
     if summary.unexpressed:
@@ -203,15 +203,15 @@ def _doctor(args: argparse.Namespace) -> int:
 
 
 def _verify_trail(args: argparse.Namespace) -> int:
-    from .acceptance._verify import verify_run
+    from ._api import verify_trail
 
-    store, findings = verify_run(args.store, expect=args.expect)
-    for f in findings:
+    report = verify_trail(args.store, expect=args.expect)
+    for f in report.findings:
         print(f"{f.where}: {f.detail}")
-    if findings:
-        print(f"TAMPER {len(findings)} finding(s) in the trail at {store.root}", file=sys.stderr)
+    if not report.ok:
+        print(f"TAMPER {len(report.findings)} finding(s) in the trail at {report.store}", file=sys.stderr)
         return ExitCode.TAMPER
-    print(f"OK {len(store.entries())} records in {store.root}, trail digest {store.digest()}")
+    print(f"OK {report.records} records in {report.store}, trail digest {report.digest}")
     return ExitCode.PASS
 
 
@@ -262,19 +262,21 @@ def _check(args: argparse.Namespace) -> int:
     from .acceptance._check import ready
     from .sandbox._jail import configure
 
-    configure(allow_unsandboxed=args.allow_unsandboxed)
+    configure(allow_unsandboxed=_unsandboxed(args))
     ready(args.project)
     print(f"READY {args.project}: configuration, spec, git, target, exam, script, drivers and sandbox check out")
     return ExitCode.PASS
 
 
 def _accept(args: argparse.Namespace) -> int:
-    from .acceptance._rounds import accept, watch
+    from ._api import accept
+    from .acceptance._rounds import watch
     from .acceptance._scoreboard import verdict_line, write_reports
 
     try:
         verdict = (watch(args.project, resume=args.resume, say=lambda line: print(line, file=sys.stderr, flush=True))
-                   if args.watch else accept(args.project, resume=args.resume))
+                   if args.watch else accept(args.project, resume=args.resume,
+                                             allow_unsandboxed=_unsandboxed(args)))
     finally:
         store = write_reports(args.project)  # also after a stop: the trail so far is worth reading
         if store.trail.exists():
@@ -302,6 +304,10 @@ def _schema(args: argparse.Namespace) -> int:
     for path in export_schemas(args.out):
         print(path)
     return ExitCode.PASS
+
+
+def _unsandboxed(args: argparse.Namespace) -> bool:
+    return bool(getattr(args, "allow_unsandboxed", False))
 
 
 def _say(args: argparse.Namespace, line: str) -> None:
@@ -557,7 +563,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         from .sandbox._jail import configure
 
-        configure(allow_unsandboxed=getattr(args, "allow_unsandboxed", False))
+        configure(allow_unsandboxed=_unsandboxed(args))
         _refuse_existing(args)
         return handler(args)
     except TriAgentError as exc:

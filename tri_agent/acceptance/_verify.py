@@ -12,8 +12,11 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from pydantic import Field
+
 from .. import _yamldoc
 from .._errors import MalformedInput, TamperDetected, UsageError
+from .._model import Record
 from ..evidence._trail import EvidenceStore, TrailEntry, TrailFinding
 from ._config import CONFIG, AcceptanceConfig, load_config
 from ._gate import Certification, Played, Progress, RoundFacts, Verdict, advance, certify, gate
@@ -45,6 +48,28 @@ def _state_of(root: Path) -> RunState | None:
         if pin.store == str(root):
             return RunState(project=Path("/"), root=root, pin_path=path)
     return None
+
+
+class TrailReport(Record):
+    """What ``verify-trail`` found about one run's evidence store: ``ok`` only without findings."""
+
+    schema_version: int = Field(default=1, description="Version of this report format.")
+    store: str = Field(description="The evidence store verified (its folder).")
+    digest: str = Field(description="The trail's digest now (SHA-256 of TRAIL.jsonl).")
+    records: int = Field(description="Records the trail lists.")
+    findings: list[TrailFinding] = Field(description="Every break found: the chain, a seal, the pin, a claim, "
+                                                     "a report; empty when the run verifies.")
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+
+def verify_trail(target: Path, expect: str | None = None) -> TrailReport:
+    """``verify_run`` as a report."""
+    store, findings = verify_run(target, expect=expect)
+    entries = store.entries() if not findings else []
+    return TrailReport(store=str(store.root), digest=store.digest(), records=len(entries), findings=findings)
 
 
 def verify_run(target: Path, expect: str | None = None) -> tuple[EvidenceStore, list[TrailFinding]]:

@@ -1,0 +1,101 @@
+"""The main job as Python: what the ``tri-agent`` commands do, as functions returning the models they print.
+
+Each function takes paths (``str`` or ``Path``), returns the pydantic model the matching command prints a line
+of (and writes as JSON), and raises the same error tree (``TriAgentError`` and its exit-coded classes). Role-written
+code (targets, generators, oracles) runs in the jail; ``allow_unsandboxed`` is the command line's
+``--allow-unsandboxed``: where no OS sandbox works, run anyway, and never certify.
+
+- :func:`accept`: a project's hard acceptance to a verdict (``tri-agent accept``), its reports written;
+- :func:`build_exam`: an exam built and sealed at a seed (``tri-agent exam build``);
+- :func:`run_exam`: every case of a build run against a target (``tri-agent exam run``);
+- :func:`score_run`: a run scored against its build's sealed key (``tri-agent exam score``);
+- :func:`mutate`: the mutation gate on a build (``tri-agent mutate``);
+- :func:`verify_trail`: a run's evidence store verified (``tri-agent verify-trail``).
+
+``score`` (any answer key against any actual table, ``tri-agent score``) is public too, beside these.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .acceptance._gate import Verdict
+    from .acceptance._verify import TrailReport
+    from .exam._formats import BuildRecord
+    from .mutation._verdict import MutationSummary
+    from .scoring._report import ScoreReport
+    from .targets._gateway import RunRecord
+
+PathLike = str | Path
+
+
+def accept(project: PathLike, *, resume: bool = False, allow_unsandboxed: bool = False) -> Verdict:
+    """Run the hard acceptance of ``project`` (a folder with ``acceptance.yaml``) to its verdict, and write its
+    reports (``SCOREBOARD.md``, ``ACCEPTANCE.json``, ``REPORT.html``) also when it stops early. ``resume`` goes on
+    from the trail of a stopped run. Raises ``Escalation`` (exit 8) when a human must decide, ``BuilderTurn``
+    (exit 1) when an in-session builder has tickets to fix."""
+    from .acceptance._rounds import accept as run
+    from .acceptance._scoreboard import write_reports
+
+    _sandbox(allow_unsandboxed)
+    try:
+        return run(Path(project), resume=resume)
+    finally:
+        write_reports(Path(project))
+
+
+def build_exam(exam: PathLike, seed: str, out: PathLike | None = None, *,
+               allow_unsandboxed: bool = False) -> BuildRecord:
+    """Build the exam folder ``exam`` at ``seed`` into ``out`` (default ``exam/builds/seed-<seed>``): cases and
+    inputs generated twice (they must agree), the answer key computed by the oracle and sealed."""
+    from .exam._build import build_exam as build
+
+    _sandbox(allow_unsandboxed)
+    return build(Path(exam), seed, Path(out) if out is not None else Path(exam) / "builds" / f"seed-{seed}")
+
+
+def run_exam(build: PathLike, target: PathLike, out: PathLike, *, twice: bool = False,
+             allow_unsandboxed: bool = False) -> RunRecord:
+    """Run every case of ``build`` against the target file ``target`` into the new folder ``out``; ``twice``
+    runs it again and requires byte-identical results."""
+    from .targets._gateway import run_exam as run
+
+    _sandbox(allow_unsandboxed)
+    return run(Path(build), Path(target), Path(out), twice=twice)
+
+
+def score_run(build: PathLike, run: PathLike) -> ScoreReport:
+    """Score the run folder ``run`` against the sealed answer key of ``build``: the three channels."""
+    from .scoring._grading import score
+    from .targets._gateway import run_score_inputs
+
+    return score(run_score_inputs(Path(build), Path(run)))
+
+
+def mutate(target: PathLike, build: PathLike, menu: PathLike, out: PathLike, *, exam_dir: PathLike | None = None,
+           jobs: int = 2, threshold: float = 1.0, minimum: int = 3, allow_unsandboxed: bool = False,
+           **options: object) -> MutationSummary:
+    """The mutation gate: mutants of the target's code from the bug classes of ``menu``, each judged by replaying
+    the exam ``build``; equivalents proven by hunting over the generator of ``exam_dir``. Writes its reports into
+    the new folder ``out``. ``options`` are the gate's others (``hunt_seeds``, ``concrete``, ``mutmut``, ...)."""
+    from .mutation._gate import mutate as gate
+
+    _sandbox(allow_unsandboxed)
+    return gate(Path(target), Path(build), Path(menu), Path(out), exam_dir=Path(exam_dir) if exam_dir else None,
+                jobs=jobs, threshold=threshold, minimum=minimum, **options)
+
+
+def verify_trail(store: PathLike, *, expect: str | None = None) -> TrailReport:
+    """Verify a run's evidence store (or the project that names it): the chain and every seal, the pinned head,
+    what the sealed records claim and the reports against them. ``expect`` pins the trail's digest."""
+    from .acceptance._verify import verify_trail as verify
+
+    return verify(Path(store), expect=expect)
+
+
+def _sandbox(allow_unsandboxed: bool) -> None:
+    from .sandbox._jail import configure
+
+    configure(allow_unsandboxed=allow_unsandboxed)
