@@ -31,6 +31,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -448,80 +449,204 @@ def _keys(run: _Run) -> list[Path]:
     return sorted(keys)
 
 
-def _play_round(run: _Run, k: int, progress: Progress) -> tuple[_Outcome, RoundFacts]:
-    final = progress.final_round
-    name = f"round-{k:04d}"
-    rnd = _Round(k, _seed(run, f"round-{k}"), final, run.state.builds / name, run.state.runs / name)
-    for path in (rnd.build, rnd.run, rnd.build.with_name(rnd.build.name + "-parts")):
-        shutil.rmtree(path, ignore_errors=True)  # an interrupted round starts over; evidence is never touched
-    store, clock = run.store, run.clock
-    _materialize(run)
-    past = _history(store)
-    clock.console.print(f"[bold]round {k}[/bold]{' (final: baseline and every case ever red)' if final else ''}")
-    episodes = [clock.step("examiner", "examiner deepens the exam", lambda: play(
-        run.project, run.config, "examiner", k, _stage(run)))[0]]
-    if not store.has(BASELINE):
-        _baseline(run)
-    spec = tuple(run.project / s for s in run.config.spec)
+@dataclass
+class _Turn:
+    """One round in play: what its stages read and write. The table ``ROUND`` runs the stages in the protocol's
+    order; each one reads what the earlier ones wrote here."""
+
+    run: _Run
+    progress: Progress
+    rnd: _Round
+    past: judging.History
+    spec: tuple[Path, ...]
+    episodes: list[EpisodeResult] = field(default_factory=list)
+    tickets: list[Ticket] = field(default_factory=list)
+    code: judging.CodeSnapshot = field(default_factory=lambda: judging.CodeSnapshot(files={}))
+    stable: bool = False
+    report: ScoreReport | None = None
+    ran: set[str] = field(default_factory=set)
+    tester_changed: list[str] = field(default_factory=list)
+    diff: list[Change] = field(default_factory=list)
+    found: list[Smell] = field(default_factory=list)
+    justified: Ruling | None = None
+    cost_usd: float = 0.0  # the rulings' spend
+    mismatched: list[str] = field(default_factory=list)
+    ruling: Ruling | None = None
+    mutation: MutationSummary | None = None
+    rot: Rotation | None = None
+    deepening: Deepening | None = None
+
+    @property
+    def name(self) -> str:
+        return f"round-{self.rnd.k:04d}"
+
+    def key(self) -> Path:
+        """The round's sealed key, as the trail pinned it (only once the build is pinned)."""
+        return _key(self.run, self.rnd.build, f"build-{self.name}")
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One stage of a round: whose time it is (None: it keeps its own time, or takes none), what the live line
+    says, what it does, and when it runs at all."""
+
+    role: str | None
+    label: str
+    act: Callable[[_Turn], None]
+    when: Callable[[_Turn], bool] = lambda _t: True
+
+
+def _examiner(t: _Turn) -> None:
+    t.episodes.append(play(t.run.project, t.run.config, "examiner", t.rnd.k, _stage(t.run))[0])
+
+
+def _baseline_once(t: _Turn) -> None:
+    if not t.run.store.has(BASELINE):
+        _baseline(t.run)
+
+
+def _builder(t: _Turn) -> None:
+    run = t.run
     if run.config.drivers.get("builder") == "in-session":
         fence = session.missing(run.project, Path.home(), session.fenced(run.project, run.config))
-        episodes.append(in_session_builder(run.project, store, k, fence))
+        t.episodes.append(in_session_builder(run.project, run.store, t.rnd.k, fence))
     else:
-        episodes.append(clock.step("builder", "builder", lambda: play(
-            run.project, run.config, "builder", k, _stage(run, spec))[0]))
-    code = judging.code_of(run.project, "builder")
-    tickets: list[Ticket] = []  # the key of this round is made only now, after the builder's turn
-    if final:
-        tickets += clock.step("examiner", "regression exam build", lambda: _regression_build(run, progress, rnd,
-                                                                                             past))
-    else:
-        clock.step("examiner", "exam build and seal", lambda: build_exam(run.exam, rnd.seed, rnd.build))
-    _pin_build(run, rnd.build, f"build-{name}")
-    stable, flaky = clock.step("tester", "every case, twice, through the gateway", lambda: _run_twice(run, rnd))
-    tickets += judging.flaky_tickets(flaky)
-    report = clock.step("judge", "three-channel score", lambda: score(run_score_inputs(
-        _key(run, rnd.build, f"build-{name}"), rnd.run)) if stable else None)
-    ran: set[str] = set()
-    tester_view = {"builds": run.state.work / "empty", f"builds/{name}": rnd.build}
-    served = (*spec, rnd.run / "actual.jsonl") if stable else spec
-    tester, tester_changed = clock.step("tester", "tester (fresh)", lambda: play(
-        run.project, run.config, "tester", k, _stage(run, served, tester_view),
-        run_case=judging.served(rnd.build, rnd.run, ran)))
-    episodes.append(tester)
-    ids = frozenset(past.case_inputs) | frozenset(judging.case_ids(rnd.build))
-    diff = judging.code_changes(past.baseline_code or judging.CodeSnapshot(files={}), code)
-    found, justified, justify_usd = clock.step("judge", "smells", lambda: _smells(run, k, code, diff, ids))
-    written = {"builder": [run.project / p for p in code.files],
-               "tester": [run.exam / p.removeprefix("exam/") for p in tester_changed if (run.exam /
-                                                                                         p.removeprefix("exam/")).is_file()]}
-    tickets += clock.step("judge", "tickets", lambda: _tickets(run, rnd, name, report, ran, found, written))
-    mismatched = clock.step("judge", "fingerprint re-runs", lambda: judging.fingerprint_rerun(
-        _key(run, rnd.build, f"build-{name}"), rnd.run, run.target, k))
-    tickets += judging.rerun_tickets(mismatched)
-    ruling, ruling_usd = clock.step("judge", "weakened-test ruling", lambda: _ruling(
-        run.config, run.project, run.state.root / "transcripts", k, diff))
-    tickets += judging.weakened_tickets(ruling) if ruling else []
-    menu = run.exam / "mutations.yaml"
-    how = judging.sample(k=k, final=final, size=DEPTHS[run.config.depth][1], per_class=PER_CLASS[run.config.depth],
-                         used=progress.mutants_used,
-                         retired=progress.mutants_retired, last_green=progress.last_green)
-    gate_run = clock.step("judge", "mutation gate", lambda: judging.mutation(
-        run.target, _key(run, rnd.build, f"build-{name}"), menu, rnd.run / "mutation", report, how, run.exam,
-        rnd.seed, run.config.mutation, k, hunt_secret=seed(run.key, "hunt"), recall=_recall(run)))
-    mutation, rot = (gate_run.summary, gate_run.rotation) if gate_run else (None, None)
-    tickets += judging.stale_ticket(rot) + judging.too_few_ticket(mutation)
-    deepening = _deepening(store, rnd, mutation, progress, past)
-    tickets += judging.shallow_ticket(deepening.new_cases, k, final)
-    judge, judge_changed = clock.step("judge", "judge", lambda: play(run.project, run.config, "judge", k, _stage(run)))
-    episodes.append(judge)
-    tickets += judging.judge_tickets(run.exam, judge_changed, _key(run, rnd.build, f"build-{name}"), _keys(run))
-    tickets += judging.episode_tickets(episodes)
-    facts = _facts(rnd, report, stable, mutation, rot, tickets, episodes)
+        t.episodes.append(run.clock.step("builder", "builder", lambda: play(
+            run.project, run.config, "builder", t.rnd.k, _stage(run, t.spec))[0]))
+    t.code = judging.code_of(run.project, "builder")  # the key of this round is made only after this turn
+
+
+def _regression(t: _Turn) -> None:
+    t.tickets += _regression_build(t.run, t.progress, t.rnd, t.past)
+
+
+def _build(t: _Turn) -> None:
+    build_exam(t.run.exam, t.rnd.seed, t.rnd.build)
+
+
+def _pin(t: _Turn) -> None:
+    _pin_build(t.run, t.rnd.build, f"build-{t.name}")
+
+
+def _twice(t: _Turn) -> None:
+    t.stable, flaky = _run_twice(t.run, t.rnd)
+    t.tickets += judging.flaky_tickets(flaky)
+
+
+def _score(t: _Turn) -> None:
+    t.report = score(run_score_inputs(t.key(), t.rnd.run)) if t.stable else None
+
+
+def _tester(t: _Turn) -> None:
+    run, view = t.run, {"builds": t.run.state.work / "empty", f"builds/{t.name}": t.rnd.build}
+    served = (*t.spec, t.rnd.run / "actual.jsonl") if t.stable else t.spec
+    tester, t.tester_changed = play(run.project, run.config, "tester", t.rnd.k, _stage(run, served, view),
+                                    run_case=judging.served(t.rnd.build, t.rnd.run, t.ran))
+    t.episodes.append(tester)
+
+
+def _smell(t: _Turn) -> None:
+    ids = frozenset(t.past.case_inputs) | frozenset(judging.case_ids(t.rnd.build))
+    t.diff = judging.code_changes(t.past.baseline_code or judging.CodeSnapshot(files={}), t.code)
+    t.found, t.justified, usd = _smells(t.run, t.rnd.k, t.code, t.diff, ids)
+    t.cost_usd += usd
+
+
+def _ticket(t: _Turn) -> None:
+    exam = t.run.exam
+    changed = [exam / p.removeprefix("exam/") for p in t.tester_changed]
+    written = {"builder": [t.run.project / p for p in t.code.files], "tester": [p for p in changed if p.is_file()]}
+    t.tickets += _tickets(t.run, t.rnd, t.name, t.report, t.ran, t.found, written)
+
+
+def _reruns(t: _Turn) -> None:
+    t.mismatched = judging.fingerprint_rerun(t.key(), t.rnd.run, t.run.target, t.rnd.k)
+    t.tickets += judging.rerun_tickets(t.mismatched)
+
+
+def _weakened(t: _Turn) -> None:
+    run = t.run
+    t.ruling, usd = _ruling(run.config, run.project, run.state.root / "transcripts", t.rnd.k, t.diff)
+    t.cost_usd += usd
+    t.tickets += judging.weakened_tickets(t.ruling) if t.ruling else []
+
+
+def _mutation(t: _Turn) -> None:
+    run, p = t.run, t.progress
+    how = judging.sample(k=t.rnd.k, final=t.rnd.final, size=DEPTHS[run.config.depth][1],
+                         per_class=PER_CLASS[run.config.depth], used=p.mutants_used, retired=p.mutants_retired,
+                         last_green=p.last_green)
+    gate_run = judging.mutation(run.target, t.key(), run.exam / "mutations.yaml", t.rnd.run / "mutation", t.report,
+                                how, run.exam, t.rnd.seed, run.config.mutation, t.rnd.k,
+                                hunt_secret=seed(run.key, "hunt"), recall=_recall(run))
+    t.mutation, t.rot = (gate_run.summary, gate_run.rotation) if gate_run else (None, None)
+    t.tickets += judging.stale_ticket(t.rot) + judging.too_few_ticket(t.mutation)
+
+
+def _deepen(t: _Turn) -> None:
+    t.deepening = _deepening(t.run.store, t.rnd, t.mutation, t.progress, t.past)
+    t.tickets += judging.shallow_ticket(t.deepening.new_cases, t.rnd.k, t.rnd.final)
+
+
+def _judge(t: _Turn) -> None:
+    judge, changed = play(t.run.project, t.run.config, "judge", t.rnd.k, _stage(t.run))
+    t.episodes.append(judge)
+    t.tickets += judging.judge_tickets(t.run.exam, changed, t.key(), _keys(t.run))
+    t.tickets += judging.episode_tickets(t.episodes)
+
+
+ROUND: tuple[_Step, ...] = (  # a round of the protocol, in order
+    _Step("examiner", "examiner deepens the exam", _examiner),
+    _Step(None, "baseline, the first time", _baseline_once),
+    _Step(None, "builder", _builder),
+    _Step("examiner", "regression exam build", _regression, when=lambda t: t.rnd.final),
+    _Step("examiner", "exam build and seal", _build, when=lambda t: not t.rnd.final),
+    _Step(None, "the build pinned in the trail", _pin),
+    _Step("tester", "every case, twice, through the gateway", _twice),
+    _Step("judge", "three-channel score", _score),
+    _Step("tester", "tester (fresh)", _tester),
+    _Step("judge", "smells", _smell),
+    _Step("judge", "tickets", _ticket),
+    _Step("judge", "fingerprint re-runs", _reruns),
+    _Step("judge", "weakened-test ruling", _weakened),
+    _Step("judge", "mutation gate", _mutation),
+    _Step(None, "deepening", _deepen),
+    _Step("judge", "judge", _judge),
+)
+
+
+def _play_round(run: _Run, k: int, progress: Progress) -> tuple[_Outcome, RoundFacts]:
+    """One round: the stages of ``ROUND`` over one ``_Turn``, each timed by the run's clock, then the gate."""
+    turn = _begin(run, k, progress)
+    for step in ROUND:
+        if step.when(turn):
+            if step.role is None:
+                step.act(turn)
+            else:
+                run.clock.step(step.role, step.label, partial(step.act, turn))
+    return _end(turn)
+
+
+def _begin(run: _Run, k: int, progress: Progress) -> _Turn:
+    final = progress.final_round
+    rnd = _Round(k, _seed(run, f"round-{k}"), final, run.state.builds / f"round-{k:04d}",
+                 run.state.runs / f"round-{k:04d}")
+    for path in (rnd.build, rnd.run, rnd.build.with_name(rnd.build.name + "-parts")):
+        shutil.rmtree(path, ignore_errors=True)  # an interrupted round starts over; evidence is never touched
+    _materialize(run)
+    past = _history(run.store)
+    run.clock.console.print(f"[bold]round {k}[/bold]{' (final: baseline and every case ever red)' if final else ''}")
+    return _Turn(run, progress, rnd, past, tuple(run.project / s for s in run.config.spec))
+
+
+def _end(t: _Turn) -> tuple[_Outcome, RoundFacts]:
+    facts = _facts(t.rnd, t.report, t.stable, t.mutation, t.rot, t.tickets, t.episodes)
     result = gate(facts)
-    clock.console.print(f"  gate: {'GREEN' if result.green else 'red'}" + (f" ({result.reasons[0]})" if
-                                                                             result.reasons else ""))
-    return _Outcome(rnd, report, tickets, mutation, rot, found, episodes, result, deepening, code, ruling,
-                    ruling_usd + justify_usd, mismatched, justified), facts
+    t.run.clock.console.print(f"  gate: {'GREEN' if result.green else 'red'}"
+                              + (f" ({result.reasons[0]})" if result.reasons else ""))
+    assert t.deepening is not None  # the deepening stage always runs
+    return _Outcome(t.rnd, t.report, t.tickets, t.mutation, t.rot, t.found, t.episodes, result, t.deepening, t.code,
+                    t.ruling, t.cost_usd, t.mismatched, t.justified), facts
 
 
 def _recall(run: _Run) -> Recall:
