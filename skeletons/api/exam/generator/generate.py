@@ -36,6 +36,7 @@ def cases(rng):
                          "select": {"error": "$.error"}}, read("count", "/notes")]
     yield "not-found", [read("missing", f"/notes/{rng.randint(2, 99)}"), add("add", texts[1]),
                         read("still-missing", "/notes/2")]
+    yield "at-the-limits", [add("longest", "y" * 200), add("one-char", "z"), read("count", "/notes")]
 
 
 def main():
