@@ -168,3 +168,28 @@ def test_a_new_module_outside_every_layer_breaks_the_contract(copy: Path) -> Non
     done = _lint(copy)
     assert done.returncode == 1
     assert "tri_agent._stray" in done.stdout
+
+
+def _long_functions(package: Path, limit: int) -> list[str]:
+    out = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                if length > limit:
+                    out.append(f"{path.relative_to(package.parent)}:{node.lineno} {node.name} ({length} lines)")
+    return out
+
+
+def test_no_function_of_the_package_is_over_60_lines() -> None:
+    assert _long_functions(ROOT / "tri_agent", 60) == []
+
+
+def test_a_long_function_is_seen(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "m.py").write_text("def f():\n" + "    x = 1\n" * 61)
+    assert _long_functions(tmp_path / "pkg", 60) == ["pkg/m.py:1 f (62 lines)"]
+
+
+def test_the_command_line_module_is_thin() -> None:
+    assert len((ROOT / "tri_agent" / "_cli.py").read_text(encoding="utf-8").splitlines()) < 300
