@@ -33,7 +33,8 @@ BUGS = {
     "api": ("app.py", '        return JSONResponse({"error": "not found"}, status_code=404)\n',
             '        return JSONResponse({"error": "not found"}, status_code=400)\n',
             lambda row: row.get("status") == "404"),
-    "gui": ("app.py", '        return page("bad note", status=400)\n', '        return page("bad input", status=400)\n',
+    "gui": ("app.py", """    alert = f'<p role="alert">{html.escape(problem)}</p>' if problem else ""\n""",
+            """    alert = f'<p role="alert">{html.escape(problem.upper())}</p>' if problem else ""\n""",
             lambda row: row.get("problem") is not None),
 }
 

@@ -53,6 +53,8 @@ async def add(request):
     text = form.get("text", [""])[0]
     if not 1 <= len(text) <= 200:
         return page("bad note", status=400)
+    if not text.strip():
+        return page("bad note", status=400)
     with connect() as db:
         new = db.execute("insert into notes(text) values (?)", (text,)).lastrowid
     return RedirectResponse(f"/?added={new}", status_code=303)

@@ -28,7 +28,8 @@ def cases(rng):
     yield "add-one", [opened, *add("add", texts[0])]
     yield "several", [opened, *(s for i, t in enumerate(texts) for s in add(f"add-{i}", t))]
     yield "unicode", [opened, *add("add", "Grüße ☃ 😀")]
-    yield "bad-notes", [opened, *add("empty", ""), *add("long", "x" * 201), *add("then-good", texts[1])]
+    yield "bad-notes", [opened, *add("empty", ""), *add("long", "x" * 201), *add("spaces", "   "),
+                        *add("then-good", texts[1])]
     yield "at-the-limit", [opened, *add("longest", "y" * 200), *add("one-char", "z")]
 
 

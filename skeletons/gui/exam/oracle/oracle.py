@@ -22,7 +22,7 @@ def run(case, plan):
         elif step["do"] == "fill":
             typed = step["value"]
         elif step["do"] == "click":  # the Add button: the form is sent with what was typed
-            if 1 <= len(typed) <= 200:
+            if 1 <= len(typed) <= 200 and typed.strip():
                 notes.append(typed)
                 where, problem = f"/?added={len(notes)}", None
             else:
