@@ -17,6 +17,7 @@ code (targets, generators, oracles) runs in the jail; ``allow_unsandboxed`` is t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,16 +32,21 @@ if TYPE_CHECKING:
 PathLike = str | Path
 
 
-def accept(project: PathLike, *, resume: bool = False, allow_unsandboxed: bool = False) -> Verdict:
+def accept(project: PathLike, *, resume: bool = False, allow_unsandboxed: bool = False,
+           watch: Callable[[str], None] | None = None) -> Verdict:
     """Run the hard acceptance of ``project`` (a folder with ``acceptance.yaml``) to its verdict, and write its
     reports (``SCOREBOARD.md``, ``ACCEPTANCE.json``, ``REPORT.html``) also when it stops early. ``resume`` goes on
     from the trail of a stopped run. Raises ``Escalation`` (exit 8) when a human must decide, ``BuilderTurn``
-    (exit 1) when an in-session builder has tickets to fix."""
+    (exit 1) when an in-session builder has tickets to fix; with ``watch`` (told each line of what it waits
+    for), it waits for the session's next commit instead and goes on."""
     from .acceptance._rounds import accept as run
+    from .acceptance._rounds import watch as run_watching
     from .acceptance._scoreboard import write_reports
 
     _sandbox(allow_unsandboxed)
     try:
+        if watch is not None:
+            return run_watching(Path(project), resume=resume, say=watch)
         return run(Path(project), resume=resume)
     finally:
         write_reports(Path(project))

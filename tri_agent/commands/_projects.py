@@ -154,17 +154,15 @@ def _check(args: argparse.Namespace) -> int:
 )
 def _accept(args: argparse.Namespace) -> int:
     from .._api import accept
-    from ..acceptance._rounds import watch
-    from ..acceptance._scoreboard import verdict_line, write_reports
+    from ..acceptance._config import load_config
+    from ..acceptance._scoreboard import verdict_line
+    from ..acceptance._state import locate
 
-    try:
-        verdict = (
-            watch(args.project, resume=args.resume, say=lambda line: print(line, file=sys.stderr, flush=True))
-            if args.watch
-            else accept(args.project, resume=args.resume, allow_unsandboxed=unsandboxed(args))
-        )
+    said = (lambda line: print(line, file=sys.stderr, flush=True)) if args.watch else None
+    try:  # the reports are written by accept, also after a stop: the trail so far is worth reading
+        verdict = accept(args.project, resume=args.resume, allow_unsandboxed=unsandboxed(args), watch=said)
     finally:
-        store = write_reports(args.project)  # also after a stop: the trail so far is worth reading
+        store = locate(args.project.resolve(), load_config(args.project.resolve())).store
         if store.trail.exists():
             print(f"evidence store {store.root}; trail head pinned: {store.digest()}", file=sys.stderr)
     print(f"{verdict_line(store)}; see {args.project / 'SCOREBOARD.md'}")
