@@ -170,7 +170,7 @@ def test_an_element_that_is_not_there_reads_null_and_a_step_on_it_is_stuck(tmp_p
                                                                          "none": "count:role:table"}},
                       {"id": "press", "do": "click", "target": "role:button:Nowhere"},
                       {"id": "after", "do": "pause", "read": {"where": "url"}}]}
-    result = _run(tmp_path, _project(tmp_path, {"c1": plan}, step_timeout=0.5))
+    result = _run(tmp_path, _project(tmp_path, {"c1": plan}, step_timeout=2))
     assert result.rows == [{"case": CASE, "step": "open", "n": "0", "gone": None, "none": "0"}]
     assert result.provenance.behavior == "stuck"
     error = result.provenance.extract_error
