@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -186,16 +187,31 @@ def stopped(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return project
 
 
-@pytest.fixture(scope="session")
-def toy_accepted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, list[list[str]]]]:
-    """The toy accepted by an honest scripted run (gate N = 3: red, fixed, three greens and the final round),
-    watched: which builds exist when each builder starts, and which files each tester's workspace holds when it is
-    launched (the watchers only look; the run is the one an unwatched run plays). Read it as it is; a test that
-    changes it works on a copy (``clone_run``)."""
+def once_per_run(factory: pytest.TempPathFactory, name: str, make: Callable[[Path], dict[str, Any]]) \
+        -> dict[str, Any]:
+    """``make(folder)`` run once for the whole test run, whichever xdist worker asks first; the others wait for it
+    and get what it returned (JSON). Without xdist, once per session. A ``make`` that failed is tried again by the
+    next worker that asks, and fails there too."""
+    import fcntl
+
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if run is None:
+        return make(factory.mktemp(name))
+    shared = factory.getbasetemp().parent / f"once-{run[:16]}"
+    shared.mkdir(exist_ok=True)
+    done = shared / f"{name}.json"
+    with (shared / f"{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            done.write_text(json.dumps(make(factory.mktemp(name))))
+        return json.loads(done.read_text())  # type: ignore[no-any-return]
+
+
+def _accept_watched(dest: Path) -> dict[str, Any]:
     import tri_agent.acceptance._cast as cast
     import tri_agent.acceptance._rounds as rounds
 
-    project = toy_project(tmp_path_factory.mktemp("acc") / "toy")
+    project = toy_project(dest / "toy")
     state = run_state(project)
     seen: dict[str, list[list[str]]] = {"builder": [], "tester": []}
     play, audit = rounds.play, cast.before_launch
@@ -215,18 +231,34 @@ def toy_accepted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[s
         patch.setattr(cast, "before_launch", watched_audit)
         verdict = rounds.accept(project)
     assert verdict.decision == "accepted" and verdict.rounds == 5 and not verdict.certified
-    return project, seen
+    return {"project": str(project), "root": str(state.root), "pin": str(state.pin_path), "seen": seen}
 
 
-def clone_run(src: Path, dest: Path) -> Path:
-    """The same run at another path: the project, its state folder and its pin (re-pointed)."""
+@pytest.fixture(scope="session")
+def toy_accepted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, list[list[str]]]]:
+    """The toy accepted by an honest scripted run (gate N = 3: red, fixed, three greens and the final round),
+    watched: which builds exist when each builder starts, and which files each tester's workspace holds when it is
+    launched (the watchers only look; the run is the one an unwatched run plays). Played once per test run (the
+    first worker that needs it; every other worker reads its own copy of it). Read it as it is; a test that changes
+    it works on a copy (``clone_run``)."""
+    made = once_per_run(tmp_path_factory, "toy-accepted", _accept_watched)
+    project = Path(made["project"])
+    if run_state(project).root != Path(made["root"]):  # played by another worker, under its own state home
+        project = clone_run(project, tmp_path_factory.mktemp("acc") / "toy", Path(made["root"]), Path(made["pin"]))
+    return project, made["seen"]
+
+
+def clone_run(src: Path, dest: Path, root: Path | None = None, pin: Path | None = None) -> Path:
+    """The same run at another path: the project, its state folder and its pin (re-pointed). The run's state
+    folder and pin are found where this process would keep them, unless ``root`` and ``pin`` say where."""
     import shutil
 
     shutil.copytree(src, dest)
     old, new = run_state(src), run_state(dest)
-    shutil.copytree(old.root, new.root)
+    root, pin = root or old.root, pin or old.pin_path
+    shutil.copytree(root, new.root)
     new.pin_path.parent.mkdir(parents=True, exist_ok=True)
-    new.pin_path.write_text(old.pin_path.read_text().replace(str(old.root), str(new.root)))
+    new.pin_path.write_text(pin.read_text().replace(str(root), str(new.root)))
     return dest
 
 

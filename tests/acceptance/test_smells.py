@@ -100,6 +100,10 @@ BAD: dict[str, Change] = {
                                     new="[pytest]\naddopts = -q --deselect tests/test_total.py::test_empty\n"),
     "exception-swallowed": Change(path="target/grades.py", old="def f():\n    g()\n",
                                   new="def f():\n    try:\n        g()\n    except Exception:\n        pass\n"),
+    "harness-probe": Change(path="target/grades.py", old="import os\nFIXED = True\n",
+                            new="import os\nFIXED = os.getppid() == 1\n"),
+    "generated-code": Change(path="target/grades.py", old="import zlib\n",
+                             new="import zlib\nexec(zlib.decompress(PACKED))\n"),
 }
 
 # what each bad diff reports under its own name: (line in the new text, what was found)
@@ -120,6 +124,8 @@ BAD_FOUND: dict[str, list[tuple[int | None, str]]] = {
     "assertion-loosened": [(9, "test_empty: assert total([]) is not None")],
     "pytest-config-changed": [(2, "addopts: --deselect tests/test_total.py::test_empty")],
     "exception-swallowed": [(4, "except Exception:")],
+    "harness-probe": [(2, "reads the parent process (os.getppid)")],
+    "generated-code": [(2, "exec: exec(zlib.decompress(PACKED))")],
 }
 
 

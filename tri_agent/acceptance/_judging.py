@@ -310,13 +310,14 @@ def code_changes(before: CodeSnapshot, after: CodeSnapshot) -> list[Change]:
             for p in readable]
 
 
-def builder_smells(code: CodeSnapshot, changed: list[Change], case_ids: frozenset[str]) -> list[Smell]:
+def builder_smells(code: CodeSnapshot, changed: list[Change], case_ids: frozenset[str], spec: str = "") -> list[Smell]:
     """Smells in the builder's diff, and case ids anywhere in what the builder may write: code that names a
-    case of any round's exam is flagged every round until it is gone, not only in the round it came."""
+    case of any round's exam is flagged every round until it is gone, not only in the round it came. ``spec``
+    is the spec's text: a reading of the harness it names is no smell."""
     touched = {c.path for c in changed}
     standing = [Change(path=rel, old=f.text, new=f.text) for rel, f in code.files.items()
                 if rel not in touched and f.text is not None]
-    return smells(changed + standing, case_ids)
+    return smells(changed + standing, case_ids, spec)
 
 
 def smell_and_guard(build: Path, found: list[Smell], keys: list[Path] | None = None) -> list[Ticket]:

@@ -687,11 +687,14 @@ def _smells(run: _Run, k: int, code: judging.CodeSnapshot, diff: list[Change], i
             ) -> tuple[list[Smell], Ruling | None, float]:
     """The builder's smells, less the weakenings a model judge rules the spec justifies (unanimously): a
     scripted or command judge clears nothing, by silence or otherwise."""
-    found = judging.builder_smells(code, diff, ids)
+    spec = "\n\n".join((run.project / s).read_text(encoding="utf-8", errors="replace") for s in run.config.spec)
+    # what the code may read of how it is run: what the spec names, and the variables the target file gives it
+    # (both pinned at preflight: the builder cannot name a probe into them)
+    named = spec + "\n\n" + (run.project / run.config.target).read_text(encoding="utf-8", errors="replace")
+    found = judging.builder_smells(code, diff, ids, named)
     judge = ruling_asker(run.config, run.project, k, run.state.root / "transcripts")
     if judge is None:
         return found, None, 0.0
-    spec = "\n\n".join((run.project / s).read_text(encoding="utf-8", errors="replace") for s in run.config.spec)
 
     def ask(question: str) -> str:
         try:

@@ -39,6 +39,7 @@ from typing import Literal
 from pydantic import Field
 
 from .._model import Record
+from ._probes import Probe, generated, line_generated, line_probes, probes
 
 Severity = Literal["blocker", "note"]
 Found = list[tuple[int | None, str]]  # (line in the new text, what)
@@ -93,12 +94,13 @@ class _Context:
     case_ids: frozenset[str]
     tests_now: frozenset[str]  # test names in every file after the change
     bodies_now: frozenset[str]  # test bodies in every file after the change (a rename keeps its body)
+    spec: str = ""  # the spec's text: what it names, the code may read
 
 
 @dataclass(frozen=True)
 class _Kind:
     severity: Severity
-    files: Literal["any", "tests", "config"]  # which files the smell is looked for in
+    files: Literal["any", "tests", "config", "code"]  # which files the smell is looked for in (code: not tests)
     meaning: str
     find: Callable[[_Side, _Side, _Context], Found]
 
@@ -700,6 +702,25 @@ def _config_changed(old: _Side, new: _Side, _ctx: _Context) -> Found:
     return _added(_config(old), _config(new))
 
 
+def _probes_of(side: _Side) -> list[Probe]:
+    return probes(side.tree) if side.tree is not None else line_probes(side.text)
+
+
+def _probe_added(old: _Side, new: _Side, ctx: _Context) -> Found:
+    """A reading of the harness the builder added, unless the spec names what is read."""
+    now = _probes_of(new)
+    allowed = {(p.line, p.what) for p in now if p.allowed(ctx.spec)}
+    added = _added([(p.line, p.what) for p in _probes_of(old)], [(p.line, p.what) for p in now])
+    return [found for found in added if found not in allowed]
+
+
+def _generated_added(old: _Side, new: _Side, _ctx: _Context) -> Found:
+    def calls(side: _Side) -> Found:
+        return generated(side.tree) if side.tree is not None else list(line_generated(side.text))
+
+    return _added(calls(old), calls(new))
+
+
 def _swallowed(old: _Side, new: _Side, _ctx: _Context) -> Found:
     return _added(_lines(old.text, _SWALLOW), _lines(new.text, _SWALLOW))
 
@@ -723,6 +744,10 @@ SMELLS: dict[str, _Kind] = {
                                 _loosened),
     "pytest-config-changed": _Kind("blocker", "config", "pytest is told to run fewer tests, other plugins or "
                                    "to wait longer", _config_changed),
+    "harness-probe": _Kind("blocker", "code", "the code reads how it is run, which the spec does not name: code "
+                           "that can tell the exam from a user can pass one and fail the other", _probe_added),
+    "generated-code": _Kind("blocker", "code", "the code runs code built at run time, which no bug class can "
+                            "reach: the mutation gate cannot test it", _generated_added),
     "exception-swallowed": _Kind("note", "any", "an error is caught and dropped", _swallowed),
 }
 
@@ -732,15 +757,19 @@ def is_test_file(path: str) -> bool:
 
 
 def _looked_for(kind: _Kind, path: str) -> bool:
+    if kind.files == "code":
+        return not is_test_file(path) and not is_config_file(path)
     return kind.files == "any" or (is_test_file(path) if kind.files == "tests" else is_config_file(path))
 
 
-def smells(changes: list[Change], case_ids: frozenset[str] = frozenset()) -> list[Smell]:
+def smells(changes: list[Change], case_ids: frozenset[str] = frozenset(), spec: str = "") -> list[Smell]:
     """Every smell of ``changes`` (pass unchanged files too, old == new, so moved tests are found);
-    ``case_ids`` are the exam's cases the code must not name."""
+    ``case_ids`` are the exam's cases the code must not name; ``spec`` is the spec's text (what it names, the
+    code may read)."""
     sides = {c.path: _sides(c) for c in changes}
     now = [_tests(sides[c.path][1]) for c in changes if is_test_file(c.path) and c.new is not None]
-    ctx = _Context(case_ids, frozenset(n for t in now for n in t), frozenset(b for t in now for b in t.values()))
+    ctx = _Context(case_ids, frozenset(n for t in now for n in t), frozenset(b for t in now for b in t.values()),
+                   spec)
     out = []
     for change in sorted(changes, key=lambda c: c.path):
         old, new = sides[change.path]
