@@ -8,7 +8,15 @@ from pathlib import Path
 import pytest
 from conftest import alive, toy_copy
 
-from tri_agent import InfrastructureFailure, PolicyViolation, ScoreInputs, TamperDetected, UsageError, score
+from tri_agent import (
+    InfrastructureFailure,
+    NotDeterministic,
+    PolicyViolation,
+    ScoreInputs,
+    TamperDetected,
+    UsageError,
+    score,
+)
 from tri_agent.scoring._report import ScoreReport
 from tri_agent.targets._gateway import rerun, run_exam
 
@@ -67,6 +75,36 @@ def test_non_deterministic_target_is_caught_by_twice(toy_build: Path, tmp_path: 
         run_exam(toy_build, target, tmp_path / "run", twice=True)
 
 
+
+
+# a target whose rows say how it was run: each senses one thing of its harness, as an exam-aware target would
+_SENSES = {
+    "its parent process": "open(f'/proc/{os.getppid()}/cmdline', 'rb').read().split(b'\\0')[0].decode()",
+    "its own pid": "os.getpid()",
+    "HOME": "os.environ['HOME'].rsplit('/', 1)[1]",
+    "the depth of its folder": "len(os.getcwd().split('/'))",
+}
+
+
+@pytest.mark.parametrize("sense", sorted(_SENSES))
+def test_a_target_that_senses_its_harness_differs_under_the_second_and_is_named(toy_build: Path, tmp_path: Path,
+                                                                                 sense: str) -> None:
+    script = (f"import os, sys\nsensed = {_SENSES[sense]}\n"
+              "open(sys.argv[2] + '/out.csv', 'w').write(f'g\\n{sensed}\\n')\n")
+    if sense == "its parent process" and not Path("/proc/self/cmdline").exists():
+        pytest.skip("no /proc here")
+    with pytest.raises(NotDeterministic, match="the second under another harness") as err:
+        run_exam(toy_build, _target(tmp_path, script), tmp_path / "run", twice=True)
+    cases = (toy_build / "visible" / "cases.jsonl").read_text().splitlines()
+    assert len(err.value.cases) == len(cases)  # every case named
+
+
+def test_an_ordinary_case_path_names_nothing_of_the_engine(toy_build: Path, tmp_path: Path) -> None:
+    script = ("import os, sys, json\nseen = json.dumps([os.getcwd(), dict(os.environ), sys.argv])\n"
+              "open(sys.argv[2] + '/out.csv', 'w').write('g\\n' + json.dumps(seen) + '\\n')\n")
+    run_exam(toy_build, _target(tmp_path, script), tmp_path / "run")
+    seen = (tmp_path / "run" / "actual.jsonl").read_text()
+    assert "c-" not in seen.replace('"case": "c-', "") and "tri" not in seen.lower().replace("tri_agent", "")
 
 
 def test_hanging_target_is_killed_with_every_descendant(toy_build: Path, tmp_path: Path) -> None:

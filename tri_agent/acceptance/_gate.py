@@ -40,6 +40,8 @@ class RoundFacts(Record):
     mutants_used_ids: list[str] = Field(default_factory=list, description="Mutants judged, or sampled in a "
                                         "rotated round (they are not new again).")
     mutants_equivalent: list[str] = Field(default_factory=list, description="Mutants shown equivalent.")
+    mutability: dict[str, int] = Field(default_factory=dict, description="Bug class -> mutants the operators "
+                                       "could make of the round's code (where: the round's tickets).")
 
 
 class GateResult(Record):

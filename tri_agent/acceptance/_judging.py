@@ -33,6 +33,8 @@ from ..evidence._manifest import scan
 from ..exam._formats import read_cases
 from ..isolation._contract import is_agent_config, load_charter
 from ..mutation._gate import GateRun, run_gate
+from ..mutation._menu import load_menu
+from ..mutation._operators import mutability
 from ..mutation._recall import Recall
 from ..mutation._rotation import Rotation, Selection
 from ..mutation._verdict import MutationSummary
@@ -158,9 +160,10 @@ def flaky_tickets(cases: list[str]) -> list[Ticket]:
     if not cases:
         return []
     return [_filed("builder:flaky:double-run", f"{len(cases)} case(s) gave different results when run twice",
-                   "Every case runs twice through the gateway, each time in a fresh copy of the target; these "
-                   "gave different rows, outputs or behaviour. Make the target depend only on its inputs (no "
-                   "clocks, random numbers, unordered output or state kept between runs).", cases, "builder")]
+                   "Every case runs twice through the gateway, each time in a fresh copy of the target, the second "
+                   "time in other folders under another parent process; these gave different rows, outputs or "
+                   "behaviour. Make the target depend only on its inputs (no clocks, random numbers, unordered "
+                   "output, state kept between runs, or anything of how and where it is run).", cases, "builder")]
 
 
 _TICKET_CASES = re.compile(r"^cases:\s*(.*)$", re.MULTILINE)
@@ -534,6 +537,48 @@ def too_few_ticket(summary: MutationSummary | None) -> list[Ticket]:
                      f"{summary.minimum} judged mutants and judged {summary.judged}. Bug classes with no mutant in "
                      f"this code: {empty}. Not judged:\n" + "\n".join(ignored[:10]) + "\nAdd bug classes the "
                      "spec's clauses are exposed to.", [], "exam")]
+
+
+def reach(baseline: Path, menu: Path, start: CodeSnapshot | None, project: Path
+          ) -> tuple[dict[str, list[str]], dict[str, int], int]:
+    """Where the operators reach the round's code per bug class, how many places each class had in the code at
+    the start (``start``: the snapshot of preflight; none: this code is the start), and the menu's minimum."""
+    if not menu.is_file():
+        return {}, {}, 0
+    loaded = load_menu(menu)
+    classes = [c.id for c in loaded.classes]
+    now = mutability(baseline, classes)
+    before = now
+    if start is not None and baseline.resolve().is_relative_to(project.resolve()):
+        with tempfile.TemporaryDirectory() as tmp:
+            _materialise(start, baseline.resolve().relative_to(project.resolve()), Path(tmp))
+            before = mutability(Path(tmp), classes)
+    return now, {c: len(v) for c, v in before.items()}, loaded.min_sites
+
+
+def _materialise(code: CodeSnapshot, prefix: Path, dest: Path) -> None:
+    """The snapshot's files under ``prefix`` (the target's folder in the project), written under ``dest``."""
+    for rel, state in code.files.items():
+        if state.text is not None and Path(rel).is_relative_to(prefix):
+            path = dest / Path(rel).relative_to(prefix)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(state.text, encoding="utf-8")
+
+
+def out_of_reach_tickets(now: dict[str, list[str]], start: dict[str, int], minimum: int) -> list[Ticket]:
+    """A bug class whose places in the code fell below the menu's minimum (or below what the code at the start
+    had, when that was fewer): code the operators cannot reach is code the exam cannot be shown to test."""
+    short = [(c, len(now[c]), start.get(c, 0)) for c in sorted(now) if len(now[c]) < min(minimum, start.get(c, 0))]
+    if not short:
+        return []
+    lines = [f"- {c}: {n} place(s) in the code now, {m} at the start; at least {min(minimum, m)} needed"
+             for c, n, m in short]
+    return [_filed("builder:mutability:out-of-reach", f"{len(short)} bug class(es) lost the places a mutant could "
+                   f"be made ({', '.join(c for c, _, _ in short)})",
+                   "The mutation gate shows the exam tests the code by changing it the way each bug class would; "
+                   "the code of this round gives these classes fewer places than it must:\n" + "\n".join(lines) +
+                   "\nWrite the logic as plain code (no source run through exec or eval, no packed or generated "
+                   "modules, no tables computed at import in place of the rule).", [], "builder")]
 
 
 def mutation(target: Path, build: Path, menu: Path, out: Path, report: ScoreReport | None, how: Selection,

@@ -54,6 +54,7 @@ from ..sandbox import _jail as jail
 from ..scoring._grading import score
 from ..scoring._report import ScoreReport, render_markdown
 from ..targets._gateway import run_exam, run_score_inputs
+from ..targets._target import Target
 from . import _judging as judging
 from . import _session as session
 from ._audit import Exposure, before_launch
@@ -475,6 +476,7 @@ class _Turn:
     mutation: MutationSummary | None = None
     rot: Rotation | None = None
     deepening: Deepening | None = None
+    reach: dict[str, list[str]] = field(default_factory=dict)  # bug class -> where a mutant of it can be made
 
     @property
     def name(self) -> str:
@@ -571,6 +573,15 @@ def _weakened(t: _Turn) -> None:
     t.tickets += judging.weakened_tickets(t.ruling) if t.ruling else []
 
 
+def _reach(t: _Turn) -> None:
+    """Mutability per bug class, every round (the gate itself does not run in a red round): code rewritten out
+    of the operators' reach since the start is a builder ticket that keeps the round red."""
+    baseline = Target.load(t.run.target).baseline
+    t.reach, start, minimum = judging.reach(baseline, t.run.exam / "mutations.yaml", t.past.baseline_code,
+                                            t.run.project)
+    t.tickets += judging.out_of_reach_tickets(t.reach, start, minimum)
+
+
 def _mutation(t: _Turn) -> None:
     run, p = t.run, t.progress
     how = judging.sample(k=t.rnd.k, final=t.rnd.final, size=DEPTHS[run.config.depth][1],
@@ -609,6 +620,7 @@ ROUND: tuple[_Step, ...] = (  # a round of the protocol, in order
     _Step("judge", "tickets", _ticket),
     _Step("judge", "fingerprint re-runs", _reruns),
     _Step("judge", "weakened-test ruling", _weakened),
+    _Step("judge", "mutability per bug class", _reach),
     _Step("judge", "mutation gate", _mutation),
     _Step(None, "deepening", _deepen),
     _Step("judge", "judge", _judge),
@@ -641,6 +653,7 @@ def _begin(run: _Run, k: int, progress: Progress) -> _Turn:
 
 def _end(t: _Turn) -> tuple[_Outcome, RoundFacts]:
     facts = _facts(t.rnd, t.report, t.stable, t.mutation, t.rot, t.tickets, t.episodes)
+    facts = facts.model_copy(update={"mutability": {c: len(v) for c, v in t.reach.items()}})
     result = gate(facts)
     t.run.clock.console.print(f"  gate: {'GREEN' if result.green else 'red'}"
                               + (f" ({result.reasons[0]})" if result.reasons else ""))
@@ -806,7 +819,8 @@ def _facts(rnd: _Round, report: ScoreReport | None, stable: bool, mutation: Muta
                                           if mutation and m.reason.startswith(EQUIVALENT)])
 
 
-_BLOCKING = ("builder:smell:", "builder:judge:", "builder:flaky:")  # builder tickets that keep a round red alone
+# builder tickets that keep a round red alone
+_BLOCKING = ("builder:smell:", "builder:judge:", "builder:flaky:", "builder:mutability:")
 
 
 def _record(run: _Run, outcome: _Outcome, progress: Progress, facts: RoundFacts) -> None:

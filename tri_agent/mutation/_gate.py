@@ -196,7 +196,7 @@ def run_gate(target_file: Path, build: Path, menu_path: Path, out: Path, *, exam
     plans = [_instance_plan(target, i) for i in found if i.id in set(rotation.chosen)]
     judge, stale = _concrete(target, concrete)
     plans += [_instance_plan(target, i) for i in judge]
-    with tempfile.TemporaryDirectory(prefix="tri-gate-") as tmp:
+    with tempfile.TemporaryDirectory() as tmp:
         if mutmut > 0:
             plans += _mutmut_plans(target, Path(tmp) / "mutmut", mutmut, seed)
         clean, exam = _recorded_clean(clean_run, target, exam, differential) if clean_run else \
@@ -338,7 +338,7 @@ def _clean_run(target: Target, exam: _Exam, differential: bool) -> tuple[_Clean,
     One traced run serves when the clean target passes (a target that fails only when traced fails the gate,
     which cannot help it). When it does not pass yet, its findings are the baseline every mutant is compared
     with, so they come from a plain run, as the mutants' do."""
-    with tempfile.TemporaryDirectory(prefix="tri-clean-") as tmp, ThreadPoolExecutor(max_workers=2) as pool:
+    with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(max_workers=2) as pool:
         gateway = Gateway(target, exam.visible, Path(tmp))
         traced = list(pool.map(lambda c: gateway.run_case(c, trace=True), exam.cases))
         report = _whole_exam(exam, [_seen(r) for r in traced], Path(tmp))
@@ -360,7 +360,7 @@ def _recorded_clean(run_dir: Path, target: Target, exam: _Exam, differential: bo
     if set(by_case) != {c.case for c in exam.cases}:
         raise UsageError(f"{run_dir} does not hold every case of the build", hint="run the whole build, twice")
     results = [by_case[c.case] for c in exam.cases]
-    with tempfile.TemporaryDirectory(prefix="tri-clean-") as tmp:
+    with tempfile.TemporaryDirectory() as tmp:
         report = _whole_exam(exam, [_seen(r) for r in results], Path(tmp))
     return _cleaned(exam, results, results, report, differential)
 
@@ -431,7 +431,7 @@ def _judge_all(ctx: _Context, plans: list[_Plan], jobs: int) -> list[MutantOutco
 
 def _timed(plan: _Plan, judge: Callable[[Path], MutantOutcome]) -> MutantOutcome:
     start = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="tri-mutant-") as tmp:
+    with tempfile.TemporaryDirectory() as tmp:
         try:
             outcome = judge(Path(tmp))
         except InfrastructureFailure as exc:
@@ -550,7 +550,7 @@ def _real(gateway: Gateway, case: Case, generous: float | None) -> CaseResult:
     result = gateway.run_case(case)
     if not result.provenance.timed_out or generous is None or generous <= gateway.target.config.timeout:
         return result
-    again = Path(tempfile.mkdtemp(prefix="generous-", dir=gateway.scratch))
+    again = Path(tempfile.mkdtemp(dir=gateway.scratch))
     return Gateway(gateway.target.with_baseline(gateway.target.baseline, generous), gateway.visible,
                    again).run_case(case)
 

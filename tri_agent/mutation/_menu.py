@@ -38,6 +38,9 @@ class Menu(_Strict):
     schema_version: Literal[2] = Field(default=2, description="Version of the mutation menu format (2: bug "
                                                                "classes; 1 held code and is refused).")
     classes: list[BugClass] = Field(min_length=1, description="The bug classes; ids must be unique.")
+    min_sites: int = Field(default=3, ge=0, description="Fewest places the operators must find for each class in "
+                           "the code of a round (or as many as the code had at the start, when that was fewer): "
+                           "code rewritten out of their reach is not green.")
 
 
 def load_menu(path: Path) -> Menu:

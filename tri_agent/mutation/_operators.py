@@ -417,6 +417,13 @@ def instances(baseline: Path, classes: list[str], files: list[str] | None = None
     return out
 
 
+def mutability(baseline: Path, classes: list[str]) -> dict[str, list[str]]:
+    """Bug class -> where the operators can make a mutant of it in ``baseline`` (``file:line``, one per mutant),
+    for every class of the menu: code that gives a class no place cannot be shown to be tested for it."""
+    found = instances(baseline, classes)
+    return {c: [f"{i.file}:{i.start[0]}" for i in found if i.bug_class == c] for c in classes}
+
+
 def python_files(baseline: Path) -> list[str]:
     """The target's Python sources: tests, caches and environments are not the code under acceptance."""
     out = []

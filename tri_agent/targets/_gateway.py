@@ -4,6 +4,12 @@ Each case runs in its own scratch folder holding a fresh copy of the (built) bas
 case's inputs and an empty output folder; nothing is run in the original. Provenance records what
 ran and the SHA-256 of every input and output file (the fingerprint), so any result can be re-run
 and compared by a third party.
+
+A case must not be able to tell the exam from an ordinary run: its folders carry no name of the engine, the
+case or the round (random names, as ``mktemp`` makes), and each case can run under either of two differently
+built ``HARNESSES``: the second puts the case's folders at another depth, HOME elsewhere, and starts the target
+under a shell that waits for it (another parent process, another pid). The second pass of every twice-run uses
+the second harness, so a target that senses how it is run gives two fingerprints, and the double-run names it.
 """
 
 from __future__ import annotations
@@ -54,6 +60,32 @@ PLANS: dict[str, tuple[str, Callable[[Path], RequestPlan | UiPlan]]] = {"service
                                                                         "browser": (PAGE_FILE, load_page_plan)}
 # case runs side by side: one per core this process may use, at most 4 (a target's ``jobs`` can lower it)
 JOBS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+
+
+@dataclass(frozen=True)
+class Harness:
+    """How a case is laid out and started. ``nest``: random folders between the scratch and the case (the
+    case's paths differ in depth and names); ``home``: HOME's folder name; ``waits``: a command target starts
+    under a shell that waits for it, so its parent and its pid differ."""
+
+    name: str
+    nest: int
+    home: str
+    waits: bool
+
+
+HARNESSES = {"first": Harness("first", 0, "home", False), "second": Harness("second", 2, "h", True)}
+FIRST, SECOND = HARNESSES["first"], HARNESSES["second"]
+# the second harness's parent: a shell that runs the target as its child and ends as it ended (a signal that
+# killed the target kills the shell alike, so the behaviour reads the same)
+_WAITING = ['/bin/sh', '-c', '"$@"; s=$?; if [ "$s" -gt 128 ]; then kill -$((s - 128)) $$; fi; exit "$s"', 'sh']
+
+
+def _case_folder(scratch: Path, harness: Harness) -> Path:
+    work = Path(tempfile.mkdtemp(dir=scratch))
+    for _ in range(harness.nest):
+        work = Path(tempfile.mkdtemp(dir=work))
+    return work
 
 
 class Provenance(Record):
@@ -140,12 +172,14 @@ class Gateway:
         return built
 
     def run_case(self, case: Case, keep: Path | None = None, *, trace: bool = False,
-                 visible: Path | None = None) -> CaseResult:
-        """Run one case (inputs under ``visible``, default the gateway's); ``trace`` (Python command targets only)
-        also records the lines it executed."""
-        # an opaque folder name: a target that could read its case id from its path could recognise a test
-        work = Path(tempfile.mkdtemp(prefix="case-", dir=self.scratch))
-        target_dir, input_dir, output_dir, home = work / "target", work / "input", work / "output", work / "home"
+                 visible: Path | None = None, harness: Harness = FIRST) -> CaseResult:
+        """Run one case (inputs under ``visible``, default the gateway's) under ``harness``; ``trace`` (Python
+        command targets only) also records the lines it executed."""
+        # opaque folder names: a target that could read its case id or the engine's name from its path could
+        # recognise a test
+        work = _case_folder(self.scratch, harness)
+        target_dir, input_dir, output_dir = work / "target", work / "input", work / "output"
+        home = work / harness.home
         (work / "tmp").mkdir()  # cases run side by side: each gets its own temporary folder
         shutil.copytree(self.built, target_dir, symlinks=True)
         shutil.copytree((visible or self.visible) / case.inputs, input_dir, symlinks=False)
@@ -159,7 +193,7 @@ class Gateway:
             ran = serve_case(self.target.path, config, work, values, env, PREPARE[config.kind])
             lines = None
         else:
-            ran, lines = self._command(case, work, values, env, trace)
+            ran, lines = self._command(case, work, values, env, trace, harness)
         logs = [work / "log"] if (work / "log").is_dir() else []
         size = written([output_dir, home, work / "tmp", *logs]) + max(written([target_dir]) - self.built_size, 0)
         if size > config.write_cap:  # what it wrote does not count: a case may not fill the disk
@@ -188,7 +222,7 @@ class Gateway:
         return CaseResult(ran.rows, provenance, keep or output_dir, tuple(ran.layers), lines)
 
     def _command(self, case: Case, work: Path, values: dict[str, str], env: dict[str, str],
-                 trace: bool) -> tuple[Ran, dict[str, frozenset[int]] | None]:
+                 trace: bool, harness: Harness) -> tuple[Ran, dict[str, frozenset[int]] | None]:
         config = self.target.config
         target_dir, input_dir, output_dir = work / "target", work / "input", work / "output"
         argv = [expand(a, values) for a in [*config.argv, *case.argv]]
@@ -198,9 +232,11 @@ class Gateway:
             (work / "shim" / SHIM_NAME).write_text(SHIM, encoding="utf-8")
             (work / "trace").mkdir()
             argv = wrapped(argv, work / "shim" / SHIM_NAME, work / "trace" / LINES_NAME, target_dir)
+        if harness.waits:
+            argv = [*_WAITING, *argv]
         extra = (work / "trace",) if tracing else ()
         jail = Jail(readable=(input_dir, *((work / "shim",) if tracing else ())),
-                    writable=(target_dir, output_dir, work / "home", work / "tmp", *extra))
+                    writable=(target_dir, output_dir, Path(env["HOME"]), work / "tmp", *extra))
         done, layers = jail.run(argv, cwd=target_dir, env=env, timeout=config.timeout, cap=config.output_cap,
                                 file_cap=config.write_cap)
         extract = case.extract or config.extract
@@ -263,8 +299,8 @@ def run_exam(build: Path, target_file: Path, out: Path, *, twice: bool = False) 
     out.mkdir(parents=True, exist_ok=True)
     results = _run_all(target, visible, cases, out / "outputs")
     if twice:  # the second run is traced: the mutation gate's coverage comes free, and tracing must change nothing
-        with tempfile.TemporaryDirectory(prefix="tri-twice-") as tmp:
-            again = _run_all(target, visible, cases, Path(tmp), trace=True)
+        with tempfile.TemporaryDirectory() as tmp:
+            again = _run_all(target, visible, cases, Path(tmp), trace=True, harness=SECOND)
             _compare_runs(results, again)
         results = [replace(r, lines=a.lines) for r, a in zip(results, again, strict=True)]
     _check_untouched(target, before, build)
@@ -316,14 +352,15 @@ def verified_visible(build: Path) -> Path:
     return visible
 
 
-def _run_all(target: Target, visible: Path, cases: list[Case], keep: Path, trace: bool = False) -> list[CaseResult]:
+def _run_all(target: Target, visible: Path, cases: list[Case], keep: Path, trace: bool = False,
+             harness: Harness = FIRST) -> list[CaseResult]:
     # cases are independent (a scratch copy each), so they run side by side; results keep the case order
     with _scratch() as scratch, ThreadPoolExecutor(max_workers=min(JOBS, target.config.jobs or JOBS)) as pool:
         gateway = Gateway(target, visible, scratch)
         progress.expect("cases", len(cases))
 
         def one(case: Case) -> CaseResult:
-            result = gateway.run_case(case, keep / case.case, trace=trace)
+            result = gateway.run_case(case, keep / case.case, trace=trace, harness=harness)
             progress.advance("cases")
             return result
 
@@ -332,7 +369,7 @@ def _run_all(target: Target, visible: Path, cases: list[Case], keep: Path, trace
 
 @contextmanager
 def _scratch() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="tri-gateway-") as tmp:
+    with tempfile.TemporaryDirectory() as tmp:  # no prefix: a case's path names nothing of the engine
         yield Path(tmp)
 
 
@@ -342,8 +379,9 @@ def _compare_runs(first: list[CaseResult], second: list[CaseResult]) -> None:
                  != (b.rows, b.provenance.outputs, b.provenance.behavior)]
     if differing:
         raise NotDeterministic(f"the target is not deterministic: {len(differing)} case(s) differ between two "
-                               f"runs ({', '.join(differing[:5])})", cases=differing,
-                               hint="fix the target's non-determinism")
+                               f"runs, the second under another harness (other folders, another parent process, "
+                               f"another pid) ({', '.join(differing[:5])})", cases=differing,
+                               hint="make the target depend only on its inputs, never on how or where it is run")
 
 
 def _check_untouched(target: Target, before: list[Entry], build: Path) -> None:

@@ -66,7 +66,7 @@ def _sqlite_rows(target_dir: Path, file: str, queries: list[Query]) -> Rows | st
     source = _regular(target_dir, file)
     if source is None:
         return f"the database file {file} is missing, a link or a special file after the case"
-    with tempfile.TemporaryDirectory(prefix="tri-sqlite-") as tmp:
+    with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / "case.db"
         shutil.copyfile(source, copy)
         for suffix in ("-wal", "-journal"):  # committed work not yet checkpointed lives beside the file

@@ -83,7 +83,7 @@ def serve_case(target_file: Path, config: TargetConfig, work: Path, values: dict
         values = {**values, "{db}": db.url if db else ""}
         drive = prepare(work, config, values, env)
         jail = Jail(readable=(input_dir, *drive.readable, *(db.readable if db else ())), extra=drive.extra,
-                    writable=(target_dir, work / "home", work / "tmp", work / "log"), first_is_init=True)
+                    writable=(target_dir, Path(env["HOME"]), work / "tmp", work / "log"), first_is_init=True)
         done, layers = jail.run(drive.argv, cwd=target_dir, env=env, timeout=config.timeout, cap=drive.cap,
                                 file_cap=config.write_cap)
         answers = read_answers(done.stdout)
