@@ -16,10 +16,45 @@ from tri_agent.exam._build import _changed, build_exam
 from tri_agent.exam._formats import BuildRecord
 
 
+def _seed_blind(tmp: Path, moving: int) -> Path:
+    """A copy of the toy exam whose generator ignores its seed for all but ``moving`` of its cases."""
+    import shutil
+
+    exam = tmp / "exam"
+    shutil.copytree(TOY / "exam", exam)
+    (exam / "blind.py").write_text(f"""import runpy, sys
+seed, out = sys.argv[1], sys.argv[2]
+sys.argv = [sys.argv[0], "1", out]
+runpy.run_path("generator/generate.py", run_name="__main__")
+import json, pathlib
+cases = [json.loads(x) for x in (pathlib.Path(out) / "cases.jsonl").read_text().splitlines()]
+for case in cases[:{moving}]:
+    (pathlib.Path(out) / case["inputs"] / "seed.txt").write_text(seed)
+""")
+    config = exam / "exam.yaml"
+    text = config.read_text()
+    assert "generator/generate.py" in text
+    config.write_text(text.replace("generator/generate.py", "blind.py", 1))
+    return exam
+
+
+@pytest.mark.parametrize("moving", [0, 2])
+def test_a_generator_that_ignores_its_seed_is_refused_at_build(tmp_path: Path, moving: int) -> None:
+    with pytest.raises(MalformedInput, match=rf"does not draw its cases from the seed: {13 - moving} of 13") as err:
+        build_exam(_seed_blind(tmp_path, moving), "7", tmp_path / "build")
+    assert err.value.exit_code == 3 and "exam.yaml: generator" in str(err.value)
+    assert not (tmp_path / "build" / "build.json").exists()
+
+
+def test_a_generator_that_moves_a_quarter_of_its_cases_with_the_seed_builds(tmp_path: Path) -> None:
+    record = build_exam(_seed_blind(tmp_path, 4), "7", tmp_path / "build")
+    assert record.checks.deepens == "4/13"
+
+
 def test_toy_build_is_sealed_and_self_checked(toy_build: Path) -> None:
     record = BuildRecord.model_validate_json((toy_build / "build.json").read_text())
     assert record.checks.model_dump() == {"generator_deterministic": True, "oracle_deterministic": True,
-                                          "gold_passes": True, "corrupted_key_fails": True}
+                                          "gold_passes": True, "corrupted_key_fails": True, "deepens": "13/13"}
     assert verify(toy_build / "visible", expect=record.visible_digest).ok
     assert verify(toy_build / "sealed", expect=record.sealed_digest).ok
     assert not (toy_build / "visible" / "pairs.jsonl").exists()

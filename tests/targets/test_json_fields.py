@@ -20,6 +20,7 @@ for n, words in enumerate(["b a a", "c", "x y z"]):
     case = f"c-{n:08x}"
     (out / "inputs" / case).mkdir(parents=True)
     (out / "inputs" / case / "words.txt").write_text(words)
+    (out / "inputs" / case / "seed.txt").write_text(sys.argv[1])  # a build refuses a generator blind to its seed
     cases.append({"case": case, "inputs": f"inputs/{case}"})
 (out / "cases.jsonl").write_text("".join(json.dumps(c) + "\\n" for c in cases))
 '''

@@ -43,11 +43,12 @@ def build_exam(exam_dir: Path, seed: str, out: Path) -> BuildRecord:
         generated = _twice(lambda n: _generate(config, exam_dir, seed, scratch, n), "generator")
         cases = read_cases(generated / "cases.jsonl")
         _check_inputs(generated, cases)
+        deepens = _deepens(config, exam_dir, seed, scratch, generated, cases)
         visible = _publish_visible(generated, out / "visible")
         answers = _twice(lambda n: _oracle(config, exam_dir, visible, scratch, n), "oracle")
         sealed = _publish_sealed(answers, out / "sealed")
         built = _with_pairs(caliber, read_pairs(generated / "pairs.jsonl"), out / "caliber.yaml")
-        checks = _self_checks(out / "caliber.yaml", built, sealed, scratch)
+        checks = _self_checks(out / "caliber.yaml", built, sealed, scratch).model_copy(update={"deepens": deepens})
     record = BuildRecord(
         exam=config.name, seed=seed, cases=len(cases),
         visible_digest=seal(visible, crlf_kept=True),  # chaos inputs may hold CRLF on purpose
@@ -187,6 +188,31 @@ def _twice(make: Callable[[int], Path], what: str) -> Path:
 
 
 _NOT_EXAM = ("build", "builds", ".git", "tickets", "judge", "__pycache__")  # round traffic and caches, not the exam
+
+
+_DEEPENS = 4  # at least one case in four must have inputs another seed does not generate
+
+
+def _deepens(config: ExamConfig, exam_dir: Path, seed: str, scratch: Path, generated: Path, cases: list[Case]) -> str:
+    """Cases whose inputs the generator does not also write at another seed, of all: a generator that ignores its
+    seed (or moves only a few of its cases with it) writes the same exam every round, whose answers an examiner
+    could paste anywhere, and which never deepens. Refused below one case in four."""
+    other_seed = hashlib.sha256(f"another seed than {seed}".encode()).hexdigest()[:16]
+    other = _generate(config, exam_dir, other_seed, scratch, 3)
+    theirs = {_inputs_digest(other / c.inputs) for c in generated_cases(other)}
+    new = sum(1 for c in cases if _inputs_digest(generated / c.inputs) not in theirs)
+    if new * _DEEPENS < len(cases) or (cases and new == 0):
+        raise MalformedInput(f"the generator does not draw its cases from the seed: {len(cases) - new} of "
+                             f"{len(cases)} case(s) have the same inputs at another seed ({other_seed})",
+                             where=f"{exam_dir / 'exam.yaml'}: generator",
+                             hint=f"draw the inputs from {{seed}}: at least one case in {_DEEPENS} must change with it")
+    return f"{new}/{len(cases)}"
+
+
+def _inputs_digest(folder: Path) -> str:
+    """One digest of a case's input folder: its files by name and content."""
+    return hashlib.sha256("".join(f"{e.path}\0{e.sha256}\n" for e in scan(folder).sorted_entries()).encode()
+                          ).hexdigest()
 
 
 def _exam_digests(exam_dir: Path) -> dict[str, str]:

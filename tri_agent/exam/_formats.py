@@ -116,6 +116,8 @@ class BuildChecks(Record):
     gold_passes: bool = Field(description="The answer key scored against itself passes.")
     corrupted_key_fails: bool = Field(description="The answer key with its first row's first field changed beyond "
                                                   "tolerance fails channel 1.")
+    deepens: str = Field(default="", description="Cases whose inputs the generator does not also write at another "
+                         "seed, of all (n/m): at least one in four, or the build is refused.")
 
 
 class BuildRecord(Record):
