@@ -116,7 +116,7 @@ def test_the_stop_names_the_place_relative_to_the_workspace_and_counts_the_hits(
         before_launch(load_charter("tester").contract, ws, {"task": "Round 1."}, keys)
     message = err.value.message
     assert message.startswith("contamination audit: the tester was about to receive a sealed value at "
-                              "exam/TESTPLAN.md:3 (")
+                              "exam/TESTPLAN.md:3, written by the examiner (")
     assert message.endswith("); 3 hit(s), nothing was launched")
     assert err.value.hint == ("remove the value from what the role receives (an examiner's TESTPLAN or SPEC, a ticket, "
                               "a file name); the run cannot continue with it")
@@ -178,7 +178,7 @@ def test_key_values_name_rows_and_are_never_secrets(word_key: list[Path], tmp_pa
     (ws / "exam" / "TESTPLAN.md").write_text("# Plan\n\ncase-alpha is alpha-quasar\n")
     with pytest.raises(LeakDetected) as err:
         before_launch(load_charter("tester").contract, ws, {}, word_key)
-    assert "exam/TESTPLAN.md:3 (field 'label' of row 1 (case=case-alpha))" in err.value.message
+    assert "exam/TESTPLAN.md:3, written by the examiner (field 'label' of row 1 (case=case-alpha))" in err.value.message
 
 
 @pytest.mark.parametrize("name", ["alpha-quasar", "zulu/delta-quasar"])

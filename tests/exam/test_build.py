@@ -233,3 +233,36 @@ def test_a_hard_link_in_the_exam_is_refused(tmp_path: Path) -> None:
     os.link(tmp_path / "KEY", exam / "generator" / "k.txt")
     with pytest.raises(PolicyViolation, match=r"the exam folder .* a hard link"):
         build_exam(exam, "1", tmp_path / "out")
+
+
+_PLAN = (TOY / "exam" / "TESTPLAN.md").read_text()
+
+
+@pytest.mark.parametrize(("pasted", "named"), [
+    ("| group | count | total | average |\n|---|---|---|---|\n| A | 2 | 160.01 | 80.01 |\n",
+     "count, total, average"),
+    ("| case | expected |\n| --- | --- |\n| bom | 80.01 |\n", "expected"),
+    ("```\ngroup,count,total,average\nA,2,160.01,80.01\n```\n", "count, total, average"),
+    ('{"group": "A", "count": 2, "average": "80.01"}\n', "count, average"),
+])
+def test_a_test_plan_with_a_table_of_expected_values_is_refused_whatever_its_values(
+        tmp_path: Path, pasted: str, named: str) -> None:
+    import shutil
+
+    exam = tmp_path / "exam"
+    shutil.copytree(TOY / "exam", exam)
+    (exam / "TESTPLAN.md").write_text(_PLAN + "\nWhat the target should print:\n\n" + pasted)
+    line = len((_PLAN + "\nWhat the target should print:\n\n").splitlines()) + 1 + pasted.startswith("```")
+    with pytest.raises(MalformedInput, match=rf"table of expected values \({named}\)") as err:
+        build_exam(exam, "1", tmp_path / "build")
+    assert f"TESTPLAN.md:{line}" in str(err.value) and err.value.exit_code == 3
+
+
+def test_a_test_plan_that_lists_columns_or_tabulates_the_why_builds(tmp_path: Path) -> None:
+    import shutil
+
+    exam = tmp_path / "exam"
+    shutil.copytree(TOY / "exam", exam)
+    why = "| bug class | cases | why |\n|---|---|---|\n| rounding | half cents | HALF_UP |\n"
+    (exam / "TESTPLAN.md").write_text(_PLAN + "\nThe summary's columns: group, count, total, average.\n\n" + why)
+    assert build_exam(exam, "1", tmp_path / "build").cases == 13

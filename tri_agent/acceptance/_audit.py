@@ -59,8 +59,9 @@ def before_launch(contract: Contract, workspace: Path, texts: dict[str, str], ke
         extra = _texts(Path(tmp), {**texts, "file and folder names": _names(workspace, contract)})
         hits = _scan(keys, [*received, extra], exposure, workspace)
         if hits:
+            where = _where(hits[0], workspace, extra)
             raise LeakDetected(f"contamination audit: the {contract.role} was about to receive a sealed value "
-                                   f"at {_where(hits[0], workspace, extra)} ({hits[0].detail}); "
+                                   f"at {where}{_author(where)} ({hits[0].detail}); "
                                    f"{len(hits)} hit(s), nothing was launched",
                                    hint="remove the value from what the role receives (an examiner's TESTPLAN or "
                                         "SPEC, a ticket, a file name); the run cannot continue with it")
@@ -116,6 +117,16 @@ def _texts(folder: Path, texts: dict[str, str]) -> Path:
 def _names(workspace: Path, contract: Contract) -> str:
     names = (p.relative_to(workspace).as_posix() for p in sorted(workspace.rglob("*")))
     return "\n".join(n for n in names if not contract.can_write(n)) + "\n"
+
+
+# who wrote what another role receives, by where it sits in the workspace: the leak is that role's fault
+_AUTHORS = (("exam/tickets/", "the judge's or the orchestrator's tickets"), ("exam/judge/", "the tester's notes"),
+            ("exam/", "the examiner"), ("spec/", "the spec's author"))
+
+
+def _author(where: str) -> str:
+    """``, written by the examiner`` for a place the examiner writes; empty where no role wrote it."""
+    return next((f", written by {who}" for prefix, who in _AUTHORS if where.startswith(prefix)), "")
 
 
 def _where(hit: LeakHit, workspace: Path | None, extra: Path) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -37,6 +38,7 @@ def build_exam(exam_dir: Path, seed: str, out: Path) -> BuildRecord:
     caliber, _ = load_caliber(exam_dir / "caliber.yaml")
     if out.exists() and any(out.iterdir()):
         raise UsageError(f"{out} already holds a build", hint="builds are evidence: choose a new --out folder")
+    _no_answer_tables(exam_dir / "TESTPLAN.md", caliber)
     layers = require()  # what every generator and oracle run below gets (exit 7 when nothing may run)
     with tempfile.TemporaryDirectory(prefix="tri-build-") as tmp:
         scratch = Path(tmp)
@@ -188,6 +190,42 @@ def _twice(make: Callable[[int], Path], what: str) -> Path:
 
 
 _NOT_EXAM = ("build", "builds", ".git", "tickets", "judge", "__pycache__")  # round traffic and caches, not the exam
+
+
+_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}")
+_EXPECTING = ("expected", "answer", "result")
+
+
+def _no_answer_tables(plan: Path, caliber: Caliber) -> None:
+    """The test plan says what is tested and why; a table of expected values there (a markdown table with a
+    column named after a caliber field or headed expected, CSV rows under a header of caliber fields, JSON
+    rows with their values) is refused whatever its values: the tester reads the plan, and values an examiner
+    guessed for one seed are the key of an exam whose generator ignores it."""
+    if not plan.is_file():
+        return
+    fields = {f.lower() for f in caliber.fields}
+    lines = plan.read_text(encoding="utf-8", errors="replace").splitlines()
+    for n, line in enumerate(lines, start=1):
+        named = _answer_table(line, lines[n:n + 2], fields)
+        if named:
+            raise MalformedInput(f"the test plan holds a table of expected values ({', '.join(named[:3])})",
+                                 where=f"{plan}:{n}", hint="say what is tested and why; expected values live only "
+                                                          "in the oracle's sealed key")
+
+
+def _answer_table(line: str, after: list[str], fields: set[str]) -> list[str]:
+    """The answer columns a table starting at ``line`` names (``after``: the next two lines); empty: no table."""
+    low = line.lower()
+    json_keys = [k for k, value in re.findall(r'"([^"]+)"\s*:\s*("?[-+0-9.])', low) if k in fields]
+    if len(json_keys) >= 2:
+        return json_keys
+    if line.count("|") >= 2 and after and _SEPARATOR.match(after[0]) and after[1:] and after[1].count("|") >= 2:
+        cells = [c.strip(" `*_\t") for c in low.split("|")]
+        return [c for c in cells if c and (c in fields or any(w in c for w in _EXPECTING))]
+    cells = [c.strip(" `*_\t") for c in low.split(",")]
+    data = bool(after) and after[0].count(",") == line.count(",") and any(ch.isdigit() for ch in after[0])
+    named = [c for c in cells if c in fields]
+    return named if len(named) >= 2 and data else []
 
 
 _DEEPENS = 4  # at least one case in four must have inputs another seed does not generate
