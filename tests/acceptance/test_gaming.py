@@ -93,3 +93,5 @@ def test_a_fix_packed_out_of_every_bug_class_reach_is_not_accepted(tmp_path: Pat
     assert set(facts["mutability"].values()) == {0}
     first = json.loads((run_state(project).root / "records" / "round-0001" / "facts.json").read_text())
     assert first["mutability"]["missing-total"] == 6  # the code at the start: every class had its places
+    where = json.loads((run_state(project).root / "records" / "round-0001" / "mutability.json").read_text())
+    assert len(where["missing-total"]) == 6 and all(w.startswith("grades.py:") for w in where["missing-total"])

@@ -137,6 +137,7 @@ class _Outcome:
     ruling_usd: float
     rerun_mismatched: list[str]
     justified: Ruling | None = None
+    reach: dict[str, list[str]] = field(default_factory=dict)  # bug class -> file:line of every possible mutant
 
 
 def accept(project: Path, *, resume: bool = False) -> Verdict:
@@ -659,7 +660,7 @@ def _end(t: _Turn) -> tuple[_Outcome, RoundFacts]:
                               + (f" ({result.reasons[0]})" if result.reasons else ""))
     assert t.deepening is not None  # the deepening stage always runs
     return _Outcome(t.rnd, t.report, t.tickets, t.mutation, t.rot, t.found, t.episodes, result, t.deepening, t.code,
-                    t.ruling, t.cost_usd, t.mismatched, t.justified), facts
+                    t.ruling, t.cost_usd, t.mismatched, t.justified, t.reach), facts
 
 
 def _recall(run: _Run) -> Recall:
@@ -856,6 +857,7 @@ def _record(run: _Run, outcome: _Outcome, progress: Progress, facts: RoundFacts)
         if outcome.justified is not None:
             _write_json(folder / "ruling-justified.json", outcome.justified.model_dump(mode="json"))
         _write_json(folder / "facts.json", facts.model_dump(mode="json"))
+        _write_json(folder / "mutability.json", outcome.reach)  # where each bug class can be mutated
         _write_json(folder / "gate.json", outcome.result.model_dump(mode="json"))
         _write_json(folder / "progress.json", progress.model_dump(mode="json"))
         _write_json(folder / "episodes.json", [e.model_dump(mode="json") for e in outcome.episodes])
@@ -911,7 +913,8 @@ def _round_summary(outcome: _Outcome, progress: Progress) -> RoundSummary:
                         cost_usd={e.role: round(sum(a.cost_usd for a in e.attempts) +
                                                 (outcome.ruling_usd if e.role == "judge" else 0.0), 6)
                                   for e in outcome.episodes},
-                        isolation={e.role: e.isolation for e in outcome.episodes})
+                        isolation={e.role: e.isolation for e in outcome.episodes},
+                        mutability={c: len(where) for c, where in outcome.reach.items()})
 
 
 def _write_json(path: Path, data: Any) -> None:

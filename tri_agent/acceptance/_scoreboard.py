@@ -59,6 +59,8 @@ class RoundSummary(Record):
     cost_usd: dict[str, float] = Field(default={}, description="role -> model spend of its episode in US dollars, "
                                                                "the judge's ruling included.")
     isolation: dict[str, list[str]] = Field(default={}, description="role -> isolation layers active in its episode.")
+    mutability: dict[str, int] = Field(default={}, description="Bug class -> mutants the operators could make of "
+                                       "the round's code (where: mutability.json beside it).")
 
 
 def rounds_of(store: EvidenceStore) -> list[RoundSummary]:
@@ -140,6 +142,7 @@ def scoreboard(store: EvidenceStore, timings: Path | None = None) -> str:
            "| round | seed | answers (rows) | behaviours (cases) | relations (instances) | drift | kill rate "
            "(mutants) | new cases | tickets | smells | cost (USD) | streak | gate | why red |", "|" + "---|" * 14]
     out += [_row(r) for r in rows]
+    out += _mutability(rows)
     if rows:
         out += ["", "Isolation layers (last round): " + "; ".join(
             f"{role}: {', '.join(layers)}" for role, layers in rows[-1].isolation.items())]
@@ -153,6 +156,17 @@ def scoreboard(store: EvidenceStore, timings: Path | None = None) -> str:
             f"{role} {secs:.0f} s ({secs / total:.0%})" for role, secs in sorted(seconds.items()))]
     out += ["", f"Trail digest: `{store.digest()}`"]
     return "\n".join(out) + "\n"
+
+
+def _mutability(rows: list[RoundSummary]) -> list[str]:
+    """Per bug class, the places a mutant of it could be made in each round's code: a class that falls to nothing
+    is code the gate cannot test."""
+    classes = sorted({c for r in rows for c in r.mutability})
+    if not classes:
+        return []
+    return ["", "Mutability (mutants the operators could make of each round's code, per bug class):", "",
+            "| bug class | " + " | ".join(f"round {r.round}" for r in rows) + " |", "|" + "---|" * (len(rows) + 1),
+            *(f"| {c} | " + " | ".join(str(r.mutability.get(c, "-")) for r in rows) + " |" for c in classes)]
 
 
 def _why_lines(head: Headline) -> list[str]:
