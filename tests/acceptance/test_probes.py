@@ -118,3 +118,13 @@ def test_a_probe_the_spec_names_is_allowed_and_generated_code_never_is() -> None
 def test_the_builders_own_tests_may_read_the_environment() -> None:
     assert _smelt(None, "import os\n\ndef test_x():\n    assert os.environ['HOME']\n",
                   path="target/tests/test_x.py") == []
+
+
+def test_a_spec_allows_a_probe_by_whole_words_only() -> None:
+    new = "import os\nHOME = os.environ['HOME']\nP = os.getpid()\n"
+    assert len(_smelt(None, new, "The HOMEPAGE is rapid.")) == 2
+    assert _smelt(None, new, "Files go under HOME; the pid is printed.") == []
+
+
+def test_a_docstring_that_names_proc_reads_nothing() -> None:
+    assert _whats('"""Reads /proc/meminfo? No: it reads its input."""\nx = 1\n') == []

@@ -266,3 +266,13 @@ def test_a_test_plan_that_lists_columns_or_tabulates_the_why_builds(tmp_path: Pa
     why = "| bug class | cases | why |\n|---|---|---|\n| rounding | half cents | HALF_UP |\n"
     (exam / "TESTPLAN.md").write_text(_PLAN + "\nThe summary's columns: group, count, total, average.\n\n" + why)
     assert build_exam(exam, "1", tmp_path / "build").cases == 13
+
+
+def test_a_test_plan_table_of_scenarios_and_wanted_behaviour_builds(tmp_path: Path) -> None:
+    import shutil
+
+    exam = tmp_path / "exam"
+    shutil.copytree(TOY / "exam", exam)
+    table = "| Scenario | Expected behaviour |\n|---|---|\n| an unreadable score | the run is rejected |\n"
+    (exam / "TESTPLAN.md").write_text(_PLAN + "\n" + table)
+    assert build_exam(exam, "1", tmp_path / "build").cases == 13

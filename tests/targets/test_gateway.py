@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -105,6 +106,28 @@ def test_an_ordinary_case_path_names_nothing_of_the_engine(toy_build: Path, tmp_
     run_exam(toy_build, _target(tmp_path, script), tmp_path / "run")
     seen = (tmp_path / "run" / "actual.jsonl").read_text()
     assert "c-" not in seen.replace('"case": "c-', "") and "tri" not in seen.lower().replace("tri_agent", "")
+
+
+def test_compiled_code_the_target_ships_is_never_run(toy_build: Path, tmp_path: Path) -> None:
+    """A .pyc whose header matches the source but whose code is other: the exam would run code that no smell,
+    operator or mutant ever reads. The gateway drops every compiled file before a case runs."""
+    import importlib.util
+    import py_compile
+
+    source = "def answer():\n    return 'from the source'\n"
+    target = _target(tmp_path, "import sys\nsys.path.insert(0, sys.path[0])\nimport m\n"
+                               "open(sys.argv[2] + '/out.csv', 'w').write('g\\n' + m.answer() + '\\n')\n")
+    (tmp_path / "t" / "m.py").write_text(source)
+    other = tmp_path / "other.py"
+    other.write_text("def answer():\n    return 'hidden'\n")
+    cache = tmp_path / "t" / "__pycache__" / f"m.{sys.implementation.cache_tag}.pyc"
+    py_compile.compile(str(other), cfile=str(cache), invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+    data = bytearray(cache.read_bytes())
+    data[8:16] = importlib.util.source_hash(source.encode())  # the header vouches for m.py's own source
+    cache.write_bytes(bytes(data))
+    run_exam(toy_build, target, tmp_path / "run")
+    rows = (tmp_path / "run" / "actual.jsonl").read_text()
+    assert "from the source" in rows and "hidden" not in rows
 
 
 def test_hanging_target_is_killed_with_every_descendant(toy_build: Path, tmp_path: Path) -> None:

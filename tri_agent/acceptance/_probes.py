@@ -47,7 +47,7 @@ _SENSORS: dict[str, tuple[str, tuple[str, ...]]] = {
     "pwd.getpwuid": ("the user", ("user name", "login")),
     "resource.getrlimit": ("its resource limits", ("rlimit", "resource limit")),
     "resource.prlimit": ("its resource limits", ("rlimit", "resource limit")),
-    "sys.orig_argv": ("how the interpreter was started", ("command line",)),
+    "sys.orig_argv": ("how the interpreter was started", ("orig_argv",)),
     "sys.executable": ("the interpreter's path", ("interpreter",)),
     "psutil": ("other processes", ("process list",)),
 }
@@ -57,7 +57,7 @@ _GETENV = ("os.getenv", "os.getenvb")
 _PLACES = ("/proc/", "/sys/", "/.dockerenv", "/run/.containerenv", "/etc/hostname", "/dev/shm")
 _PLACE_NAMES = ("/proc", "/sys")
 _HERE = ("os.path.abspath", "os.path.realpath", "pathlib.Path", "pathlib.PurePath")  # of "." : the working folder
-_PLACE_WORDS = ("/proc", "/sys", "container", "hostname")
+_PLACE_WORDS = ("/proc", "/sys", "hostname")
 _GENERATORS = {
     "exec": "exec", "eval": "eval", "compile": "compile", "builtins.exec": "exec", "builtins.eval": "eval",
     "builtins.compile": "compile", "marshal.loads": "marshal.loads", "types.CodeType": "a code object",
@@ -80,8 +80,9 @@ class Probe:
     allowed_by: tuple[str, ...]
 
     def allowed(self, spec: str) -> bool:
-        low = spec.lower()
-        return any((w in spec) if w.isupper() else (w.lower() in low) for w in self.allowed_by)
+        """A whole word of the spec names it (a variable by its exact name: "HOMEPAGE" does not name HOME)."""
+        return any(re.search(rf"(?<![\w/]){re.escape(w)}(?!\w)", spec, 0 if w.isupper() else re.IGNORECASE)
+                   for w in self.allowed_by)
 
 
 def _aliases(tree: ast.Module) -> dict[str, str]:
@@ -165,7 +166,7 @@ def probes(tree: ast.Module) -> list[Probe]:
                 "os.getcwd"][1]))
         if isinstance(node, ast.Name | ast.Attribute) or _getattr(node):
             out += _sensed(node, parent, aliases)
-        text = _constant(node)
+        text = None if isinstance(parent, ast.Expr) else _constant(node)  # a docstring reads nothing
         if text is not None and (text.rstrip("/") in _PLACE_NAMES or any(text.startswith(p) or f" {p}" in text
                                                                           for p in _PLACES)):
             out.append(Probe(getattr(node, "lineno", None), f"names {text[:60]!r}", _PLACE_WORDS))

@@ -219,7 +219,8 @@ def _answer_table(line: str, after: list[str], fields: set[str]) -> list[str]:
     json_keys = [k for k, value in re.findall(r'"([^"]+)"\s*:\s*("?[-+0-9.])', low) if k in fields]
     if len(json_keys) >= 2:
         return json_keys
-    if line.count("|") >= 2 and after and _SEPARATOR.match(after[0]) and after[1:] and after[1].count("|") >= 2:
+    if line.count("|") >= 2 and after and _SEPARATOR.match(after[0]) and after[1:] and after[1].count("|") >= 2 \
+            and any(ch.isdigit() for ch in after[1]):  # a table of values, not of scenarios and the behaviour wanted
         cells = [c.strip(" `*_\t") for c in low.split("|")]
         return [c for c in cells if c and (c in fields or any(w in c for w in _EXPECTING))]
     cells = [c.strip(" `*_\t") for c in low.split(",")]

@@ -62,6 +62,15 @@ PLANS: dict[str, tuple[str, Callable[[Path], RequestPlan | UiPlan]]] = {"service
 JOBS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 
 
+def _drop_bytecode(built: Path) -> None:
+    """Compiled Python the target ships is not run: a ``.pyc`` whose header matches its source but whose code is
+    other would run in every case while the smells, the operators and every mutant read the source."""
+    for cache in sorted(built.rglob("__pycache__"), reverse=True):
+        shutil.rmtree(cache, ignore_errors=True)
+    for compiled in built.rglob("*.py[co]"):
+        compiled.unlink(missing_ok=True)
+
+
 @dataclass(frozen=True)
 class Harness:
     """How a case is laid out and started. ``nest``: random folders between the scratch and the case (the
@@ -169,6 +178,7 @@ class Gateway:
             if grown > config.write_cap:  # every case copies the build: it may not grow past the write cap
                 raise InfrastructureFailure(f"the target's build step wrote {grown} bytes, past the write cap "
                                             f"of {config.write_cap}", hint="raise write_cap in the target file")
+        _drop_bytecode(built)
         return built
 
     def run_case(self, case: Case, keep: Path | None = None, *, trace: bool = False,
