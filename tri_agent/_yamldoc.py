@@ -196,7 +196,7 @@ def explained(exc: ValidationError, model: type[BaseModel], where: str,
     at = f"{where}:{_line_for(loc, lines)}" if lines is not None else where
     if err["type"] == "extra_forbidden":
         return unknown_key(model, loc, at)
-    field = ".".join(str(p) for p in loc) or "(document)"
+    field = ".".join(str(p) for p in loc).encode("unicode_escape").decode("ascii") or "(document)"
     value = f" (value {err['input']!r})" if "input" in err and not isinstance(err["input"], dict) else ""
     return MalformedInput(f"{field}: {err['msg']}{value}", where=at)
 
@@ -206,7 +206,7 @@ def unknown_key(model: type[BaseModel], loc: _Loc, where: str) -> MalformedInput
     key, inside = str(loc[-1]), tuple(loc[:-1])
     near = nearest(model, inside, key)
     known = known_keys(model, inside)
-    field = ".".join(str(p) for p in loc)
+    field = ".".join(str(p) for p in loc).encode("unicode_escape").decode("ascii")  # one line, whatever the key
     guess = f" (did you mean {near!r}?)" if near else ""
     return MalformedInput(f"{field}: unknown key {key!r}{guess}", where=where,
                           hint=f"the keys known here: {', '.join(known)}" if known else "remove the key")
