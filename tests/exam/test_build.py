@@ -238,6 +238,16 @@ def test_a_hard_link_in_the_exam_is_refused(tmp_path: Path) -> None:
 _PLAN = (TOY / "exam" / "TESTPLAN.md").read_text()
 
 
+def _with_plan(tmp: Path, extra: str) -> Path:
+    """A copy of the toy exam whose test plan has ``extra`` at its end."""
+    import shutil
+
+    exam = tmp / "exam"
+    shutil.copytree(TOY / "exam", exam)
+    (exam / "TESTPLAN.md").write_text(_PLAN + extra)
+    return exam
+
+
 @pytest.mark.parametrize(("pasted", "named"), [
     ("| group | count | total | average |\n|---|---|---|---|\n| A | 2 | 160.01 | 80.01 |\n",
      "count, total, average"),
@@ -247,32 +257,17 @@ _PLAN = (TOY / "exam" / "TESTPLAN.md").read_text()
 ])
 def test_a_test_plan_with_a_table_of_expected_values_is_refused_whatever_its_values(
         tmp_path: Path, pasted: str, named: str) -> None:
-    import shutil
-
-    exam = tmp_path / "exam"
-    shutil.copytree(TOY / "exam", exam)
-    (exam / "TESTPLAN.md").write_text(_PLAN + "\nWhat the target should print:\n\n" + pasted)
+    exam = _with_plan(tmp_path, "\nWhat the target should print:\n\n" + pasted)
     line = len((_PLAN + "\nWhat the target should print:\n\n").splitlines()) + 1 + pasted.startswith("```")
     with pytest.raises(MalformedInput, match=rf"table of expected values \({named}\)") as err:
         build_exam(exam, "1", tmp_path / "build")
     assert f"TESTPLAN.md:{line}" in str(err.value) and err.value.exit_code == 3
 
 
-def test_a_test_plan_that_lists_columns_or_tabulates_the_why_builds(tmp_path: Path) -> None:
-    import shutil
-
-    exam = tmp_path / "exam"
-    shutil.copytree(TOY / "exam", exam)
-    why = "| bug class | cases | why |\n|---|---|---|\n| rounding | half cents | HALF_UP |\n"
-    (exam / "TESTPLAN.md").write_text(_PLAN + "\nThe summary's columns: group, count, total, average.\n\n" + why)
-    assert build_exam(exam, "1", tmp_path / "build").cases == 13
-
-
-def test_a_test_plan_table_of_scenarios_and_wanted_behaviour_builds(tmp_path: Path) -> None:
-    import shutil
-
-    exam = tmp_path / "exam"
-    shutil.copytree(TOY / "exam", exam)
-    table = "| Scenario | Expected behaviour |\n|---|---|\n| an unreadable score | the run is rejected |\n"
-    (exam / "TESTPLAN.md").write_text(_PLAN + "\n" + table)
-    assert build_exam(exam, "1", tmp_path / "build").cases == 13
+@pytest.mark.parametrize("extra", [
+    "\nThe summary's columns: group, count, total, average.\n\n"
+    "| bug class | cases | why |\n|---|---|---|\n| rounding | half cents | HALF_UP |\n",
+    "\n| Scenario | Expected behaviour |\n|---|---|\n| an unreadable score | the run is rejected |\n",
+])
+def test_a_test_plan_that_lists_columns_or_tabulates_scenarios_builds(tmp_path: Path, extra: str) -> None:
+    assert build_exam(_with_plan(tmp_path, extra), "1", tmp_path / "build").cases == 13
