@@ -50,7 +50,7 @@ def test_the_exam_aware_selector_is_four_probes_and_a_place() -> None:
      "reads its resource limits (resource.getrlimit)"),
     ("x = open('/proc/1/cmdline').read()", "names '/proc/1/cmdline'"),
     ("import os\nx = os.path.exists('/.dockerenv')", "names '/.dockerenv'"),
-    ("import psutil\nx = psutil.Process().parent()", "reads other processes (psutil.Process)"),
+    ("import psutil\nx = psutil.Process().parent()", "reads other processes (psutil)"),
 ])
 def test_a_probe_is_found_however_it_is_spelt(source: str, what: str) -> None:
     assert what in _whats(source)
@@ -128,3 +128,62 @@ def test_a_spec_allows_a_probe_by_whole_words_only() -> None:
 
 def test_a_docstring_that_names_proc_reads_nothing() -> None:
     assert _whats('"""Reads /proc/meminfo? No: it reads its input."""\nx = 1\n') == []
+
+
+def _found(source: str) -> list[tuple[int | None, str, tuple[str, ...]]]:
+    return [(p.line, p.what, p.allowed_by) for p in probes(ast.parse(source))]
+
+
+HOME = ("the working folder", ("working folder", "working directory", "current directory"))
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    ("import os\n\nx = os.environ.setdefault('A', '1')", [(3, "reads the environment variable A", ("A",))]),
+    ("import os\n\nx = os.environ.pop('B')", [(3, "reads the environment variable B", ("B",))]),
+    ("import os\n\nx = os.environ.get()", [(3, "reads an environment variable by a computed name", ())]),
+    ("import os\n\nx = os.environ['HOME']", [(3, "reads the environment variable HOME", ("HOME",))]),
+    ("import os\n\nx = 'CI' in os.environ", [(3, "reads the environment variable CI", ("CI",))]),
+    ("import os\n\nf = os.getenv", [(3, "reads an environment variable by a computed name", ())]),
+    ("import os\n\nx = os.environ.copy()", [(3, "reads the whole environment", ())]),
+    ("import os.path as p\n\nx = p.abspath('.')", [(3, "reads the working folder (p.abspath('.'))", HOME[1])]),
+    ("import os\n\nx = os.path.abspath(os.curdir)",
+     [(3, "reads the working folder (os.path.abspath(os.curdir))", HOME[1])]),
+    ("import os\n\nx = os.path.abspath('')", [(3, "reads the working folder (os.path.abspath(''))", HOME[1])]),
+    ("from pathlib import Path\n\nx = Path('.').absolute()",
+     [(3, "reads the working folder (Path('.').absolute())", HOME[1])]),
+    ("x = 1\ny = open('/proc')", [(2, "names '/proc'", ("/proc", "/sys", "hostname"))]),
+    ("x = 1\ny = open('/proc/' + 'x' * 3)", [(2, "names '/proc/'", ("/proc", "/sys", "hostname"))]),
+    ("x = '/proc/" + "y" * 80 + "'", [(1, "names '/proc/" + "y" * 54 + "'", ("/proc", "/sys", "hostname"))]),
+    ("import sys\n\nx = sys.orig_argv.copy()",
+     [(3, "reads how the interpreter was started (sys.orig_argv)", ("orig_argv",))]),
+    ("import psutil\n\nx = psutil.Process().parent()", [(3, "reads other processes (psutil)", ("process list",))]),
+])
+def test_each_probe_says_where_what_and_what_would_allow_it(source: str,
+                                                            expected: list[tuple[int, str, tuple[str, ...]]]) -> None:
+    assert _found(source) == expected
+
+
+@pytest.mark.parametrize("source", [
+    "import os\nx = os.path.abspath(name)",
+    "from pathlib import Path\nx = Path('.') / 'out.csv'",
+    "import os\nx = os.environ.setdefault",  # no call: judged as the whole environment, below
+])
+def test_a_path_that_is_not_the_working_folder_is_no_probe(source: str) -> None:
+    assert [w for _, w, _ in _found(source) if "working folder" in w] == []
+
+
+def test_a_whole_environment_read_is_a_smell_whatever_the_spec_says() -> None:
+    assert _smelt(None, "import os\nENV = dict(os.environ)\n", "HOME TZ LANG and the environment") == [
+        ("harness-probe", "reads the whole environment")]
+
+
+def test_long_readings_are_cut_in_what_is_shown() -> None:
+    long = "x" * 200
+    assert [w for _, w in generated(ast.parse(f"exec('{long}')"))] == [f"exec: exec('{long[:74]}"]
+    assert [p.what for p in line_probes(f"const p = process.ppid; // {long}")] == [
+        "reads the harness: " + f"const p = process.ppid; // {long}"[:80]]
+    assert line_generated(f"eval(x) // {long}") == [(1, f"eval(x) // {long}"[:80])]
+
+
+def test_an_import_without_arguments_is_generated_code() -> None:
+    assert [w for _, w in generated(ast.parse("m = __import__()"))] == ["an import by a computed name: __import__()"]

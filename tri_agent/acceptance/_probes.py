@@ -75,7 +75,7 @@ _LINE_GENERATED = re.compile(r"\bexec\s*\(|\beval\s*\(|\bnew\s+Function\s*\(|\bm
 class Probe:
     """One reading of the harness: where, what it tells, and the words of a spec that would allow it."""
 
-    line: int | None
+    line: int
     what: str
     allowed_by: tuple[str, ...]
 
@@ -86,14 +86,14 @@ class Probe:
 
 
 def _aliases(tree: ast.Module) -> dict[str, str]:
-    """Local name -> the dotted name it stands for, for every import of the module."""
+    """Local name -> the dotted name it stands for, for every import that binds another name (``import os`` binds
+    ``os`` to itself, which needs no entry)."""
     out: dict[str, str] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            for a in node.names:
-                out[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+            out |= {a.asname: a.name for a in node.names if a.asname}
         elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-            out |= {a.asname or a.name: f"{node.module}.{a.name}" for a in node.names if a.name != "*"}
+            out |= {a.asname or a.name: f"{node.module}.{a.name}" for a in node.names}
     return out
 
 
@@ -119,10 +119,10 @@ def _constant(node: ast.AST | None) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
-def _env_probe(node: ast.AST, parent: ast.AST | None, aliases: dict[str, str]) -> Probe | None:
+def _env_probe(node: ast.expr, parent: ast.AST | None, aliases: dict[str, str]) -> Probe | None:
     """A read of the environment: by its variable when the name is constant, else the whole environment."""
     name = _dotted(node, aliases)
-    line = getattr(node, "lineno", None)
+    line = node.lineno
     if name in _GETENV:
         called = isinstance(parent, ast.Call) and parent.func is node
         return _variable(line, _constant(parent.args[0] if called and parent.args else None))  # type: ignore[union-attr]
@@ -137,7 +137,7 @@ def _env_probe(node: ast.AST, parent: ast.AST | None, aliases: dict[str, str]) -
     return Probe(line, "reads the whole environment", ())
 
 
-def _variable(line: int | None, var: str | None) -> Probe:
+def _variable(line: int, var: str | None) -> Probe:
     if var is None:
         return Probe(line, "reads an environment variable by a computed name", ())
     return Probe(line, f"reads the environment variable {var}", (var,))
@@ -162,19 +162,22 @@ def probes(tree: ast.Module) -> list[Probe]:
         if isinstance(node, ast.Call) and (found := _env_method(node, aliases)):
             out.append(found)
         if isinstance(node, ast.Call) and _here(node, aliases):
-            out.append(Probe(node.lineno, f"reads the working folder ({ast.unparse(node)[:60]})", _SENSORS[
+            out.append(Probe(node.lineno, f"reads the working folder ({ast.unparse(node)})", _SENSORS[
                 "os.getcwd"][1]))
-        if isinstance(node, ast.Name | ast.Attribute) or _getattr(node):
+        if isinstance(node, ast.Name | ast.Attribute) or (isinstance(node, ast.Call) and _getattr(node)):
             out += _sensed(node, parent, aliases)
         text = None if isinstance(parent, ast.Expr) else _constant(node)  # a docstring reads nothing
-        if text is not None and (text.rstrip("/") in _PLACE_NAMES or any(text.startswith(p) or f" {p}" in text
-                                                                          for p in _PLACES)):
-            out.append(Probe(getattr(node, "lineno", None), f"names {text[:60]!r}", _PLACE_WORDS))
-    return sorted(out, key=lambda p: (p.line or 0, p.what))
+        if isinstance(node, ast.Constant) and text is not None and _place(text):
+            out.append(Probe(node.lineno, f"names {text[:60]!r}", _PLACE_WORDS))
+    return sorted(out, key=lambda p: (p.line, p.what))
 
 
-def _getattr(node: ast.AST) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+def _place(text: str) -> bool:
+    return text in _PLACE_NAMES or any(text.startswith(p) or f" {p}" in text for p in _PLACES)
+
+
+def _getattr(node: ast.Call) -> bool:
+    return isinstance(node.func, ast.Name) and node.func.id == "getattr"
 
 
 def _here(node: ast.Call, aliases: dict[str, str]) -> bool:
@@ -190,17 +193,17 @@ def _here_arg(call: ast.Call, aliases: dict[str, str]) -> bool:
     return not call.args or _constant(call.args[0]) in (".", "") or _dotted(call.args[0], aliases) == "os.curdir"
 
 
-def _sensed(node: ast.AST, parent: ast.AST | None, aliases: dict[str, str]) -> list[Probe]:
-    name = _dotted(node, aliases) or ""
+def _sensed(node: ast.expr, parent: ast.AST | None, aliases: dict[str, str]) -> list[Probe]:
+    """A sensor named by ``node`` itself (each part of a dotted name is judged: ``sys.orig_argv`` in
+    ``sys.orig_argv.copy()``, ``psutil`` in ``psutil.Process()``)."""
+    name = _dotted(node, aliases)
     if name in (*_ENVIRON, *_GETENV):
         env = _env_probe(node, parent, aliases)
         return [env] if env is not None else []
-    if isinstance(parent, ast.Attribute) and parent.value is node:
-        return []  # ``os`` inside ``os.getppid``: only the whole dotted name is judged
-    hit = _SENSORS.get(name) or _SENSORS.get(name.split(".")[0] if name.startswith("psutil") else "")
+    hit = _SENSORS.get(name) if name is not None else None
     if hit is None or isinstance(getattr(node, "ctx", None), ast.Store | ast.Del):
         return []
-    return [Probe(getattr(node, "lineno", None), f"reads {hit[0]} ({name})", hit[1])]
+    return [Probe(node.lineno, f"reads {hit[0]} ({name})", hit[1])]
 
 
 def generated(tree: ast.Module) -> Found:
@@ -210,8 +213,8 @@ def generated(tree: ast.Module) -> Found:
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
-        name = _dotted(node.func, aliases) or ""
-        what = _GENERATORS.get(name)
+        name = _dotted(node.func, aliases)
+        what = _GENERATORS.get(name) if name is not None else None
         if what is None or (name in _IMPORTS and _constant(node.args[0] if node.args else None) is not None):
             continue
         out.append((node.lineno, f"{what}: {ast.unparse(node)[:80]}"))
