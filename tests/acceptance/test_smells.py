@@ -897,3 +897,24 @@ def test_config_changes_that_select_and_wait_the_same_are_no_smell(path: str, ol
 ])
 def test_a_config_file_that_does_not_parse_is_read_as_lines(path: str, new: str, expected: tuple[int, str]) -> None:
     assert found(new, old="", path=path) == [("pytest-config-changed", *expected)]
+
+
+# --- pytest's configuration: where a loosening is, and which options are one ----------------------------------
+
+@pytest.mark.parametrize(("path", "old", "new", "expected"), [
+    # the line is found in pytest's own section, past another tool's option of the same name
+    ("target/setup.cfg", "[tool:pytest]\naddopts = -q\n",
+     "[flake8]\naddopts = --deselect nothing\n[tool:pytest]\naddopts = -q --deselect tests/a.py\n",
+     [(4, "addopts: --deselect tests/a.py")]),
+    ("target/pytest.ini", "[pytest]\naddopts = -q\n", "[pytest]\naddopts = -q -k\n", [(2, "addopts: -k")]),
+    ("target/pytest.ini", "[pytest]\naddopts = -q\n", "[pytest]\naddopts = -x tests\n", [(2, "addopts: -x")]),
+    ("target/pytest.ini", "[pytest]\naddopts = -q\n", "[pytest]\naddopts = --override-ini=cache_dir=x\n", []),
+    ("target/pytest.ini", "[pytest]\ntestpaths = tests\n", "[pytest]\ntestpaths = tests other\n",
+     [(2, "testpaths: tests other")]),
+    ("target/pytest.ini", "[pytest]\ntestpaths = tests\n", "[pytest]\ntestpaths = tests 'my tests'\n",
+     [(2, "testpaths: tests 'my tests'")]),
+])
+def test_a_config_loosening_is_found_on_its_line_with_its_words(path: str, old: str, new: str,
+                                                                expected: list[tuple[int, str]]) -> None:
+    assert [(line, what) for name, line, what in found(new, old, path) if name == "pytest-config-changed"] == \
+        expected
