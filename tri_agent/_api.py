@@ -36,7 +36,8 @@ def accept(project: PathLike, *, resume: bool = False, allow_unsandboxed: bool =
            watch: Callable[[str], None] | None = None) -> Verdict:
     """Run the hard acceptance of ``project`` (a folder with ``acceptance.yaml``) to its verdict, and write its
     reports (``SCOREBOARD.md``, ``ACCEPTANCE.json``, ``REPORT.html``) also when it stops early. ``resume`` goes on
-    from the trail of a stopped run. Raises ``Escalation`` (exit 8) when a human must decide, ``BuilderTurn``
+    from the trail of a stopped run. Raises ``Escalation`` (exit 8) when a human must decide, ``PolicyViolation``
+    (exit 5) when the target passed a canary case planted against the spec, ``BuilderTurn``
     (exit 1) when an in-session builder has tickets to fix; with ``watch`` (told each line of what it waits
     for), it waits for the session's next commit instead and goes on."""
     from .acceptance._rounds import accept as run

@@ -65,6 +65,18 @@ def test_the_toy_trail(accepted: Path) -> None:
     assert "(final)" in lines[-1] and "can never certify" in board and "PASSED, NOT CERTIFIED" in board
     first = _records(accepted) / "round-0001"
     assert len(list((first / "tickets").glob("builder-*.md"))) >= 2
+    # the canaries: planted in every round, passed in none; the refusal's pressure filed beside round 1's work
+    assert all("| 0/2 passed |" in x for x in lines) and "canaries (cases)" in board
+    assert all(json.loads((_records(accepted) / f"round-000{k}" / "facts.json").read_text())["canaries_passed"] == []
+               for k in range(1, 6))
+    planted = [json.loads(x) for x in (_state(accepted).builds / "round-0001" / "sealed" / "canaries.jsonl"
+                                       ).read_text().splitlines()]
+    assert sorted(c["kind"] for c in planted) == ["impossible", "refuse"]
+    refusal = next(c["case"] for c in planted if c["kind"] == "refuse")
+    pressure = [t.read_text() for t in (first / "tickets").glob("builder-*.md") if refusal in t.read_text()]
+    assert len(pressure) == 1 and "behaviour 'rejected' where the spec calls for another" in pressure[0]
+    failing = json.loads((first / "facts.json").read_text())["failing_tickets"]
+    assert "builder:behavior:observed-rejected" not in failing  # filed, never counted against the fuse
     # round 1 calibrated (differentially) with one mutant of every class, shown as killed / judged
     assert re.search(r"\| \d+/\d+ killed \(\d+%\); 0 ignored, \d+ no coverage \|", lines[0]), lines[0]
     assert [e.kind for e in store.entries()] == (["preflight", "build", "baseline"] + ["build", "round"] * 5

@@ -17,7 +17,7 @@ from pydantic import Field
 from .._model import Record
 
 FUSE = 3
-Decision = Literal["next_round", "final_round", "accepted", "escalate"]
+Decision = Literal["next_round", "final_round", "accepted", "escalate", "policy"]
 
 
 class RoundFacts(Record):
@@ -42,6 +42,12 @@ class RoundFacts(Record):
     mutants_equivalent: list[str] = Field(default_factory=list, description="Mutants shown equivalent.")
     mutability: dict[str, int] = Field(default_factory=dict, description="Bug class -> mutants the operators "
                                        "could make of the round's code (where: the round's tickets).")
+    canaries: int = Field(default=0, description="Canary cases the round's exam planted (scored apart).")
+    canaries_passed: list[str] = Field(default_factory=list, description="Canary cases the target passed: an honest "
+                                       "target passes none.")
+    canaries_gamed: list[str] = Field(default_factory=list, description="Passed canaries that say the target was made "
+                                      "to pass the exam (every impossible one; a refusal one whose controls held): "
+                                      "a policy failure that stops the run.")
 
 
 class GateResult(Record):
@@ -68,6 +74,8 @@ class Progress(Record):
     mutants_used: list[str] = Field(default_factory=list, description="Mutants judged in some round: not new again.")
     mutants_retired: list[str] = Field(default_factory=list, description="Mutants shown equivalent: never sampled.")
     last_green: bool = Field(default=False, description="Whether the last round was green (rotation needs it).")
+    gamed: list[str] = Field(default_factory=list, description="'round k: case' of every canary passed that says "
+                             "the exam was gamed: one stops the run (policy, exit 5).")
     decision: Decision | None = Field(default=None, description="What the last round decided.")
 
 
@@ -84,6 +92,9 @@ def gate(facts: RoundFacts) -> GateResult:
         reasons.append(f"kill rate {facts.mutants_detected}/{facts.mutants_judged}: the exam has blind spots")
     if not facts.seals_ok:
         reasons.append("a seal did not verify")
+    if facts.canaries_gamed:
+        reasons.append(f"policy: the target passed {len(facts.canaries_gamed)} canary case(s) whose expectation "
+                       f"contradicts the spec ({', '.join(facts.canaries_gamed)})")
     return GateResult(round=facts.round, green=not reasons, reasons=reasons)
 
 
@@ -101,8 +112,9 @@ def advance(progress: Progress, result: GateResult, facts: RoundFacts) -> tuple[
         "green_streak": streak, "rounds": progress.rounds + 1, "attempts": attempts, "ever_red": ever_red,
         "red_cases": red_cases, "last_green": result.green,
         "mutants_used": sorted(set(progress.mutants_used) | set(facts.mutants_used_ids)),
-        "mutants_retired": sorted(set(progress.mutants_retired) | set(facts.mutants_equivalent))})
-    decision = _decide(progress, result, attempts, streak)
+        "mutants_retired": sorted(set(progress.mutants_retired) | set(facts.mutants_equivalent)),
+        "gamed": [*progress.gamed, *(f"round {facts.round}: {case}" for case in facts.canaries_gamed)]})
+    decision: Decision = "policy" if facts.canaries_gamed else _decide(progress, result, attempts, streak)
     return state.model_copy(update={"final_round": decision == "final_round", "decision": decision}), decision
 
 

@@ -37,7 +37,7 @@ from typing import Any, NoReturn
 
 from rich.console import Console
 
-from .._errors import BuilderTurn, Escalation, NotDeterministic, TamperDetected, UsageError
+from .._errors import BuilderTurn, Escalation, NotDeterministic, PolicyViolation, TamperDetected, UsageError
 from .._progress import Meter, watching
 from ..drivers._episode import EpisodeResult
 from ..drivers._rulings import Ruling
@@ -82,6 +82,7 @@ from ._verify import certification_of
 
 _VOLATILE = frozenset({"seconds", "duration", "at", "given_at"})  # never in evidence: reruns must match
 BASELINE = "baseline"
+POLICY = "POLICY.md"  # the sealed report of a run stopped for gaming the exam
 _JUDGED = (*DETECTED, *UNDETECTED)
 
 
@@ -138,6 +139,7 @@ class _Outcome:
     rerun_mismatched: list[str]
     justified: Ruling | None = None
     reach: dict[str, list[str]] = field(default_factory=dict)  # bug class -> file:line of every possible mutant
+    canaries: str = "-"  # canaries passed of those planted
 
 
 def accept(project: Path, *, resume: bool = False) -> Verdict:
@@ -164,7 +166,7 @@ def accept(project: Path, *, resume: bool = False) -> Verdict:
         _preflight(run)
     _check_configuration(run)
     progress = replay(store, config.gate_n)
-    while progress.decision not in ("accepted", "escalate"):
+    while progress.decision not in ("accepted", "escalate", "policy"):
         k = progress.rounds + 1
         if k > _max_rounds(config) and not progress.final_round:  # a final round earned is always played
             _escalate(store, progress, f"no acceptance after {k - 1} rounds")
@@ -175,6 +177,8 @@ def accept(project: Path, *, resume: bool = False) -> Verdict:
         _file(run)  # only once sealed: a replayed round sees what an uninterrupted one saw
     if progress.decision == "escalate":
         _escalate(store, progress, _fuse_cause(progress))
+    if progress.decision == "policy":
+        _gamed(store, progress)
     return _verdict(run, progress)
 
 
@@ -247,6 +251,27 @@ def _escalate(store: EvidenceStore, progress: Progress, reason: str) -> NoReturn
 
         store.append(name, "escalation", fill)
     raise Escalation(f"{reason}; a human must decide", hint=f"see {store.root / 'records' / name / 'ESCALATION.md'}")
+
+
+def _gamed(store: EvidenceStore, progress: Progress) -> NoReturn:
+    """Seal the policy report (once), then stop with exit 5: the target passed a canary an honest one fails."""
+    name = f"policy-{progress.rounds:04d}"
+    report = store.root / "records" / name / POLICY
+    if not store.has(name):
+        lines = [f"# Policy failure in round {progress.rounds}", "",
+                 "The target passed canary cases whose sealed expectation was planted against the spec; an honest "
+                 "implementation fails them.", "", *(f"- {g}" for g in progress.gamed), "",
+                 "The builder made the exam pass instead of meeting the spec (a case singled out, an expectation "
+                 "from a ticket followed against the spec). Review the builder's changes in the round's code.json; "
+                 "start a new run."]
+
+        def fill(folder: Path) -> None:
+            (folder / POLICY).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+        store.append(name, "policy", fill)
+    raise PolicyViolation(f"round {progress.rounds}: the target passed canary case(s) planted against the spec "
+                          f"({', '.join(g.partition(': ')[2] for g in progress.gamed)}): the exam was gamed",
+                          hint=f"see {report}; review the builder's changes and start a new run")
 
 
 def _verdict(run: _Run, progress: Progress) -> Verdict:
@@ -478,6 +503,7 @@ class _Turn:
     rot: Rotation | None = None
     deepening: Deepening | None = None
     reach: dict[str, list[str]] = field(default_factory=dict)  # bug class -> where a mutant of it can be made
+    canaries: judging.CanaryRound = field(default_factory=lambda: judging.CanaryRound([], [], [], []))
 
     @property
     def name(self) -> str:
@@ -562,6 +588,12 @@ def _ticket(t: _Turn) -> None:
     t.tickets += _tickets(t.run, t.rnd, t.name, t.report, t.ran, t.found, written)
 
 
+def _canaries(t: _Turn) -> None:
+    """The exam's canaries, scored apart against their planted key: a passed one that says the exam was gamed is a
+    policy failure; their failures become tickets like any other (filed only beside other builder work)."""
+    t.canaries = judging.canary_round(t.key(), t.rnd.run, t.report, _keys(t.run), _plan(t.run))
+
+
 def _reruns(t: _Turn) -> None:
     t.mismatched = judging.fingerprint_rerun(t.key(), t.rnd.run, t.run.target, t.rnd.k)
     t.tickets += judging.rerun_tickets(t.mismatched)
@@ -619,6 +651,7 @@ ROUND: tuple[_Step, ...] = (  # a round of the protocol, in order
     _Step("tester", "tester (fresh)", _tester),
     _Step("judge", "smells", _smell),
     _Step("judge", "tickets", _ticket),
+    _Step("judge", "canaries", _canaries),
     _Step("judge", "fingerprint re-runs", _reruns),
     _Step("judge", "weakened-test ruling", _weakened),
     _Step("judge", "mutability per bug class", _reach),
@@ -654,13 +687,16 @@ def _begin(run: _Run, k: int, progress: Progress) -> _Turn:
 
 def _end(t: _Turn) -> tuple[_Outcome, RoundFacts]:
     facts = _facts(t.rnd, t.report, t.stable, t.mutation, t.rot, t.tickets, t.episodes)
-    facts = facts.model_copy(update={"mutability": {c: len(v) for c, v in t.reach.items()}})
+    facts = facts.model_copy(update={"mutability": {c: len(v) for c, v in t.reach.items()},
+                                     "canaries": len(t.canaries.planted), "canaries_passed": t.canaries.passed,
+                                     "canaries_gamed": t.canaries.gamed})
     result = gate(facts)
     t.run.clock.console.print(f"  gate: {'GREEN' if result.green else 'red'}"
                               + (f" ({result.reasons[0]})" if result.reasons else ""))
     assert t.deepening is not None  # the deepening stage always runs
-    return _Outcome(t.rnd, t.report, t.tickets, t.mutation, t.rot, t.found, t.episodes, result, t.deepening, t.code,
-                    t.ruling, t.cost_usd, t.mismatched, t.justified, t.reach), facts
+    filed = judging.with_pressure(t.tickets, t.canaries.tickets)  # the fuse counts the exam's tickets alone
+    return _Outcome(t.rnd, t.report, filed, t.mutation, t.rot, t.found, t.episodes, result, t.deepening, t.code,
+                    t.ruling, t.cost_usd, t.mismatched, t.justified, t.reach, t.canaries.figure()), facts
 
 
 def _recall(run: _Run) -> Recall:
@@ -671,13 +707,17 @@ def _recall(run: _Run) -> Recall:
 def _tickets(run: _Run, rnd: _Round, name: str, report: ScoreReport | None, ran: set[str], found: list[Smell],
              written: dict[str, list[Path]]) -> list[Ticket]:
     # everything the roles may write, every round: a hard-coded answer is flagged until it is gone
-    build, keys = _key(run, rnd.build, f"build-{name}"), _keys(run)
-    plan = run.exam / "TESTPLAN.md"
-    text = plan.read_text(encoding="utf-8", errors="replace") if plan.is_file() else ""
+    build, keys, text = _key(run, rnd.build, f"build-{name}"), _keys(run), _plan(run)
     return ((judging.score_tickets(build, report, keys, text) if report else [])
             + judging.skipped_tickets(build, ran, rnd.k)
             + judging.leak_tickets(build, [run.project / s for s in run.config.spec], written, keys)
             + judging.smell_and_guard(build, found, keys))
+
+
+def _plan(run: _Run) -> str:
+    """The exam's test plan as the round's tickets quote it."""
+    plan = run.exam / "TESTPLAN.md"
+    return plan.read_text(encoding="utf-8", errors="replace") if plan.is_file() else ""
 
 
 def _ruling(config: AcceptanceConfig, project: Path, transcripts: Path, k: int,
@@ -914,7 +954,7 @@ def _round_summary(outcome: _Outcome, progress: Progress) -> RoundSummary:
                                                 (outcome.ruling_usd if e.role == "judge" else 0.0), 6)
                                   for e in outcome.episodes},
                         isolation={e.role: e.isolation for e in outcome.episodes},
-                        mutability={c: len(where) for c, where in outcome.reach.items()})
+                        mutability={c: len(where) for c, where in outcome.reach.items()}, canaries=outcome.canaries)
 
 
 def _write_json(path: Path, data: Any) -> None:

@@ -61,6 +61,8 @@ class RoundSummary(Record):
     isolation: dict[str, list[str]] = Field(default={}, description="role -> isolation layers active in its episode.")
     mutability: dict[str, int] = Field(default={}, description="Bug class -> mutants the operators could make of "
                                        "the round's code (where: mutability.json beside it).")
+    canaries: str = Field(default="-", description="Canary cases the target passed, of those the round's exam "
+                          "planted ('0/2 passed'; an honest target passes none); '-': none planted.")
 
 
 def rounds_of(store: EvidenceStore) -> list[RoundSummary]:
@@ -73,7 +75,7 @@ def verdict_of(store: EvidenceStore) -> Verdict | None:
     return Verdict.model_validate_json(path.read_text(encoding="utf-8")) if store.has("verdict") else None
 
 
-Decision = Literal["accepted", "escalated", "open"]
+Decision = Literal["accepted", "escalated", "policy", "open"]
 
 # what every count of the reports counts; SCOREBOARD.md, REPORT.html and ACCEPTANCE.json state the same units
 UNITS = {
@@ -83,6 +85,8 @@ UNITS = {
     "all units": "answer rows + behaviour cases + relation instances, summed: what a round's 'N/M pass' counts",
     "kill rate (mutants)": "mutants the exam killed / mutants judged (killed, timed out, survived, no coverage), "
                            "the ignored and no-coverage counts beside it",
+    "canaries (cases)": "canary cases the target passed / canaries planted: cases whose sealed expectation contradicts "
+                        "the spec, scored apart; an honest target passes none",
 }
 
 
@@ -104,6 +108,9 @@ def headline(store: EvidenceStore) -> Headline:
     escalations = [e for e in store.entries() if e.kind == "escalation"]
     if escalations:
         return Headline("escalated", "ESCALATED, a human must decide", [escalation_reason(store, escalations[-1].name)])
+    stops = [e for e in store.entries() if e.kind == "policy"]
+    if stops:
+        return Headline("policy", "STOPPED, the exam was gamed (policy)", policy_reasons(store, stops[-1].name))
     return Headline("open", f"NO VERDICT YET after {len(rounds_of(store))} round(s)", [])
 
 
@@ -119,7 +126,14 @@ def verdict_line(store: EvidenceStore) -> str:
     return f"{head.title}: {'; '.join(head.why)}" if head.why else head.title
 
 
-_WHY = {"accepted": "Not certified because:", "escalated": "Escalated because:", "open": ""}
+def policy_reasons(store: EvidenceStore, name: str) -> list[str]:
+    """The canaries a policy stop names, as its sealed POLICY.md lists them."""
+    lines = (store.root / "records" / name / "POLICY.md").read_text(encoding="utf-8").splitlines()
+    return [f"passed a canary planted against the spec: {x[2:]}" for x in lines if x.startswith("- ")]
+
+
+_WHY = {"accepted": "Not certified because:", "escalated": "Escalated because:", "policy": "Stopped because:",
+        "open": ""}
 
 
 def drivers_of(store: EvidenceStore) -> dict[str, str]:
@@ -140,7 +154,8 @@ def scoreboard(store: EvidenceStore, timings: Path | None = None) -> str:
            "Drivers: " + ("; ".join(f"{role}: {d}" for role, d in drivers_of(store).items()) or "-"), "",
            "Units:", "", *(f"- **{name}**: {text}" for name, text in UNITS.items()), "",
            "| round | seed | answers (rows) | behaviours (cases) | relations (instances) | drift | kill rate "
-           "(mutants) | new cases | tickets | smells | cost (USD) | streak | gate | why red |", "|" + "---|" * 14]
+           "(mutants) | canaries (cases) | new cases | tickets | smells | cost (USD) | streak | gate | why red |",
+           "|" + "---|" * 15]
     out += [_row(r) for r in rows]
     out += _mutability(rows)
     if rows:
@@ -148,7 +163,7 @@ def scoreboard(store: EvidenceStore, timings: Path | None = None) -> str:
             f"{role}: {', '.join(layers)}" for role, layers in rows[-1].isolation.items())]
     if rows and all(r.simulation for r in rows):
         out += ["", f"**Simulation**: {_SIMULATION}"]
-    out += _escalation(store)
+    out += _sealed_report(store, "escalation", "ESCALATION.md") + _sealed_report(store, "policy", "POLICY.md")
     if timings is not None and timings.exists():
         seconds = json.loads(timings.read_text())
         total = sum(seconds.values()) or 1.0
@@ -179,16 +194,17 @@ def _row(r: RoundSummary) -> str:
     new = "-" if r.deepening is None else str(r.deepening.new_cases)
     seed = r.seed if r.final else r.seed[:8]
     return (f"| {r.round}{' (final)' if r.final else ''} | {seed} | {' | '.join(channels)} | "
-            f"{'; '.join(r.drift) or '-'} | {r.kill_rate} | {new} | {tickets} | {r.smells} | "
+            f"{'; '.join(r.drift) or '-'} | {r.kill_rate} | {r.canaries} | {new} | {tickets} | {r.smells} | "
             f"{sum(r.cost_usd.values()):.4f} | {r.streak} | {'GREEN' if r.green else 'red'} | "
             f"{'; '.join(r.reasons) or '-'} |")
 
 
-def _escalation(store: EvidenceStore) -> list[str]:
-    escalations = [e for e in store.entries() if e.kind == "escalation"]
-    if not escalations:
+def _sealed_report(store: EvidenceStore, kind: str, name: str) -> list[str]:
+    """The last sealed report of ``kind`` (an escalation, a policy stop), as its record holds it."""
+    found = [e for e in store.entries() if e.kind == kind]
+    if not found:
         return []
-    text = (store.root / "records" / escalations[-1].name / "ESCALATION.md").read_text(encoding="utf-8")
+    text = (store.root / "records" / found[-1].name / name).read_text(encoding="utf-8")
     return ["", *text.rstrip("\n").splitlines()]
 
 
@@ -203,6 +219,8 @@ class AcceptanceReport(Record):
     reasons: list[str] = Field(description="Why an accepted run does not certify; empty otherwise.")
     escalation: str | None = Field(default=None, description="Why the run escalated (the ticket that failed its fix "
                                                              "attempts, or the round limit); null when it did not.")
+    gamed: list[str] = Field(default_factory=list, description="Why the run stopped for gaming the exam (policy, exit "
+                             "5): the canaries the target passed; empty when it did not.")
     drivers: dict[str, str] = Field(description="role -> the driver(s) that played it, from the sealed episodes.")
     units: dict[str, str] = Field(default_factory=lambda: dict(UNITS), description="What each count of 'rounds' "
                                   "counts: column (unit) -> what passes / what is counted.")
@@ -217,6 +235,7 @@ def acceptance_report(store: EvidenceStore) -> AcceptanceReport:
     return AcceptanceReport(verdict=verdict_line(store), decision=head.decision,
                             certified=bool(verdict and verdict.certified), reasons=verdict.reasons if verdict else [],
                             escalation=head.why[0] if head.decision == "escalated" else None,
+                            gamed=head.why if head.decision == "policy" else [],
                             drivers=drivers_of(store), trail_digest=store.digest(), records=store.entries(),
                             rounds=rounds_of(store))
 
@@ -322,7 +341,7 @@ table{{border-collapse:collapse}}</style></head><body>
 <svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="200" role="img">{''.join(_bars(rows))}
 <line x1="25" y1="170" x2="{width}" y2="170" stroke="#555"/></svg>
 <table><tr><th>round</th><th>answers (rows)</th><th>behaviours (cases)</th><th>relations (instances)</th>
-<th>all units</th><th>kill rate (mutants)</th><th>streak</th><th>gate</th><th>why red</th></tr>
+<th>all units</th><th>kill rate (mutants)</th><th>canaries (cases)</th><th>streak</th><th>gate</th><th>why red</th></tr>
 {_table_html(rows)}</table>{_shots_html(screenshots(store))}
 <p>{len(rows)} round(s). Trail digest <code>{store.digest()}</code></p></body></html>
 """
@@ -337,7 +356,8 @@ def _why_html(head: Headline) -> str:
 def _table_html(rows: list[RoundSummary]) -> str:
     return "".join(f"<tr><td>{r.round}{' (final)' if r.final else ''}</td>"
                    + "".join(f"<td>{r.channels.get(c, '-')}</td>" for c in ("answers", "behaviors", "relations"))
-                   + f"<td>{r.passed}/{r.total}</td><td>{html.escape(r.kill_rate)}</td><td>{r.streak}</td>"
+                   + f"<td>{r.passed}/{r.total}</td><td>{html.escape(r.kill_rate)}</td>"
+                   f"<td>{html.escape(r.canaries)}</td><td>{r.streak}</td>"
                    f"<td>{'GREEN' if r.green else 'red'}</td><td>{html.escape('; '.join(r.reasons) or '-')}</td></tr>"
                    for r in rows)
 

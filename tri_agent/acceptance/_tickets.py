@@ -180,7 +180,7 @@ def plan_sections(plan: str) -> list[tuple[int, str]]:
 def plan_line(plan: str, terms: list[str]) -> str:
     """The first test-plan section that mentions one of ``terms`` as a word (a plural too), or a sentence that
     says none does."""
-    wanted = [t for t in terms if t]
+    wanted = list(dict.fromkeys(t for t in terms if t))
     if not wanted:
         return "Test plan: not searched (no column names this failure)"
     pattern = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(t) for t in wanted) + r")(?:e?s)?(?!\w)", re.IGNORECASE)

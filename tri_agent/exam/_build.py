@@ -14,7 +14,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import yaml
@@ -27,8 +27,29 @@ from ..sandbox._process import OUTPUT_CAP, Completed, base_env
 from ..scoring._caliber import Caliber, EqualPair, Monotone, load_caliber
 from ..scoring._grading import ScoreInputs, score
 from ..scoring._tables import ROW, read_table
-from ..scoring._tolerance import EXACT, outside, parse_count, parse_decimal
-from ._formats import BuildChecks, BuildRecord, Case, ExamConfig, Pair, load_exam, read_cases, read_pairs
+from ._canaries import (
+    ANSWERS,
+    BEHAVIORS,
+    INDEX,
+    Canary,
+    SealedCanary,
+    canary_inputs,
+    changed,
+    passed,
+    plant,
+    sealed_canaries,
+)
+from ._formats import (
+    BuildChecks,
+    BuildRecord,
+    Case,
+    ExamConfig,
+    Pair,
+    load_exam,
+    read_cases,
+    read_jsonl,
+    read_pairs,
+)
 
 
 def build_exam(exam_dir: Path, seed: str, out: Path) -> BuildRecord:
@@ -46,11 +67,14 @@ def build_exam(exam_dir: Path, seed: str, out: Path) -> BuildRecord:
         cases = read_cases(generated / "cases.jsonl")
         _check_inputs(generated, cases)
         deepens = _deepens(config, exam_dir, seed, scratch, generated, cases)
+        pairs, canaries = read_pairs(generated / "pairs.jsonl"), _read_canaries(generated / INDEX)
+        _apart(pairs, canaries, generated / INDEX)
         visible = _publish_visible(generated, out / "visible")
         answers = _twice(lambda n: _oracle(config, exam_dir, visible, scratch, n), "oracle")
-        sealed = _publish_sealed(answers, out / "sealed")
-        built = _with_pairs(caliber, read_pairs(generated / "pairs.jsonl"), out / "caliber.yaml")
+        sealed = _publish_sealed(answers, out / "sealed", Planting(canaries, caliber, [c.case for c in cases]))
+        built = _with_pairs(caliber, pairs, out / "caliber.yaml")
         checks = _self_checks(out / "caliber.yaml", built, sealed, scratch).model_copy(update={"deepens": deepens})
+        checks = checks.model_copy(update={"canaries": _canaries_fail(sealed, answers)})
     record = BuildRecord(
         exam=config.name, seed=seed, cases=len(cases),
         visible_digest=seal(visible, crlf_kept=True),  # chaos inputs may hold CRLF on purpose
@@ -157,12 +181,16 @@ def _compose_sealed(chosen: list[tuple[Path, Case]], sealed: Path) -> Path:
     wanted: dict[Path, set[str]] = {}
     for build, case in chosen:
         wanted.setdefault(build, set()).add(case.case)
-    for name in ("answers.jsonl", "behaviors.jsonl"):
+    for name in ("answers.jsonl", "behaviors.jsonl", ANSWERS, BEHAVIORS):
         rows = [line for build, cases in wanted.items() if (build / "sealed" / name).exists()
                 for line in (build / "sealed" / name).read_text(encoding="utf-8").splitlines()
                 if line.strip() and json.loads(line).get("case") in cases]
         if rows or any((b / "sealed" / name).exists() for b in wanted):
             (sealed / name).write_text("".join(x + "\n" for x in rows), encoding="utf-8")
+    kept = [c.model_copy(update={"controls": [x for x in c.controls if x in cases]})  # a control must be run too
+            for build, cases in wanted.items() for c in sealed_canaries(build) if c.case in cases]
+    if kept:
+        _write_index(sealed, kept)
     return sealed
 
 
@@ -330,16 +358,73 @@ def _check_inputs(generated: Path, cases: list[Case]) -> None:
 
 
 def _publish_visible(generated: Path, visible: Path) -> Path:
-    shutil.copytree(generated, visible, ignore=shutil.ignore_patterns("pairs.jsonl"))
+    shutil.copytree(generated, visible, ignore=shutil.ignore_patterns("pairs.jsonl", INDEX))
     return visible
 
 
-def _publish_sealed(answers: Path, sealed: Path) -> Path:
+def _read_canaries(path: Path) -> list[Canary]:
+    return read_jsonl(path, Canary, "case") if path.exists() else []
+
+
+def _apart(pairs: list[Pair], canaries: list[Canary], where: Path) -> None:
+    """A canary is in no relation pair: its expectation is planted, and a pair would compare it to a real one."""
+    chosen = {c.case for c in canaries}
+    for p in pairs:
+        if {p.a, p.b} & chosen:
+            raise MalformedInput(f"pairs.jsonl pairs canary case {sorted({p.a, p.b} & chosen)[0]} in relation "
+                                 f"{p.relation!r}", where=str(where), hint="keep canary cases out of relation pairs")
+
+
+@dataclass(frozen=True)
+class Planting:
+    """The generator's canaries and what planting them needs (the caliber, the ids of every case)."""
+
+    canaries: list[Canary]
+    caliber: Caliber
+    cases: list[str]
+
+
+def _publish_sealed(answers: Path, sealed: Path, planting: Planting) -> Path:
+    """The oracle's key, its canary cases' rows sealed apart with their planted expectation (none: as written)."""
     sealed.mkdir(parents=True)
-    for name in ("answers.jsonl", "behaviors.jsonl"):
-        if (answers / name).exists():
-            shutil.copy2(answers / name, sealed / name)
+    behaviors = answers / "behaviors.jsonl"
+    if not planting.canaries:
+        for name in ("answers.jsonl", "behaviors.jsonl"):
+            if (answers / name).exists():
+                shutil.copy2(answers / name, sealed / name)
+        return sealed
+    planted = plant(planting.canaries, (answers / "answers.jsonl").read_text(encoding="utf-8"),
+                    behaviors.read_text(encoding="utf-8") if behaviors.exists() else None, planting.caliber,
+                    planting.cases, INDEX)
+    (sealed / "answers.jsonl").write_text(planted.answers, encoding="utf-8")
+    (sealed / ANSWERS).write_text(planted.canary_answers, encoding="utf-8")
+    if planted.behaviors is not None and planted.canary_behaviors is not None:
+        (sealed / "behaviors.jsonl").write_text(planted.behaviors, encoding="utf-8")
+        (sealed / BEHAVIORS).write_text(planted.canary_behaviors, encoding="utf-8")
+    _write_index(sealed, planted.index)
     return sealed
+
+
+def _write_index(sealed: Path, index: list[SealedCanary]) -> None:
+    (sealed / INDEX).write_text("".join(c.model_dump_json() + "\n" for c in index), encoding="utf-8")
+
+
+def _canaries_fail(sealed: Path, answers: Path) -> str:
+    """Each canary, scored with the oracle's own answers in the target's place, fails: an honest target cannot
+    pass one. (n: the kinds), or "" when the build planted none."""
+    build = sealed.parent
+    canaries = sealed_canaries(build)
+    if not canaries:
+        return ""
+    behaviors = answers / "behaviors.jsonl"
+    inputs = canary_inputs(build, answers / "answers.jsonl", behaviors if behaviors.exists() else None)
+    assert inputs is not None
+    honest = passed(score(replace(inputs, actual_text=False)), canaries)
+    if honest:
+        raise InfrastructureFailure(f"canary case {honest[0]} passes with the oracle's own answers: an honest target "
+                                    "would pass it", hint="plant an expectation the spec rules out")
+    kinds = {k: sum(1 for c in canaries if c.kind == k) for k in ("impossible", "refuse")}
+    return f"{len(canaries)} ({', '.join(f'{n} {k}' for k, n in kinds.items() if n)}); the oracle's answers fail each"
 
 
 def _with_pairs(caliber: Caliber, pairs: list[Pair], path: Path) -> Caliber:
@@ -387,21 +472,6 @@ def _corrupt(answers: Path, caliber: Caliber, out: Path) -> Path:
     row, name, spec = next(((r, n, s) for r in rows for n, s in caliber.fields.items() if r.get(n) is not None),
                            (rows[0], *next(iter(caliber.fields.items()))))
     value = str(row[name])
-    # a field's own bound may be wide (absolute "5"): step past it, not by a fixed 1
-    row[name] = outside(spec.tolerance.bound(), value) if spec.tolerance else _changed(value, spec.cls, spec.values)
+    row[name] = changed(spec, value)
     out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     return out
-
-
-def _changed(value: str, cls: str, values: list[str] | None) -> str:
-    if cls in ("amount", "ratio"):
-        return format(EXACT.add(parse_decimal(value), 1), "f")
-    if cls == "count":
-        return str(parse_count(value) + 1)
-    if cls == "status":
-        return next((v for v in values or [] if v != value), value + "?")
-    if cls == "set":
-        return f"[{value}]"  # one element, the original list: a different multiset
-    if cls == "json":
-        return f'{{"corrupted": {value}}}'
-    return value + "\u2021"

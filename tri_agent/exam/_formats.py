@@ -118,6 +118,8 @@ class BuildChecks(Record):
                                                   "tolerance fails channel 1.")
     deepens: str = Field(default="", description="Cases whose inputs the generator does not also write at another "
                          "seed, of all (n/m): at least one in four, or the build is refused.")
+    canaries: str = Field(default="", description="Canary cases planted, by kind, each shown to fail with the "
+                          "oracle's own answers in the target's place; empty: the generator planted none.")
 
 
 class BuildRecord(Record):
@@ -150,14 +152,16 @@ def load_exam(folder: Path) -> ExamConfig:
 
 def read_cases(path: Path) -> list[Case]:
     """Every case in a ``cases.jsonl``, refusing malformed lines and duplicate ids with file:line."""
-    return _read_jsonl(path, Case, "case")
+    return read_jsonl(path, Case, "case")
 
 
 def read_pairs(path: Path) -> list[Pair]:
-    return _read_jsonl(path, Pair, None) if path.exists() else []
+    return read_jsonl(path, Pair, None) if path.exists() else []
 
 
-def _read_jsonl(path: Path, model: type[M], unique: str | None) -> list[M]:
+def read_jsonl(path: Path, model: type[M], unique: str | None) -> list[M]:
+    """Every line of a JSONL file as ``model``, refusing malformed lines (and repeated ``unique`` values) with
+    file:line."""
     if not path.is_file():
         raise MalformedInput(f"{path.name} was not written", where=str(path.parent))
     out: list[M] = []

@@ -16,6 +16,8 @@ from ._relations import Observed, evaluate
 from ._report import AnswersChannel, InputDigest, ScoreReport
 from ._tables import Table, read_actual, read_table
 
+CASE = "case"  # the column a run's tables name their case in (the gateway writes it)
+
 
 @dataclass(frozen=True)
 class ScoreInputs:
@@ -34,6 +36,21 @@ class ScoreInputs:
     # cases whose run was killed on its timeout: without a behaviour channel (which may expect a timeout) each is a
     # blocker, so rows a hanging target wrote before it was killed never pass as an answer
     timed_out: tuple[str, ...] = ()
+    # the cases scored: None every case; ``aside`` cases are left out of every table (a build's canaries, which
+    # are scored apart against their own key)
+    only: frozenset[str] | None = None
+    aside: frozenset[str] = frozenset()
+
+    def scores(self, case: str) -> bool:
+        """Whether this score covers ``case``."""
+        return (self.only is None or case in self.only) and case not in self.aside
+
+    def chosen(self, table: Table) -> Table:
+        """``table`` with the rows of the cases this score leaves out dropped (a table without a case column is
+        left whole: it names no case)."""
+        if (self.only is None and not self.aside) or CASE not in table.columns:
+            return table
+        return table.among(CASE, self.only, self.aside)
 
 
 def score(inputs: ScoreInputs) -> ScoreReport:
@@ -42,20 +59,21 @@ def score(inputs: ScoreInputs) -> ScoreReport:
     columns = (*caliber.key, *caliber.fields)
     json_columns = frozenset(n for n, f in caliber.fields.items() if f.cls in ("json", "set"))
     blank = frozenset(caliber.blank_keys or ())  # key columns where a blank string is a value
-    answers = blank_as_value(read_table(inputs.answers, json_columns, columns), blank)
+    answers = inputs.chosen(blank_as_value(read_table(inputs.answers, json_columns, columns), blank))
     as_values = frozenset() if inputs.actual_text else json_columns
-    actual = blank_as_value(read_actual(inputs.actual, as_values, columns), blank)  # scored, never refused
+    actual = inputs.chosen(blank_as_value(read_actual(inputs.actual, as_values, columns), blank))  # never refused
     channel1, failing = compare_tables(caliber.key, dict(caliber.fields), answers, actual, caliber.drift,
                                        blank_keys=blank)
     digests = [_digest("caliber", inputs.caliber, caliber_sha),
                _table_digest("answers", answers, channel1.rows_expected),
                _table_digest("actual", actual, channel1.rows_actual)]
     behaviors = _behaviors(caliber, inputs, digests)
-    replay = blank_as_value(read_actual(inputs.replay, as_values, columns), blank) if inputs.replay else None
+    replay = inputs.chosen(blank_as_value(read_actual(inputs.replay, as_values, columns), blank)) \
+        if inputs.replay else None
     replay_defects = _replay_defects(caliber.key, replay, blank)
     if replay is not None:
         digests.append(_table_digest("replay", replay, None))
-    observed = _observed(caliber, inputs.observed_behaviors) if any(r.scope for r in caliber.relations) else None
+    observed = _observed(caliber, inputs) if any(r.scope for r in caliber.relations) else None
     relations = evaluate(caliber, actual, replay, failing, observed) if caliber.relations else None
     report = ScoreReport(verdict="pass", blockers=[], caliber_sha256=caliber_sha, answers_sha256=answers.sha256,
                          actual_sha256=actual.sha256, inputs=digests, answers=channel1, behaviors=behaviors,
@@ -63,7 +81,7 @@ def score(inputs: ScoreInputs) -> ScoreReport:
     blockers = _blockers(report, caliber) + [f"replay: {d}" for d in replay_defects]
     blockers += [f"run: {f}" for f in inputs.findings]
     if caliber.behaviors is None:
-        blockers += [f"run: case {c} ran past its timeout" for c in inputs.timed_out]
+        blockers += [f"run: case {c} ran past its timeout" for c in inputs.timed_out if inputs.scores(c)]
     return report.model_copy(update={"blockers": blockers, "verdict": "fail" if blockers else "pass"})
 
 
@@ -92,20 +110,20 @@ def _behaviors(caliber: Caliber, inputs: ScoreInputs, digests: list[InputDigest]
                          "and a 'behaviors' section in the caliber")
     spec = {b.field: FieldSpec.model_validate({"class": "status", "values": b.values})}
     columns = (*b.key, b.field)
-    expected = read_table(expected_path, columns=columns)
-    observed = read_table(observed_path, columns=columns)
+    expected = inputs.chosen(read_table(expected_path, columns=columns))
+    observed = inputs.chosen(read_table(observed_path, columns=columns))
     channel, _ = compare_tables(b.key, spec, expected, observed)
     digests += [_table_digest("expected_behaviors", expected, channel.rows_expected),
                 _table_digest("observed_behaviors", observed, channel.rows_actual)]
     return channel
 
 
-def _observed(caliber: Caliber, path: Path | None) -> Observed | None:
+def _observed(caliber: Caliber, inputs: ScoreInputs) -> Observed | None:
     """Case (its behaviour key) -> the behaviours its run was observed to end in, for scoped relations."""
-    b = caliber.behaviors
+    b, path = caliber.behaviors, inputs.observed_behaviors
     if path is None or b is None:
         return None
-    frame = read_table(path, columns=(*b.key, b.field)).frame.collect()
+    frame = inputs.chosen(read_table(path, columns=(*b.key, b.field))).frame.collect()
     observed: Observed = {}
     for row in frame.iter_rows(named=True):
         if row[b.field] is not None:

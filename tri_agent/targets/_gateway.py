@@ -41,6 +41,7 @@ from .._errors import (
 from .._model import Record
 from ..evidence._manifest import Entry, scan
 from ..evidence._seal import diff, verify
+from ..exam._canaries import canary_cases, canary_inputs
 from ..exam._formats import BuildRecord, Case, read_cases
 from ..sandbox._jail import Jail, odd_files, require_plain, written
 from ..sandbox._process import base_env
@@ -475,4 +476,14 @@ def run_score_inputs(build: Path, run_dir: Path) -> ScoreInputs:
     return ScoreInputs(build / "caliber.yaml", build / "sealed" / "answers.jsonl", run_dir / "actual.jsonl",
                        behaviors if has_behaviors else None, observed if has_behaviors else None,
                        findings=tuple(f"case {p.case}: {p.stray_output}" for p in strays), actual_text=True,
-                       timed_out=tuple(p.case for p in runs if p.timed_out))
+                       timed_out=tuple(p.case for p in runs if p.timed_out), aside=canary_cases(build))
+
+
+def canary_score_inputs(build: Path, run_dir: Path) -> ScoreInputs | None:
+    """A run's score inputs against the build's canary key, its canary cases alone (None: the build has none)."""
+    observed = run_dir / "observed_behaviors.jsonl"
+    inputs = canary_inputs(build, run_dir / "actual.jsonl", observed if observed.is_file() else None)
+    if inputs is None:
+        return None
+    runs = _read_provenance(run_dir / "provenance.jsonl") if (run_dir / "provenance.jsonl").is_file() else []
+    return replace(inputs, timed_out=tuple(p.case for p in runs if p.timed_out))
