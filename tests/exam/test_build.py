@@ -12,7 +12,9 @@ import yaml
 from conftest import TOY
 
 from tri_agent import InfrastructureFailure, MalformedInput, PolicyViolation, TamperDetected, UsageError, verify
-from tri_agent.exam._build import _changed, build_exam
+from tri_agent.exam._build import build_exam
+from tri_agent.exam._canaries import changed
+from tri_agent.scoring._caliber import FieldSpec
 from tri_agent.exam._formats import BuildRecord
 
 
@@ -40,7 +42,7 @@ for case in cases[:{moving}]:
 
 @pytest.mark.parametrize("moving", [0, 2])
 def test_a_generator_that_ignores_its_seed_is_refused_at_build(tmp_path: Path, moving: int) -> None:
-    with pytest.raises(MalformedInput, match=rf"does not draw its cases from the seed: {13 - moving} of 13") as err:
+    with pytest.raises(MalformedInput, match=rf"does not draw its cases from the seed: {15 - moving} of 15") as err:
         build_exam(_seed_blind(tmp_path, moving), "7", tmp_path / "build")
     assert err.value.exit_code == 3 and "exam.yaml: generator" in str(err.value)
     assert not (tmp_path / "build" / "build.json").exists()
@@ -48,13 +50,14 @@ def test_a_generator_that_ignores_its_seed_is_refused_at_build(tmp_path: Path, m
 
 def test_a_generator_that_moves_a_quarter_of_its_cases_with_the_seed_builds(tmp_path: Path) -> None:
     record = build_exam(_seed_blind(tmp_path, 4), "7", tmp_path / "build")
-    assert record.checks.deepens == "4/13"
+    assert record.checks.deepens == "4/15"
 
 
 def test_toy_build_is_sealed_and_self_checked(toy_build: Path) -> None:
     record = BuildRecord.model_validate_json((toy_build / "build.json").read_text())
     assert record.checks.model_dump() == {"generator_deterministic": True, "oracle_deterministic": True,
-                                          "gold_passes": True, "corrupted_key_fails": True, "deepens": "13/13"}
+                                          "gold_passes": True, "corrupted_key_fails": True, "deepens": "15/15",
+                                          "canaries": "2 (1 impossible, 1 refuse); the oracle's answers fail each"}
     assert verify(toy_build / "visible", expect=record.visible_digest).ok
     assert verify(toy_build / "sealed", expect=record.sealed_digest).ok
     assert not (toy_build / "visible" / "pairs.jsonl").exists()
@@ -119,14 +122,15 @@ def test_corruption_always_leaves_tolerance(cls: str, value: str, values: list[s
 
     c = CLASSES[cls]
     enum = frozenset(values) if values else None
-    assert not compare_cell(c, check_expected(c, value, enum), _changed(value, cls, values), enum).ok
-    json.dumps(_changed(value, cls, values))
+    moved = changed(FieldSpec.model_validate({"class": cls, "values": values}), value)
+    assert not compare_cell(c, check_expected(c, value, enum), moved, enum).ok
+    json.dumps(moved)
 
 
 def test_relative_paths_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     shutil.copytree(TOY / "exam", tmp_path / "exam")
     monkeypatch.chdir(tmp_path)
-    assert build_exam(Path("exam"), "3", Path("builds/s3")).cases == 13
+    assert build_exam(Path("exam"), "3", Path("builds/s3")).cases == 15
 
 
 def test_compose_keeps_chosen_cases_with_their_answers_and_pairs(toy_build: Path, tmp_path: Path) -> None:
@@ -139,7 +143,7 @@ def test_compose_keeps_chosen_cases_with_their_answers_and_pairs(toy_build: Path
     composed = compose_build([Part(toy_build), Part(other, frozenset([*red, "c-000000000000"]))], tmp_path / "out",
                              "1 + 2")
     cases = read_cases(tmp_path / "out" / "visible" / "cases.jsonl")
-    assert len(cases) == 15 and composed.record.cases == 15 and composed.record.seed == "1 + 2"
+    assert len(cases) == 17 and composed.record.cases == 17 and composed.record.seed == "1 + 2"
     assert {composed.origin[c] for c in red} == {"2"} and composed.missing == {"2": ["c-000000000000"]}
     answers = [json.loads(x)["case"] for x in (tmp_path / "out" / "sealed" / "answers.jsonl").read_text().splitlines()]
     assert set(answers) <= {c.case for c in cases} and set(red) <= set(answers)
@@ -270,4 +274,4 @@ def test_a_test_plan_with_a_table_of_expected_values_is_refused_whatever_its_val
     "\n| Scenario | Expected behaviour |\n|---|---|\n| an unreadable score | the run is rejected |\n",
 ])
 def test_a_test_plan_that_lists_columns_or_tabulates_scenarios_builds(tmp_path: Path, extra: str) -> None:
-    assert build_exam(_with_plan(tmp_path, extra), "1", tmp_path / "build").cases == 13
+    assert build_exam(_with_plan(tmp_path, extra), "1", tmp_path / "build").cases == 15

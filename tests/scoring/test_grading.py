@@ -141,3 +141,28 @@ def test_an_unusable_replay_is_a_blocker_naming_file_line_and_fix(tmp_path: Path
         "r3.jsonl": [f"replay: {repeated}:3: duplicate key (case='c-1', group='a'), first at line 1; "
                      "keys must be unique in a table"],
         "r4.jsonl": [f"replay: unreadable table: {unreadable}:1: expected a JSON object, found list"]}
+
+
+def test_cases_set_aside_are_left_out_of_every_table_and_only_scores_the_cases_it_names(tmp_path: Path) -> None:
+    files = _files(tmp_path)
+    key_without_c2 = write_jsonl(tmp_path / "a1.jsonl", ANSWERS[:2])
+    # c-2's rows and behaviour are wrong, and its answer is not in the key: set aside, nothing of it is scored
+    write_csv(files["actual"], [*ANSWERS[:2], dict(ANSWERS[2], avg="0.00"), dict(ANSWERS[2], group="z")])
+    write_jsonl(files["observed_behaviors"], [EXPECTED_B[0], {"case": "c-2", "behavior": "accepted"}])
+    inputs = ScoreInputs(**{**files, "answers": key_without_c2, "replay": files["actual"]})
+    assert score(inputs).verdict == "fail"  # the control: scored whole, c-2's rows are unexpected
+    aside = score(ScoreInputs(**{**files, "answers": key_without_c2, "replay": files["actual"]},
+                              aside=frozenset({"c-2"})))
+    assert aside.verdict == "pass" and aside.answers.total == 2 and aside.behaviors and aside.behaviors.total == 1
+    only = score(ScoreInputs(**files, only=frozenset({"c-1"})))
+    assert only.verdict == "pass" and only.answers.rows_expected == 2 and only.answers.rows_actual == 2
+    red = score(ScoreInputs(**files, only=frozenset({"c-2"})))
+    assert red.answers.rows_expected == 1 and {f.key["case"] for f in red.answers.failures} == {"c-2"}
+
+
+def test_a_row_naming_no_case_is_never_set_aside(tmp_path: Path) -> None:
+    files = _files(tmp_path, CALIBER)
+    write_jsonl(files["actual"].with_suffix(".jsonl"), [*ANSWERS, dict(ANSWERS[0], case=None)])
+    report = score(ScoreInputs(files["caliber"], files["answers"], files["actual"].with_suffix(".jsonl"),
+                               aside=frozenset({"c-9"})))
+    assert report.verdict == "fail" and report.answers.rows_actual == 4

@@ -68,7 +68,7 @@ def build_exam(exam_dir: Path, seed: str, out: Path) -> BuildRecord:
         _check_inputs(generated, cases)
         deepens = _deepens(config, exam_dir, seed, scratch, generated, cases)
         pairs, canaries = read_pairs(generated / "pairs.jsonl"), _read_canaries(generated / INDEX)
-        _apart(pairs, canaries, generated / INDEX)
+        _apart(pairs, canaries)
         visible = _publish_visible(generated, out / "visible")
         answers = _twice(lambda n: _oracle(config, exam_dir, visible, scratch, n), "oracle")
         sealed = _publish_sealed(answers, out / "sealed", Planting(canaries, caliber, [c.case for c in cases]))
@@ -366,13 +366,13 @@ def _read_canaries(path: Path) -> list[Canary]:
     return read_jsonl(path, Canary, "case") if path.exists() else []
 
 
-def _apart(pairs: list[Pair], canaries: list[Canary], where: Path) -> None:
+def _apart(pairs: list[Pair], canaries: list[Canary]) -> None:
     """A canary is in no relation pair: its expectation is planted, and a pair would compare it to a real one."""
     chosen = {c.case for c in canaries}
     for p in pairs:
         if {p.a, p.b} & chosen:
             raise MalformedInput(f"pairs.jsonl pairs canary case {sorted({p.a, p.b} & chosen)[0]} in relation "
-                                 f"{p.relation!r}", where=str(where), hint="keep canary cases out of relation pairs")
+                                 f"{p.relation!r}", where=INDEX, hint="keep canary cases out of relation pairs")
 
 
 @dataclass(frozen=True)
