@@ -106,15 +106,25 @@ timeout: 60
     "case": Doc("`builds/<id>/visible/cases.jsonl`, one line each", "`exam build` (from the generator)", "json", """\
 {"case": "c-5d41402abc4b", "inputs": "inputs/c-5d41402abc4b"}
 """),
-    "pair": Doc("`builds/<id>/visible/pairs.jsonl`, one line each", "`exam build` (from the generator)", "json", """\
+    "pair": Doc("the generator's `pairs.jsonl`, one line each (never published: the pairs go into the built "
+                "`caliber.yaml`)", "the examiner's generator", "json", """\
 {"relation": "row-order-changes-nothing", "a": "c-5d41402abc4b", "b": "c-7d793037a076"}
+"""),
+    "canary": Doc("the generator's `canaries.jsonl`, one line each (never published)", "the examiner's generator",
+                  "json", """\
+{"case": "c-5d41402abc4b", "kind": "refuse", "behavior": "accepted"}
+"""),
+    "sealed-canary": Doc("`builds/<id>/sealed/canaries.jsonl`, one line each", "`exam build`", "json", """\
+{"schema_version": 1, "case": "c-5d41402abc4b", "kind": "refuse", "behavior": "accepted",
+ "refused_as": "rejected", "controls": ["c-7d793037a076"]}
 """),
     "build-record": Doc("`builds/<id>/build.json`", "`exam build`", "json", """\
 {"schema_version": 1, "exam": "toy-grades", "seed": "1", "cases": 16,
  "visible_digest": "d1", "sealed_digest": "e2", "caliber_sha256": "a3",
  "exam_sha256": {"exam.yaml": "f4", "generator/generate.py": "a5", "oracle/oracle.py": "b6"},
  "checks": {"generator_deterministic": true, "oracle_deterministic": true, "gold_passes": true,
-            "corrupted_key_fails": true}}
+            "corrupted_key_fails": true, "deepens": "16/16",
+            "canaries": "2 (1 impossible, 1 refuse); the oracle's answers fail each"}}
 """),
     "target": Doc("`target.yaml`", "the user, at setup", "yaml", """\
 schema_version: 1

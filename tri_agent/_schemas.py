@@ -21,6 +21,7 @@ from .drivers._scripted import Script
 from .evidence._manifest import Manifest
 from .evidence._seal import SealLogEntry, VerifyReport
 from .evidence._trail import TrailEntry
+from .exam._canaries import Canary, SealedCanary
 from .exam._formats import BuildRecord, Case, ExamConfig, Pair
 from .isolation._contract import Contract
 from .isolation._tools import TOOL_SPECS
@@ -48,6 +49,8 @@ FORMATS: dict[str, type[BaseModel]] = {
     "exam": ExamConfig,
     "case": Case,
     "pair": Pair,
+    "canary": Canary,
+    "sealed-canary": SealedCanary,
     "build-record": BuildRecord,
     "target": TargetConfig,
     "request-plan": RequestPlan,

@@ -26,7 +26,8 @@ from tri_agent.scoring._report import ScoreReport
 
 RED = RoundSummary(round=1, seed="ed918104abcdef", final=False, green=False, reasons=["81/147 pass"], passed=81,
                    total=147, channels={"answers": "30/96", "behaviors": "13/13", "relations": "38/38"},
-                   kill_rate="8/10 killed (80%); 0 ignored, 0 no coverage", tickets={"builder": 5}, simulation=True)
+                   kill_rate="8/10 killed (80%); 0 ignored, 0 no coverage", tickets={"builder": 5}, simulation=True,
+                   canaries="0/2 passed")
 GREEN = RED.model_copy(update={"round": 2, "green": True, "reasons": [], "passed": 140, "total": 140, "streak": 1,
                                "channels": {"answers": "76/76", "behaviors": "17/17", "relations": "47/47"},
                                "tickets": {}})
@@ -48,6 +49,9 @@ def _store(root: Path, rounds: list[RoundSummary], end: str = "", reasons: tuple
         verdict = Verdict(decision="accepted", rounds=len(rounds), gate_n=1, certified=not reasons,
                           reasons=list(reasons), drivers={})
         store.append("verdict", "verdict", lambda f: (f / "verdict.json").write_text(verdict.model_dump_json()))
+    if end == "policy":
+        text = "# Policy failure in round 2\n\nThe target passed canary cases.\n\n- round 2: c-0123456789ab\n"
+        store.append("policy-0002", "policy", lambda f: (f / "POLICY.md").write_text(text))
     if end == "escalation":
         text = ("# Escalation after round 2\n\nprocess ticket t-1 (orchestrator:tester:skipped) failed 3 fix attempts; "
                 "a human must decide.\n\nTickets that failed their fix attempts:\n")
@@ -59,15 +63,31 @@ def test_a_run_not_certified_opens_with_the_verdict_why_the_drivers_and_the_unit
     store = _store(tmp_path, [RED, GREEN], "verdict", ("a simulation", "fixed seeds"))
     assert headline(store) == ("accepted", "PASSED, NOT CERTIFIED after 2 rounds", ["a simulation", "fixed seeds"])
     board = scoreboard(store).splitlines()
-    assert board[:19] == ["# Scoreboard", "", "**Verdict**: PASSED, NOT CERTIFIED after 2 rounds: a simulation; "
+    assert board[:20] == ["# Scoreboard", "", "**Verdict**: PASSED, NOT CERTIFIED after 2 rounds: a simulation; "
                           "fixed seeds", "", "Not certified because:", "", "- a simulation", "- fixed seeds", "",
                           "Drivers: builder: in-session, scripted; judge: unknown; tester: anthropic", "", *UNIT_LINES,
                           ""]
-    assert board[19] == ("| round | seed | answers (rows) | behaviours (cases) | relations (instances) | drift | "
-                         "kill rate (mutants) | new cases | tickets | smells | cost (USD) | streak | gate | why red |")
-    assert board[21].startswith("| 1 | ed918104 | 30/96 | 13/13 | 38/38 | - | 8/10 killed (80%); ")
-    assert [n for n in UNITS if n != "all units"] == [c.strip() for c in board[19].split("|")[3:6]] + [
-        board[19].split("|")[7].strip()]  # each count's column says its unit, and the legend explains it
+    assert board[20] == ("| round | seed | answers (rows) | behaviours (cases) | relations (instances) | drift | "
+                         "kill rate (mutants) | canaries (cases) | new cases | tickets | smells | cost (USD) | "
+                         "streak | gate | why red |")
+    assert board[22].startswith("| 1 | ed918104 | 30/96 | 13/13 | 38/38 | - | 8/10 killed (80%); ")
+    assert board[22].split("|")[8].strip() == "0/2 passed"
+    assert [n for n in UNITS if n != "all units"] == [c.strip() for c in board[20].split("|")[3:6]] + [
+        board[20].split("|")[i].strip() for i in (7, 8)]  # each count's column says its unit, and the legend too
+
+
+def test_a_run_stopped_for_gaming_says_so_first_and_names_the_canaries(tmp_path: Path) -> None:
+    gamed = RED.model_copy(update={"round": 2, "canaries": "1/2 passed", "reasons": ["policy: the target passed"]})
+    store = _store(tmp_path, [RED, gamed], "policy")
+    why = ["passed a canary planted against the spec: round 2: c-0123456789ab"]
+    assert headline(store) == ("policy", "STOPPED, the exam was gamed (policy)", why)
+    board = scoreboard(store)
+    assert board.splitlines()[2:7] == ["**Verdict**: STOPPED, the exam was gamed (policy): " + why[0], "",
+                                       "Stopped because:", "", "- " + why[0]]
+    assert "| 1/2 passed |" in board and "# Policy failure in round 2" in board
+    data = json.loads(acceptance_json(store))
+    assert (data["decision"], data["gamed"], data["escalation"]) == ("policy", why, None)
+    assert "Stopped because:" in report_html(store)
 
 
 def test_a_certified_run_gives_no_reasons(tmp_path: Path) -> None:
@@ -105,7 +125,8 @@ def test_acceptance_json_opens_with_the_verdict_and_explains_its_units(tmp_path:
     store = _store(tmp_path, [RED, GREEN], "verdict", ("a simulation",))
     text = acceptance_json(store)
     data = json.loads(text)
-    assert list(data)[:7] == ["verdict", "decision", "certified", "reasons", "escalation", "drivers", "units"]
+    assert list(data)[:8] == ["verdict", "decision", "certified", "reasons", "escalation", "gamed", "drivers",
+                              "units"]
     assert data["verdict"] == "PASSED, NOT CERTIFIED after 2 rounds: a simulation" and data["units"] == UNITS
     assert data["drivers"] == {"builder": "in-session, scripted", "judge": "unknown", "tester": "anthropic"}
     assert data["schema_version"] == 1 and data["trail_digest"] == store.digest()
@@ -124,7 +145,7 @@ def test_the_html_opens_with_the_verdict_and_counts_in_the_scoreboards_units(tmp
     assert "<title>tri-agent acceptance: PASSED, NOT CERTIFIED after 2 rounds</title>" in page
     assert "".join(f"<li><b>{n}</b>: {html.escape(t)}</li>" for n, t in UNITS.items()) in page
     assert ("<tr><td>1</td><td>30/96</td><td>13/13</td><td>38/38</td><td>81/147</td><td>8/10 killed (80%); 0 ignored, "
-            "0 no coverage</td><td>0</td><td>red</td><td>81/147 pass</td></tr>") in page
+            "0 no coverage</td><td>0/2 passed</td><td>0</td><td>red</td><td>81/147 pass</td></tr>") in page
     assert "<tr><td>2</td><td>76/76</td><td>17/17</td><td>47/47</td><td>140/140</td>" in page
     assert "<th>answers (rows)</th><th>behaviours (cases)</th><th>relations (instances)</th>" in page
     assert "<th>all units</th><th>kill rate (mutants)</th>" in page

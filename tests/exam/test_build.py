@@ -14,8 +14,8 @@ from conftest import TOY
 from tri_agent import InfrastructureFailure, MalformedInput, PolicyViolation, TamperDetected, UsageError, verify
 from tri_agent.exam._build import build_exam
 from tri_agent.exam._canaries import changed
-from tri_agent.scoring._caliber import FieldSpec
 from tri_agent.exam._formats import BuildRecord
+from tri_agent.scoring._caliber import FieldSpec
 
 
 def _seed_blind(tmp: Path, moving: int) -> Path:

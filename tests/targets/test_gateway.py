@@ -13,19 +13,16 @@ from tri_agent import (
     InfrastructureFailure,
     NotDeterministic,
     PolicyViolation,
-    ScoreInputs,
     TamperDetected,
     UsageError,
     score,
 )
 from tri_agent.scoring._report import ScoreReport
-from tri_agent.targets._gateway import rerun, run_exam
+from tri_agent.targets._gateway import rerun, run_exam, run_score_inputs
 
 
 def _score(build: Path, run: Path) -> ScoreReport:
-    sealed = build / "sealed"
-    return score(ScoreInputs(build / "caliber.yaml", sealed / "answers.jsonl", run / "actual.jsonl",
-                             sealed / "behaviors.jsonl", run / "observed_behaviors.jsonl"))
+    return score(run_score_inputs(build, run))  # the build's canaries set aside: they are scored apart
 
 
 def test_buggy_target_fails_through_channel_one_and_the_drift_audit(toy_build: Path, tmp_path: Path) -> None:
@@ -52,7 +49,7 @@ def test_fixed_target_passes_every_channel(toy_build: Path, tmp_path: Path) -> N
     grades = toy / "target" / "grades.py"
     grades.write_text(grades.read_text().replace("writer.writerows(summarize(scores))",
                                                  "writer.writerows(summarize(scores)[:-1])"))
-    assert len(rerun(tmp_path / "run", toy_build, toy / "target.yaml", sample=20)) == 12  # all accepted cases
+    assert len(rerun(tmp_path / "run", toy_build, toy / "target.yaml", sample=20)) == 13  # accepted ones
 
 
 def _target(tmp: Path, script: str, timeout: float = 5) -> Path:
@@ -143,7 +140,7 @@ time.sleep(300)
     run_exam(toy_build, target, tmp_path / "run")
     assert time.monotonic() - start < 60
     behaviors = (tmp_path / "run" / "observed_behaviors.jsonl").read_text()
-    assert behaviors.count('"timeout"') == 13
+    assert behaviors.count('"timeout"') == 15
     time.sleep(0.3)
     assert not alive("300.25") and not alive("300.75")
 
@@ -156,7 +153,7 @@ def test_a_target_cannot_reach_its_baseline_and_a_change_to_it_would_be_a_policy
     run_exam(toy_build, target, tmp_path / "run")  # in the jail the baseline does not exist: the write fails
     assert not (tmp_path / "t" / "planted.txt").exists()
     behaviors = (tmp_path / "run" / "observed_behaviors.jsonl").read_text()
-    assert behaviors.count('"rejected"') == 13  # it crashed on every case (the rules call a nonzero exit that)
+    assert behaviors.count('"rejected"') == 15  # it crashed on every case (the rules call a nonzero exit that)
     monkeypatch.setattr(jail, "strongest", lambda: None)  # no OS layer, run anyway: the audit still sees it
     monkeypatch.setattr(jail.POLICY, "allow_unsandboxed", True)
     with pytest.raises(PolicyViolation, match="changed its own baseline"):
@@ -221,6 +218,6 @@ def test_a_wrong_output_name_is_reported_per_case_and_scored_missing(toy_build: 
     target.write_text(target.read_text().replace("extract: {file: summary.csv", "extract: {file: summry.csv"))
     code, out, _ = cli("exam", "run", toy_build, "--target", target, "--out", tmp_path / "run")
     assert code == 0 and out.count("no output file summry.csv; its rows count as missing") == 10
-    assert "and 3 more cases" in out
+    assert "and 5 more cases" in out
     code, out, _ = cli("exam", "score", toy_build, tmp_path / "run")
     assert code == 1 and "0/" in out

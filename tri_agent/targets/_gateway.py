@@ -472,11 +472,12 @@ def run_score_inputs(build: Path, run_dir: Path) -> ScoreInputs:
     has_behaviors = behaviors.is_file() and observed.is_file()
     provenance = run_dir / "provenance.jsonl"
     runs = _read_provenance(provenance) if provenance.is_file() else []
-    strays = [p for p in runs if p.stray_output]
+    aside = canary_cases(build)
+    strays = [p for p in runs if p.stray_output and p.case not in aside]
     return ScoreInputs(build / "caliber.yaml", build / "sealed" / "answers.jsonl", run_dir / "actual.jsonl",
                        behaviors if has_behaviors else None, observed if has_behaviors else None,
                        findings=tuple(f"case {p.case}: {p.stray_output}" for p in strays), actual_text=True,
-                       timed_out=tuple(p.case for p in runs if p.timed_out), aside=canary_cases(build))
+                       timed_out=tuple(p.case for p in runs if p.timed_out), aside=aside)
 
 
 def canary_score_inputs(build: Path, run_dir: Path) -> ScoreInputs | None:
