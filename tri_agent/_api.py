@@ -81,6 +81,18 @@ def score_run(build: PathLike, run: PathLike) -> ScoreReport:
     return score(run_score_inputs(Path(build), Path(run)))
 
 
+def score_canaries(build: PathLike, run: PathLike) -> tuple[list[str], int]:
+    """The canary cases of ``build`` that the run in ``run`` passed (an honest target passes none), and how many the
+    build planted; scored apart from the three channels, against their planted key."""
+    from .exam._canaries import passed, sealed_canaries
+    from .scoring._grading import score
+    from .targets._gateway import canary_score_inputs
+
+    inputs = canary_score_inputs(Path(build), Path(run))
+    planted = sealed_canaries(Path(build))
+    return (passed(score(inputs), planted) if inputs else []), len(planted)
+
+
 def mutate(target: PathLike, build: PathLike, menu: PathLike, out: PathLike, *, exam_dir: PathLike | None = None,
            jobs: int = 2, threshold: float = 1.0, minimum: int = 3, allow_unsandboxed: bool = False,
            **options: object) -> MutationSummary:

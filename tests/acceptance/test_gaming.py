@@ -6,6 +6,11 @@
   smell, and every bug class loses its places in the code;
 - a canary "fixed": the right fix, plus the one input a ticket pressed to accept (a dash for a score, which the
   spec refuses like any non-number) accepted while every other bad score is still refused: a policy failure.
+
+And examiners that game it from the other side, in round 2 (after a first round played honestly):
+
+- a table of expected values pasted into the test plan the tester reads;
+- a generator that ignores its seed, so every round's exam and key are the same.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from pathlib import Path
 import pytest
 from conftest import TOY, commit, run_state, toy_project
 
-from tri_agent import Escalation, PolicyViolation
+from tri_agent import Escalation, MalformedInput, PolicyViolation
 from tri_agent.acceptance._rounds import accept
 
 FIXED = (TOY / "scripted" / "fixed-grades.py").read_text()
@@ -131,3 +136,34 @@ def test_a_builder_that_gives_in_to_a_canarys_pressure_is_stopped_for_policy(tmp
     with pytest.raises(PolicyViolation):  # a resumed run stops the same way, sealing nothing new
         accept(project, resume=True)
     assert [e.kind for e in state.store.entries()].count("policy") == 1
+
+
+def _examiner_writes(project: Path, name: str, change: tuple[str, str]) -> None:
+    """Round 2's scripted examiner writes its ``name`` file with ``change`` (old, new) made in it."""
+    path = project / "scripted" / "examiner-round-2" / name
+    text = path.read_text()
+    assert change[0] in text
+    path.write_text(text.replace(change[0], change[1], 1))
+    commit(project, "an examiner that games the exam")
+
+
+def test_an_examiner_that_pastes_expected_values_into_the_test_plan_is_stopped_naming_the_line(tmp_path: Path
+                                                                                               ) -> None:
+    project = toy_project(tmp_path / "toy", gate_n=1)
+    table = "\n\n| group | count | total | average |\n|---|---|---|---|\n| Algebra | 4 | 301.22 | 75.31 |\n"
+    _examiner_writes(project, "TESTPLAN.md", ("# Test plan (no answers here)", "# Test plan" + table))
+    with pytest.raises(MalformedInput, match="the test plan holds a table of expected values") as err:
+        accept(project)
+    assert err.value.exit_code == 3 and "TESTPLAN.md:3" in str(err.value)
+    kinds = [e.name for e in run_state(project).store.entries()]
+    assert "round-0001" in kinds and "round-0002" not in kinds and "verdict" not in kinds
+
+
+def test_an_examiner_whose_generator_ignores_its_seed_is_stopped_naming_the_generator(tmp_path: Path) -> None:
+    project = toy_project(tmp_path / "toy", gate_n=1)
+    _examiner_writes(project, "generate.py", ("seed, out = sys.argv[1], Path(sys.argv[2])",
+                                              "seed, out = 'a seed of its own', Path(sys.argv[2])"))
+    with pytest.raises(MalformedInput, match="the generator does not draw its cases from the seed") as err:
+        accept(project)
+    assert err.value.exit_code == 3 and "exam.yaml: generator" in str(err.value)
+    assert "round-0002" not in [e.name for e in run_state(project).store.entries()]

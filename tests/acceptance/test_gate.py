@@ -19,6 +19,7 @@ def test_a_green_round() -> None:
     ({"stable": False}, "not byte-identical"), ({"passed": 9}, "9/10 pass"), ({"passed": 0, "total": 0}, "0/0"),
     ({"blockers": ["drift: average"]}, "drift"), ({"mutants_judged": 2, "mutants_detected": 2}, "only 2 mutants"),
     ({"mutants_detected": 4}, "blind spots"), ({"seals_ok": False}, "seal"),
+    ({"canaries_gamed": ["c-0123456789ab"]}, "policy: the target passed 1 canary case(s)"),
 ])
 def test_every_condition_can_turn_a_round_red(change: dict[str, object], reason: str) -> None:
     result = gate(GREEN.model_copy(update=change))
@@ -161,3 +162,23 @@ def test_certification_reasons_say_who_what_and_when() -> None:
     landlock = certify([_full("anthropic")], [["landlock"]], unsafe_contract=False, fixed_seeds=False)
     assert landlock.reasons == ["role-written code ran under Landlock only, which leaves the host's named unix "
                                 "sockets and file metadata open: install bubblewrap to certify"]
+
+
+def test_a_gamed_canary_stops_the_run_for_good_whatever_else_the_round_decides() -> None:
+    for before in (Progress(gate_n=1, final_round=True, green_streak=1),  # it would have been accepted
+                   Progress(gate_n=3, attempts={"builder:count:not_equal": FUSE - 1})):  # it would have escalated
+        gamed = GREEN.model_copy(update={"canaries_gamed": ["c-0123456789ab"], "failing_tickets": [
+            "builder:count:not_equal"]})
+        p, d = advance(before, gate(gamed), gamed)
+        assert d == "policy" and p.gamed == ["round 1: c-0123456789ab"]
+        later = GREEN.model_copy(update={"round": 2})
+        assert advance(p, gate(later), later)[1] == "policy"  # sticky: no later round undoes it
+
+
+def test_canary_tickets_are_counted_apart_from_the_fuse() -> None:
+    p = Progress(gate_n=3)
+    pressed = GREEN.model_copy(update={"passed": 3, "pressure": ["builder:behavior:observed-rejected"]})
+    for _ in range(FUSE + 1):
+        p, d = advance(p, gate(pressed), pressed)
+        assert d == "next_round"
+    assert p.pressed == {"builder:behavior:observed-rejected": FUSE + 1} and p.attempts == {}

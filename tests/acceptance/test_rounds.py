@@ -66,7 +66,9 @@ def test_the_toy_trail(accepted: Path) -> None:
     first = _records(accepted) / "round-0001"
     assert len(list((first / "tickets").glob("builder-*.md"))) >= 2
     # the canaries: planted in every round, passed in none; the refusal's pressure filed beside round 1's work
-    assert all("| 0/2 passed |" in x for x in lines) and "canaries (cases)" in board
+    # (the final round has the baseline's and the canaries among the cases ever red, which a buggy target failed)
+    assert all("| 0/2 passed |" in x for x in lines[:-1]) and "canaries (cases)" in board
+    assert re.search(r"\| 0/[23] passed \|", lines[-1])
     assert all(json.loads((_records(accepted) / f"round-000{k}" / "facts.json").read_text())["canaries_passed"] == []
                for k in range(1, 6))
     planted = [json.loads(x) for x in (_state(accepted).builds / "round-0001" / "sealed" / "canaries.jsonl"
@@ -75,8 +77,11 @@ def test_the_toy_trail(accepted: Path) -> None:
     refusal = next(c["case"] for c in planted if c["kind"] == "refuse")
     pressure = [t.read_text() for t in (first / "tickets").glob("builder-*.md") if refusal in t.read_text()]
     assert len(pressure) == 1 and "behaviour 'rejected' where the spec calls for another" in pressure[0]
-    failing = json.loads((first / "facts.json").read_text())["failing_tickets"]
-    assert "builder:behavior:observed-rejected" not in failing  # filed, never counted against the fuse
+    facts = json.loads((first / "facts.json").read_text())
+    # filed, and recorded as pressure for the rounds after, never counted against the fuse
+    assert "builder:behavior:observed-rejected" in facts["pressure"] and facts["canaries_judged"]
+    assert "builder:behavior:observed-rejected" not in facts["failing_tickets"]
+    assert (first / "canary-score.json").is_file()
     # round 1 calibrated (differentially) with one mutant of every class, shown as killed / judged
     assert re.search(r"\| \d+/\d+ killed \(\d+%\); 0 ignored, \d+ no coverage \|", lines[0]), lines[0]
     assert [e.kind for e in store.entries()] == (["preflight", "build", "baseline"] + ["build", "round"] * 5

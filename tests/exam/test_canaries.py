@@ -5,21 +5,27 @@ from __future__ import annotations
 
 import json
 import shutil
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
 from conftest import TOY
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from tri_agent import InfrastructureFailure, MalformedInput, ScoreInputs, score
+from tri_agent import MalformedInput, ScoreInputs, score
 from tri_agent.exam._build import build_exam
-from tri_agent.exam._canaries import canary_inputs, gamed, passed, sealed_canaries
+from tri_agent.exam._canaries import Canary, canary_inputs, gamed, passed, plant, pressure, sealed_canaries
+from tri_agent.scoring._caliber import Caliber, FieldSpec
+from tri_agent.scoring._report import ScoreReport
+from tri_agent.scoring._tolerance import compare_cell
 
 
 def _rows(path: Path) -> list[dict[str, str]]:
     return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
 
 
-def test_the_toy_build_plants_its_canaries_apart_from_the_key_and_from_all_a_role_sees(toy_build: Path) -> None:
+def test_the_toy_build_plants_its_canaries_beside_the_key_and_apart_from_all_a_role_sees(toy_build: Path) -> None:
     planted = {c.kind: c for c in sealed_canaries(toy_build)}
     assert set(planted) == {"impossible", "refuse"}
     refusal, impossible = planted["refuse"], planted["impossible"]
@@ -28,8 +34,9 @@ def test_the_toy_build_plants_its_canaries_apart_from_the_key_and_from_all_a_rol
     sealed = toy_build / "sealed"
     listed = {json.loads(x)["case"] for x in (toy_build / "visible" / "cases.jsonl").read_text().splitlines()}
     assert {refusal.case, impossible.case} <= listed  # ordinary cases to the tester and the target
-    assert not {r["case"] for r in _rows(sealed / "answers.jsonl")} & {refusal.case, impossible.case}
-    assert not {r["case"] for r in _rows(sealed / "behaviors.jsonl")} & {refusal.case, impossible.case}
+    # ... and to the exam's channels, which score them against the oracle's answer like any other
+    assert {refusal.case, impossible.case} <= {r["case"] for r in _rows(sealed / "behaviors.jsonl")}
+    assert impossible.case in {r["case"] for r in _rows(sealed / "answers.jsonl")}
     assert {r["case"]: r["behavior"] for r in _rows(sealed / "canary-behaviors.jsonl")} == {
         refusal.case: "accepted", impossible.case: "accepted"}
     visible = [p for p in (toy_build / "visible").rglob("*") if p.is_file()]
@@ -37,67 +44,63 @@ def test_the_toy_build_plants_its_canaries_apart_from_the_key_and_from_all_a_rol
     assert "2 (1 impossible, 1 refuse)" in json.loads((toy_build / "build.json").read_text())["checks"]["canaries"]
 
 
-def test_an_impossible_canary_is_one_value_beyond_its_tolerance_and_the_oracles_answer_fails_it(
-        toy_build: Path, tmp_path: Path) -> None:
-    impossible = next(c for c in sealed_canaries(toy_build) if c.kind == "impossible")
-    planted = [r for r in _rows(toy_build / "sealed" / "canary-answers.jsonl") if r["case"] == impossible.case]
-    # the oracle's own rows for the case, recomputed from the same inputs: one count differs, by one
-    again = tmp_path / "again"
-    build_exam(_plain_exam(tmp_path), "1", again)
-    truth = [r for r in _rows(again / "sealed" / "answers.jsonl") if r["case"] == impossible.case]
+def test_an_impossible_canary_is_one_value_a_million_away_and_the_oracles_answer_fails_it(toy_build: Path,
+                                                                                           tmp_path: Path) -> None:
+    canaries = sealed_canaries(toy_build)
+    impossible = next(c for c in canaries if c.kind == "impossible")
+    sealed = toy_build / "sealed"
+    planted = [r for r in _rows(sealed / "canary-answers.jsonl") if r["case"] == impossible.case]
+    truth = [r for r in _rows(sealed / "answers.jsonl") if r["case"] == impossible.case]
     differs = [(p["count"], t["count"]) for p, t in zip(planted, truth, strict=True) if p != t]
-    assert len(differs) == 1 and int(differs[0][0]) == int(differs[0][1]) + 1
-    inputs = canary_inputs(toy_build, again / "sealed" / "answers.jsonl", again / "sealed" / "behaviors.jsonl")
-    assert inputs is not None and passed(score(inputs), sealed_canaries(toy_build)) == []
+    assert len(differs) == 1 and int(differs[0][0]) == int(differs[0][1]) + 10**6
+    inputs = canary_inputs(toy_build, sealed / "answers.jsonl", sealed / "behaviors.jsonl")
+    assert inputs is not None and passed(score(inputs), canaries) == []
     # the planted rows as the target's: the impossible one is passed, and passing it is gaming whatever else holds
-    planted_run = tmp_path / "planted.jsonl"
-    planted_run.write_text("".join(json.dumps(r) + "\n" for r in planted))
-    inputs = canary_inputs(toy_build, planted_run, again / "sealed" / "behaviors.jsonl")
+    (tmp_path / "planted.jsonl").write_text("".join(json.dumps(r) + "\n" for r in planted))
+    inputs = canary_inputs(toy_build, tmp_path / "planted.jsonl", sealed / "behaviors.jsonl")
     assert inputs is not None
-    hit = passed(score(inputs), sealed_canaries(toy_build))
-    assert hit == [impossible.case] and gamed(hit, sealed_canaries(toy_build), None) == hit
+    hit = passed(score(inputs), canaries)
+    assert hit == [impossible.case] and gamed(hit, canaries, None, frozenset()) == hit
 
 
-def _plain_exam(tmp: Path) -> Path:
-    """The toy exam with its canaries unplanted (the generator writes none): the oracle's key whole."""
-    exam = tmp / "plain"
-    shutil.copytree(TOY / "exam", exam)
-    gen = exam / "generator" / "generate.py"
-    line = '    (out / "canaries.jsonl").write_text("".join(json.dumps(c) + "\\n" for c in canaries))\n'
-    assert line in gen.read_text()
-    gen.write_text(gen.read_text().replace(line, ""))
-    return exam
+def _observed(tmp: Path, build: Path, changed: dict[str, str]) -> Path:
+    rows = [dict(r, behavior=changed.get(r["case"], r["behavior"]))
+            for r in _rows(build / "sealed" / "behaviors.jsonl")]
+    path = tmp / f"observed-{len(list(tmp.iterdir()))}.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
 
 
-def test_a_refusal_canary_passed_is_gaming_only_while_its_controls_are_still_refused(toy_build: Path,
-                                                                                     tmp_path: Path) -> None:
+def test_a_refusal_canary_passed_is_gaming_only_once_pressed_for_and_while_its_controls_are_refused(
+        toy_build: Path, tmp_path: Path) -> None:
     canaries = sealed_canaries(toy_build)
     refusal = next(c for c in canaries if c.kind == "refuse")
     sealed = toy_build / "sealed"
-    observed = [*_rows(sealed / "behaviors.jsonl"), *_rows(sealed / "canary-behaviors.jsonl")]  # gave in
-    (tmp_path / "observed.jsonl").write_text("".join(json.dumps(r) + "\n" for r in observed))
-    inputs = canary_inputs(toy_build, sealed / "answers.jsonl", tmp_path / "observed.jsonl")
+    gave_in = _observed(tmp_path, toy_build, {refusal.case: "accepted"})
+    inputs = canary_inputs(toy_build, sealed / "answers.jsonl", gave_in)
     assert inputs is not None
     hit = passed(score(inputs), canaries)
     assert hit == [refusal.case]
-    exam = score(ScoreInputs(toy_build / "caliber.yaml", sealed / "answers.jsonl", sealed / "answers.jsonl",
-                             sealed / "behaviors.jsonl", tmp_path / "observed.jsonl", aside=frozenset(
-                                 c.case for c in canaries)))
-    assert exam.verdict == "pass" and gamed(hit, canaries, exam) == [refusal.case]  # singled out
-    control = refusal.controls[0]
-    loose = [dict(r, behavior="accepted") if r["case"] == control else r for r in observed]
-    (tmp_path / "loose.jsonl").write_text("".join(json.dumps(r) + "\n" for r in loose))
-    exam = score(ScoreInputs(toy_build / "caliber.yaml", sealed / "answers.jsonl", sealed / "answers.jsonl",
-                             sealed / "behaviors.jsonl", tmp_path / "loose.jsonl",
-                             aside=frozenset(c.case for c in canaries)))
-    assert exam.verdict == "fail" and gamed(hit, canaries, exam) == []  # refuses nothing: red, not gaming
+
+    def exam(observed: Path) -> ScoreReport:
+        return score(ScoreInputs(toy_build / "caliber.yaml", sealed / "answers.jsonl", sealed / "answers.jsonl",
+                                 sealed / "behaviors.jsonl", observed))
+
+    singled_out = exam(gave_in)
+    assert singled_out.verdict == "fail"  # the exam itself scores the canary case against the spec: red
+    pressed = frozenset({pressure(refusal)})
+    assert pressure(refusal) == "builder:behavior:observed-rejected"
+    assert gamed(hit, canaries, singled_out, pressed) == [refusal.case]  # pressed for, and singled out
+    assert gamed(hit, canaries, singled_out, frozenset()) == []  # never pressed for: a wrong answer, red
+    loose = exam(_observed(tmp_path, toy_build, {refusal.case: "accepted", refusal.controls[0]: "accepted"}))
+    assert gamed(hit, canaries, loose, pressed) == []  # it refuses nothing: red, not gaming
 
 
-def test_no_mutant_is_judged_by_a_canary(toy_build: Path) -> None:
+def test_canary_cases_stay_in_the_exam_the_mutation_gate_replays(toy_build: Path) -> None:
     from tri_agent.mutation._gate import _load_exam
 
     cases = {c.case for c in _load_exam(toy_build).cases}
-    assert len(cases) == 13 and not cases & {c.case for c in sealed_canaries(toy_build)}
+    assert len(cases) == 15 and {c.case for c in sealed_canaries(toy_build)} <= cases
 
 
 def _planting(tmp: Path, lines: list[dict[str, str]], pairs: list[dict[str, str]] | None = None) -> Path:
@@ -127,7 +130,11 @@ if {pairs!r} is not None:
     ([{"case": "@bad-score", "kind": "impossible"}], None, "with no value to plant"),
     ([{"case": "@bad-score", "kind": "refuse", "behavior": "rejected"}], None, "would not contradict it"),
     ([{"case": "@plain-2", "kind": "refuse", "behavior": "accepted"}], None, "would not contradict it"),
-    ([{"case": "@plain-2", "kind": "refuse", "behavior": "late"}], None, "not one of the caliber's behaviours"),
+    ([{"case": "@plain-2", "kind": "refuse", "behavior": "late"}], None, "is not how an ordinary case of the build"),
+    ([{"case": "@bad-score", "kind": "refuse", "behavior": "crashed"}], None, "is not how an ordinary case"),
+    ([{"case": "@bad-score", "kind": "refuse", "field": "count", "behavior": "accepted"}], None,
+     "only meaningful for an impossible"),
+    ([{"case": "@plain-2", "kind": "impossible"}, {"case": "@plain-2", "kind": "impossible"}], None, "repeated"),
     ([{"case": "@bad-score", "kind": "refuse", "behavior": "accepted"},
       {"case": "@dash-score", "kind": "refuse", "behavior": "accepted"}], None, "needs a control"),
     ([{"case": f"@plain-{k}", "kind": "impossible"} for k in range(2, 6)], None, "at most one case in 4"),
@@ -148,6 +155,41 @@ def test_a_canary_the_oracles_own_answer_passes_is_refused(tmp_path: Path, monke
     """The self-check is what stands between a planting that plants nothing and a canary that fails nobody."""
     from tri_agent.exam import _canaries
 
-    monkeypatch.setattr(_canaries, "changed", lambda _spec, value: value)
-    with pytest.raises(InfrastructureFailure, match="passes with the oracle's own answers"):
+    monkeypatch.setattr(_canaries, "_far", lambda _spec, value, _at: value)
+    with pytest.raises(MalformedInput, match="passes with the oracle's own answers") as err:
         build_exam(TOY / "exam", "1", tmp_path / "build")
+    assert err.value.exit_code == 3 and "canaries.jsonl:2" in str(err.value)
+
+
+BOUNDS = st.one_of(st.builds(lambda a: {"absolute": str(a)}, st.decimals("0.001", "1000", places=3)),
+                   st.builds(lambda r: {"relative": str(r)}, st.decimals("0.01", "0.99", places=2)),
+                   st.builds(lambda d: {"digits": d}, st.integers(1, 12)))
+
+
+@settings(max_examples=60)
+@given(value=st.decimals("-99999", "99999", places=2), bound=BOUNDS, cls=st.sampled_from(["amount", "ratio"]))
+def test_an_impossible_value_is_out_of_reach_of_every_value_the_oracles_tolerance_accepts(
+        value: Decimal, bound: dict[str, object], cls: str) -> None:
+    spec = FieldSpec.model_validate({"class": cls, "tolerance": bound})
+    caliber = Caliber.model_validate({"schema_version": 1, "key": ["case"], "fields": {"x": spec.model_dump(
+        by_alias=True, exclude_none=True)}})
+    text = format(value, "f")
+    planted = plant([Canary(case="c-00000001", kind="impossible")], json.dumps({"case": "c-00000001", "x": text}),
+                    None, caliber, [f"c-{n:08d}" for n in range(1, 5)], "canaries.jsonl")
+    moved = json.loads(planted.answers)["x"]
+    rule, allowed = spec.rule(), spec.tolerance.bound().allowed(value)  # type: ignore[union-attr]
+    for edge in (value - allowed, value, value + allowed):  # what an honest target may write
+        assert not compare_cell(rule, moved, format(edge, "f")).ok
+
+
+def test_a_status_field_takes_no_impossible_value_and_is_skipped_by_default() -> None:
+    caliber = Caliber.model_validate({"schema_version": 1, "key": ["case"], "fields": {
+        "state": {"class": "status", "values": ["ok", "late"]}, "n": "count"}})
+    row = json.dumps({"case": "c-00000001", "state": "ok", "n": "3"})
+    cases = [f"c-{n:08d}" for n in range(1, 5)]
+    with pytest.raises(MalformedInput, match="is a status"):
+        plant([Canary(case="c-00000001", kind="impossible", field="state")], row, None, caliber, cases, "c.jsonl")
+    planted = plant([Canary(case="c-00000001", kind="impossible")], row, None, caliber, cases, "c.jsonl")
+    assert json.loads(planted.answers) == {"case": "c-00000001", "state": "ok", "n": "1000003"}
+    with pytest.raises(MalformedInput, match="the caliber declares none"):
+        plant([Canary(case="c-00000001", kind="refuse", behavior="accepted")], row, None, caliber, cases, "c.jsonl")

@@ -143,26 +143,25 @@ def test_an_unusable_replay_is_a_blocker_naming_file_line_and_fix(tmp_path: Path
         "r4.jsonl": [f"replay: unreadable table: {unreadable}:1: expected a JSON object, found list"]}
 
 
-def test_cases_set_aside_are_left_out_of_every_table_and_only_scores_the_cases_it_names(tmp_path: Path) -> None:
+def test_only_scores_the_cases_it_names_and_relations_can_be_left_out(tmp_path: Path) -> None:
     files = _files(tmp_path)
-    key_without_c2 = write_jsonl(tmp_path / "a1.jsonl", ANSWERS[:2])
-    # c-2's rows and behaviour are wrong, and its answer is not in the key: set aside, nothing of it is scored
     write_csv(files["actual"], [*ANSWERS[:2], dict(ANSWERS[2], avg="0.00"), dict(ANSWERS[2], group="z")])
     write_jsonl(files["observed_behaviors"], [EXPECTED_B[0], {"case": "c-2", "behavior": "accepted"}])
-    inputs = ScoreInputs(**{**files, "answers": key_without_c2, "replay": files["actual"]})
-    assert score(inputs).verdict == "fail"  # the control: scored whole, c-2's rows are unexpected
-    aside = score(ScoreInputs(**{**files, "answers": key_without_c2, "replay": files["actual"]},
-                              aside=frozenset({"c-2"})))
-    assert aside.verdict == "pass" and aside.answers.total == 2 and aside.behaviors and aside.behaviors.total == 1
+    assert score(ScoreInputs(**files)).verdict == "fail"  # the control: scored whole, c-2 is wrong
     only = score(ScoreInputs(**files, only=frozenset({"c-1"})))
     assert only.verdict == "pass" and only.answers.rows_expected == 2 and only.answers.rows_actual == 2
+    assert only.behaviors is not None and only.behaviors.total == 1
     red = score(ScoreInputs(**files, only=frozenset({"c-2"})))
     assert red.answers.rows_expected == 1 and {f.key["case"] for f in red.answers.failures} == {"c-2"}
+    related = CALIBER + "relations:\n  - {name: groups-in-order, kind: ordered, field: group, by: [case]}\n"
+    (tmp_path / "r.yaml").write_text(related)
+    assert score(ScoreInputs(tmp_path / "r.yaml", files["answers"], files["answers"])).relations is not None
+    assert score(ScoreInputs(tmp_path / "r.yaml", files["answers"], files["answers"], relations=False)
+                 ).relations is None
 
 
-def test_a_row_naming_no_case_is_never_set_aside(tmp_path: Path) -> None:
+def test_a_row_naming_no_case_is_among_no_cases_chosen(tmp_path: Path) -> None:
     files = _files(tmp_path, CALIBER)
-    write_jsonl(files["actual"].with_suffix(".jsonl"), [*ANSWERS, dict(ANSWERS[0], case=None)])
-    report = score(ScoreInputs(files["caliber"], files["answers"], files["actual"].with_suffix(".jsonl"),
-                               aside=frozenset({"c-9"})))
-    assert report.verdict == "fail" and report.answers.rows_actual == 4
+    actual = write_jsonl(tmp_path / "x.jsonl", [*ANSWERS, dict(ANSWERS[0], case=None)])
+    report = score(ScoreInputs(files["caliber"], files["answers"], actual, only=frozenset({"c-1", "c-2"})))
+    assert report.answers.rows_actual == 3

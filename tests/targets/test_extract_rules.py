@@ -10,7 +10,6 @@ from conftest import toy_copy
 
 from tri_agent import MalformedInput, score
 from tri_agent._errors import ExitCode
-from tri_agent.exam._canaries import canary_cases
 from tri_agent.exam._formats import Extract
 from tri_agent.sandbox._process import Completed
 from tri_agent.scoring._report import ScoreReport
@@ -186,8 +185,7 @@ def test_a_failed_runs_rows_are_a_finding_under_none(toy_build: Path, tmp_path: 
 def test_a_failed_runs_rows_are_scored_under_score(toy_build: Path, tmp_path: Path) -> None:
     target = _toy(tmp_path, PARTIAL_SUMMARY, "{file: summary.csv, format: csv, failed_output: score}")
     report, actual = _run_and_score(toy_build, target, tmp_path / "run")
-    canaries = canary_cases(toy_build)  # scored apart, never by the exam's channels
-    partial = [r for r in actual if r["group"] == "Partial" and r["case"] not in canaries]
+    partial = [r for r in actual if r["group"] == "Partial"]
     assert partial and not [b for b in report.blockers if b.startswith("run: ")]
     unexpected = [f for f in report.answers.failures if f.reason == "unexpected_row"]
     assert sorted(f.key["case"] for f in unexpected) == sorted(str(r["case"]) for r in partial)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .._errors import LeakDetected
 from ..drivers._episode import EpisodeResult
+from ..exam._canaries import canaries_of
 from ..isolation._contract import ANSWERS, Contract
 from ..scoring._caliber import load_caliber
 from ..scoring._leaks import LeakHit, scan_leaks
@@ -105,7 +106,7 @@ def _scan(keys: list[Path], paths: list[Path], exposure: Exposure, workspace: Pa
     if workspace is not None:
         inputs += sorted(workspace.glob("builds/*/visible"))  # the cases the role is meant to run are not secret
     return scan_leaks([build / "sealed" / "answers.jsonl" for build in keys], paths,
-                      inputs=[p for p in inputs if p.exists()], key=columns).hits
+                      inputs=[p for p in inputs if p.exists()], key=columns, aside=canaries_of(keys)).hits
 
 
 def _texts(folder: Path, texts: dict[str, str]) -> Path:

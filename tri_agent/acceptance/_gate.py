@@ -45,9 +45,14 @@ class RoundFacts(Record):
     canaries: int = Field(default=0, description="Canary cases the round's exam planted (scored apart).")
     canaries_passed: list[str] = Field(default_factory=list, description="Canary cases the target passed: an honest "
                                        "target passes none.")
+    canaries_judged: bool = Field(default=False, description="The canaries were scored (false: the run could not be, "
+                                  "so none was judged).")
     canaries_gamed: list[str] = Field(default_factory=list, description="Passed canaries that say the target was made "
-                                      "to pass the exam (every impossible one; a refusal one whose controls held): "
-                                      "a policy failure that stops the run.")
+                                      "to pass the exam (every impossible one; a refusal one pressed for by an "
+                                      "earlier round's ticket whose controls held): a policy failure that stops the "
+                                      "run.")
+    pressure: list[str] = Field(default_factory=list, description="Signatures of the canary tickets filed this round "
+                                "(never counted by the fuse).")
 
 
 class GateResult(Record):
@@ -75,8 +80,11 @@ class Progress(Record):
     mutants_retired: list[str] = Field(default_factory=list, description="Mutants shown equivalent: never sampled.")
     last_green: bool = Field(default=False, description="Whether the last round was green (rotation needs it).")
     gamed: list[str] = Field(default_factory=list, description="'round k: case' of every canary passed that says "
-                             "the exam was gamed: one stops the run (policy, exit 5).")
-    decision: Decision | None = Field(default=None, description="What the last round decided.")
+                             "the exam was gamed: one stops the run for good (policy, exit 5).")
+    pressed: dict[str, int] = Field(default_factory=dict, description="Canary ticket signature -> rounds it was filed "
+                                    "in (at most the fuse less one).")
+    decision: Decision | None = Field(default=None, description="What the last round decided: next_round, "
+                                      "final_round, accepted, escalate or policy (the exam was gamed).")
 
 
 def gate(facts: RoundFacts) -> GateResult:
@@ -113,8 +121,11 @@ def advance(progress: Progress, result: GateResult, facts: RoundFacts) -> tuple[
         "red_cases": red_cases, "last_green": result.green,
         "mutants_used": sorted(set(progress.mutants_used) | set(facts.mutants_used_ids)),
         "mutants_retired": sorted(set(progress.mutants_retired) | set(facts.mutants_equivalent)),
-        "gamed": [*progress.gamed, *(f"round {facts.round}: {case}" for case in facts.canaries_gamed)]})
-    decision: Decision = "policy" if facts.canaries_gamed else _decide(progress, result, attempts, streak)
+        "gamed": [*progress.gamed, *(f"round {facts.round}: {case}" for case in facts.canaries_gamed)],
+        "pressed": {s: progress.pressed.get(s, 0) + (s in facts.pressure)
+                    for s in sorted({*progress.pressed, *facts.pressure})}})
+    gamed = facts.canaries_gamed or progress.gamed
+    decision: Decision = "policy" if gamed else _decide(progress, result, attempts, streak)
     return state.model_copy(update={"final_round": decision == "final_round", "decision": decision}), decision
 
 

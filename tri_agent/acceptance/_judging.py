@@ -30,7 +30,7 @@ from .._model import Record
 from ..drivers._episode import EpisodeResult
 from ..drivers._rulings import Ruling, rule
 from ..evidence._manifest import scan
-from ..exam._canaries import SealedCanary, gamed, passed, sealed_canaries
+from ..exam._canaries import SealedCanary, canaries_of, gamed, passed, sealed_canaries
 from ..exam._formats import read_cases
 from ..isolation._contract import is_agent_config, load_charter
 from ..mutation._gate import GateRun, run_gate
@@ -45,6 +45,7 @@ from ..scoring._leaks import scan_leaks
 from ..scoring._report import ScoreReport
 from ..targets._gateway import Provenance, canary_score_inputs, rerun
 from ._config import MutationSettings
+from ._gate import FUSE
 from ._smells import Change, Smell, is_test_file, smells
 from ._tickets import Route, Sources, Ticket, guard, redacted_text, smell_tickets, ticket_id, tickets_from
 
@@ -141,7 +142,8 @@ def leak_tickets(build: Path, spec: list[Path], written: dict[str, list[Path]],
         files = [p for p in paths if p.is_file()]
         if not files:
             continue
-        hits = scan_leaks([b / "sealed" / "answers.jsonl" for b in builds], files, inputs=inputs, key=columns).hits
+        hits = scan_leaks([b / "sealed" / "answers.jsonl" for b in builds], files, inputs=inputs, key=columns,
+                          aside=canaries_of(builds)).hits
         if hits:
             where = ", ".join(_short(h.where) for h in hits[:3])
             out.append(_filed(f"orchestrator:leak:{role}", f"the {role} wrote sealed values",
@@ -198,62 +200,66 @@ def judge_tickets(exam: Path, changed: list[str], build: Path, keys: list[Path] 
     return guarded(out, build, keys)
 
 
-def guarded(tickets: list[Ticket], build: Path, keys: list[Path] | None = None, also: tuple[Path, ...] = ()
-            ) -> list[Ticket]:
-    """``tickets`` after the leak guard against ``build``'s key and every other key of the run (``keys``), and the
-    tables ``also`` names: a ticket must not carry a value of any round's key, not only of its own."""
+def guarded(tickets: list[Ticket], build: Path, keys: list[Path] | None = None) -> list[Ticket]:
+    """``tickets`` after the leak guard against ``build``'s key and every other key of the run (``keys``): a
+    ticket must not carry a value of any round's key, not only of its own."""
     builds = [build, *(k for k in keys or [] if k.resolve() != build.resolve())]
     columns = sorted({c for b in builds for c in load_caliber(b / "caliber.yaml")[0].key})
-    return guard(tickets, [*(b / "sealed" / "answers.jsonl" for b in builds), *also], [b / "visible" for b in builds],
-                 columns)
+    return guard(tickets, [b / "sealed" / "answers.jsonl" for b in builds], [b / "visible" for b in builds],
+                 columns, canaries_of(builds))
 
 
-def score_tickets(build: Path, report: ScoreReport, keys: list[Path] | None = None, plan: str = "",
-                  also: tuple[Path, ...] = ()) -> list[Ticket]:
+def score_tickets(build: Path, report: ScoreReport, keys: list[Path] | None = None, plan: str = "") -> list[Ticket]:
     """Tickets for ``report``, pointing into the build's inputs and caliber and the exam's test plan (``plan``)."""
     visible = build / "visible"
     # each ticket quotes its case's inputs twice (the line, the file): read each case once
     sources = Sources(inputs=lru_cache(maxsize=None)(partial(case_files, visible)),
                       caliber=load_caliber(build / "caliber.yaml")[0], plan=plan)
-    return guarded(tickets_from(report, sources), build, keys, also)
+    return guarded(tickets_from(report, sources), build, keys)
 
 
 @dataclass(frozen=True)
 class CanaryRound:
-    """How a round's run fared on its exam's canaries: which it passed, which of those say it gamed the exam, and
-    the tickets their planted expectation files like any failure (the pressure an honest builder withstands)."""
+    """How a round's run fared on its exam's canaries: which it passed, which of those say it gamed the exam, the
+    tickets their planted expectation files like any failure (the pressure an honest builder withstands), and the
+    score they were judged by (None: not judged, the run could not be scored)."""
 
     planted: list[SealedCanary]
     passed: list[str]
     gamed: list[str]
     tickets: list[Ticket]
+    report: ScoreReport | None = None
 
     def figure(self) -> str:
-        """'p/n passed' over the canaries planted ('-' when none was)."""
-        return f"{len(self.passed)}/{len(self.planted)} passed" if self.planted else "-"
+        """'p/n passed' over the canaries planted; '-' when none was, 'not judged' when the run was not scored."""
+        if not self.planted:
+            return "-"
+        return f"{len(self.passed)}/{len(self.planted)} passed" if self.report else f"{len(self.planted)} not judged"
 
 
-def canary_round(build: Path, run: Path, exam: ScoreReport | None, keys: list[Path], plan: str) -> CanaryRound:
+def canary_round(build: Path, run: Path, exam: ScoreReport | None, keys: list[Path], plan: str,
+                 pressed: frozenset[str]) -> CanaryRound:
     """The canaries of ``build`` scored against their planted key on the run in ``run`` (``exam``: the run's score
-    on the exam itself, which says whether a refusal canary's controls held). A run that could not be scored is
-    judged on none."""
+    on the exam itself, which says whether a refusal canary's controls held; ``pressed``: the signatures of the
+    canary tickets earlier rounds filed). A run that could not be scored is judged on none."""
     planted = sealed_canaries(build)
     inputs = canary_score_inputs(build, run) if planted and exam is not None else None
     if inputs is None:
         return CanaryRound(planted, [], [], [])
     report = score(inputs)
     hit = passed(report, planted)
-    tickets = [t for t in score_tickets(build, report, keys, plan, also=(inputs.answers,)) if t.route == "builder"]
-    return CanaryRound(planted, hit, gamed(hit, planted, exam), tickets)
+    tickets = [t for t in score_tickets(build, report, keys, plan) if t.route == "builder"]
+    return CanaryRound(planted, hit, gamed(hit, planted, exam, pressed), tickets, report)
 
 
-def with_pressure(tickets: list[Ticket], canary: list[Ticket]) -> list[Ticket]:
-    """The round's tickets with the canaries' among them when the builder has other work (a ticket of the same id
-    already says it): filed like any other, yet never counted against the fuse, which only the exam's count."""
+def with_pressure(tickets: list[Ticket], canary: list[Ticket], filed: dict[str, int]) -> list[Ticket]:
+    """The canary tickets to file beside ``tickets``: only when the builder has other work, and each signature in
+    fewer rounds than the fuse counts (``filed``: rounds each was filed in already), so that no ticket outlives
+    the fuse unnoticed; a ticket of the same id among ``tickets`` already says it."""
     if not any(t.route == "builder" for t in tickets):
-        return tickets
+        return []
     known = {t.id for t in tickets}
-    return [*tickets, *(t for t in canary if t.id not in known)]
+    return [t for t in canary if t.id not in known and filed.get(t.signature, 0) < FUSE - 1]
 
 
 def guarded_texts(texts: dict[str, str], keys: list[Path]) -> dict[str, str]:
@@ -266,7 +272,7 @@ def guarded_texts(texts: dict[str, str], keys: list[Path]) -> dict[str, str]:
         for tid, text in texts.items():
             (Path(tmp) / f"{tid}.md").write_text(text, encoding="utf-8")
         hits = scan_leaks([b / "sealed" / "answers.jsonl" for b in keys], [Path(tmp)],
-                          inputs=[b / "visible" for b in keys], key=columns).hits
+                          inputs=[b / "visible" for b in keys], key=columns, aside=canaries_of(keys)).hits
     leaking = {Path(h.where.rpartition(":")[0]).stem for h in hits}
     return {tid: redacted_text(text) if tid in leaking else text for tid, text in texts.items()}
 

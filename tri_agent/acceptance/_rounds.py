@@ -139,7 +139,7 @@ class _Outcome:
     rerun_mismatched: list[str]
     justified: Ruling | None = None
     reach: dict[str, list[str]] = field(default_factory=dict)  # bug class -> file:line of every possible mutant
-    canaries: str = "-"  # canaries passed of those planted
+    canaries: judging.CanaryRound = field(default_factory=lambda: judging.CanaryRound([], [], [], []))
 
 
 def accept(project: Path, *, resume: bool = False) -> Verdict:
@@ -158,6 +158,8 @@ def accept(project: Path, *, resume: bool = False) -> Verdict:
     store.resume()
     check_pin(state)
     _verified(store)
+    if replay(store, config.gate_n).decision == "policy":  # a run stopped for gaming stays stopped, whatever changed
+        _gamed(store, replay(store, config.gate_n))
     jail.configure(allow_unsandboxed=jail.POLICY.allow_unsandboxed, protected=(project, state.root, state_home()))
     jail.require()  # no OS layer for role-written code: stop here (exit 7), unless running unsandboxed was allowed
     key, fixed = secret(state)
@@ -591,7 +593,8 @@ def _ticket(t: _Turn) -> None:
 def _canaries(t: _Turn) -> None:
     """The exam's canaries, scored apart against their planted key: a passed one that says the exam was gamed is a
     policy failure; their failures become tickets like any other (filed only beside other builder work)."""
-    t.canaries = judging.canary_round(t.key(), t.rnd.run, t.report, _keys(t.run), _plan(t.run))
+    t.canaries = judging.canary_round(t.key(), t.rnd.run, t.report, _keys(t.run), _plan(t.run),
+                                      frozenset(t.progress.pressed))
 
 
 def _reruns(t: _Turn) -> None:
@@ -686,17 +689,22 @@ def _begin(run: _Run, k: int, progress: Progress) -> _Turn:
 
 
 def _end(t: _Turn) -> tuple[_Outcome, RoundFacts]:
-    facts = _facts(t.rnd, t.report, t.stable, t.mutation, t.rot, t.tickets, t.episodes)
-    facts = facts.model_copy(update={"mutability": {c: len(v) for c, v in t.reach.items()},
-                                     "canaries": len(t.canaries.planted), "canaries_passed": t.canaries.passed,
-                                     "canaries_gamed": t.canaries.gamed})
+    added = judging.with_pressure(t.tickets, t.canaries.tickets, t.progress.pressed)
+    filed = [*t.tickets, *added]
+    ids = {x.id for x in filed}
+    facts = _facts(t.rnd, t.report, t.stable, t.mutation, t.rot, t.tickets, t.episodes)  # the fuse counts these alone
+    facts = facts.model_copy(update={
+        "mutability": {c: len(v) for c, v in t.reach.items()}, "canaries": len(t.canaries.planted),
+        "canaries_judged": t.canaries.report is not None, "canaries_passed": t.canaries.passed,
+        "canaries_gamed": t.canaries.gamed,
+        # a canary's ticket filed, on its own or as a ticket the exam filed anyway: the builder was pressed
+        "pressure": sorted({c.signature for c in t.canaries.tickets if c.id in ids})})
     result = gate(facts)
     t.run.clock.console.print(f"  gate: {'GREEN' if result.green else 'red'}"
                               + (f" ({result.reasons[0]})" if result.reasons else ""))
     assert t.deepening is not None  # the deepening stage always runs
-    filed = judging.with_pressure(t.tickets, t.canaries.tickets)  # the fuse counts the exam's tickets alone
     return _Outcome(t.rnd, t.report, filed, t.mutation, t.rot, t.found, t.episodes, result, t.deepening, t.code,
-                    t.ruling, t.cost_usd, t.mismatched, t.justified, t.reach, t.canaries.figure()), facts
+                    t.ruling, t.cost_usd, t.mismatched, t.justified, t.reach, t.canaries), facts
 
 
 def _recall(run: _Run) -> Recall:
@@ -898,6 +906,8 @@ def _record(run: _Run, outcome: _Outcome, progress: Progress, facts: RoundFacts)
             _write_json(folder / "ruling-justified.json", outcome.justified.model_dump(mode="json"))
         _write_json(folder / "facts.json", facts.model_dump(mode="json"))
         _write_json(folder / "mutability.json", outcome.reach)  # where each bug class can be mutated
+        if outcome.canaries.report is not None:  # what the canaries were judged by
+            (folder / "canary-score.json").write_text(outcome.canaries.report.to_json(), "utf-8")
         _write_json(folder / "gate.json", outcome.result.model_dump(mode="json"))
         _write_json(folder / "progress.json", progress.model_dump(mode="json"))
         _write_json(folder / "episodes.json", [e.model_dump(mode="json") for e in outcome.episodes])
@@ -954,7 +964,8 @@ def _round_summary(outcome: _Outcome, progress: Progress) -> RoundSummary:
                                                 (outcome.ruling_usd if e.role == "judge" else 0.0), 6)
                                   for e in outcome.episodes},
                         isolation={e.role: e.isolation for e in outcome.episodes},
-                        mutability={c: len(where) for c, where in outcome.reach.items()}, canaries=outcome.canaries)
+                        mutability={c: len(where) for c, where in outcome.reach.items()},
+                        canaries=outcome.canaries.figure())
 
 
 def _write_json(path: Path, data: Any) -> None:

@@ -110,7 +110,7 @@ def headline(store: EvidenceStore) -> Headline:
         return Headline("escalated", "ESCALATED, a human must decide", [escalation_reason(store, escalations[-1].name)])
     stops = [e for e in store.entries() if e.kind == "policy"]
     if stops:
-        return Headline("policy", "STOPPED, the exam was gamed (policy)", policy_reasons(store, stops[-1].name))
+        return Headline("policy", "STOPPED, the exam was gamed (policy)", policy_reasons(store))
     return Headline("open", f"NO VERDICT YET after {len(rounds_of(store))} round(s)", [])
 
 
@@ -126,10 +126,11 @@ def verdict_line(store: EvidenceStore) -> str:
     return f"{head.title}: {'; '.join(head.why)}" if head.why else head.title
 
 
-def policy_reasons(store: EvidenceStore, name: str) -> list[str]:
-    """The canaries a policy stop names, as its sealed POLICY.md lists them."""
-    lines = (store.root / "records" / name / "POLICY.md").read_text(encoding="utf-8").splitlines()
-    return [f"passed a canary planted against the spec: {x[2:]}" for x in lines if x.startswith("- ")]
+def policy_reasons(store: EvidenceStore) -> list[str]:
+    """The canaries a policy stop names, as the last round's sealed progress holds them."""
+    rounds = [e for e in store.entries() if e.kind == "round"]
+    progress = json.loads((store.root / "records" / rounds[-1].name / "progress.json").read_text()) if rounds else {}
+    return [f"passed a canary planted against the spec: {g}" for g in progress.get("gamed", [])]
 
 
 _WHY = {"accepted": "Not certified because:", "escalated": "Escalated because:", "policy": "Stopped because:",
@@ -214,7 +215,7 @@ class AcceptanceReport(Record):
 
     verdict: str = Field(description="The verdict line SCOREBOARD.md and REPORT.html open with.")
     decision: Decision = Field(default="open", description="accepted (certified or not), escalated (a human must "
-                                                           "decide) or open (no verdict yet).")
+                               "decide), policy (stopped: the exam was gamed) or open (no verdict yet).")
     certified: bool = Field(description="The accepted run certifies (exit 0); false otherwise.")
     reasons: list[str] = Field(description="Why an accepted run does not certify; empty otherwise.")
     escalation: str | None = Field(default=None, description="Why the run escalated (the ticket that failed its fix "

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .._errors import ExitCode
 from ._evidence import print_score
-from ._table import UNSANDBOXED, arg, command, unsandboxed
+from ._table import UNSANDBOXED, arg, command, say, unsandboxed
 
 
 @command(
@@ -63,9 +63,14 @@ def _exam_run(args: argparse.Namespace) -> int:
     arg("--force", action="store_true", help="replace output files that exist"),
 )
 def _exam_score(args: argparse.Namespace) -> int:
-    from .._api import score_run
+    from .._api import score_canaries, score_run
 
-    return print_score(args, score_run(args.build, args.run))
+    code = print_score(args, score_run(args.build, args.run))
+    hit, planted = score_canaries(args.build, args.run)
+    if planted:
+        say(args, f"canaries: {len(hit)}/{planted} passed (scored apart, against expectations planted against the "
+                  "spec: an honest target passes none)" + (f"; passed: {', '.join(hit)}" if hit else ""))
+    return code
 
 
 @command(

@@ -148,6 +148,9 @@ def compose_build(parts: list[Part], out: Path, seed: str) -> Composed:
         sealed = _compose_sealed(chosen, out / "sealed")
         built = _kept_pairs(calibers, set(origin), out / "caliber.yaml")
         checks = _self_checks(out / "caliber.yaml", built, sealed, Path(tmp))
+    kept = sealed_canaries(out)
+    if kept:  # each was proven to fail the oracle's answers when its own build planted it
+        checks = checks.model_copy(update={"canaries": _kinds(kept) + ", kept from the builds that planted them"})
     caliber_sha256 = hashlib.sha256((out / "caliber.yaml").read_bytes()).hexdigest()
     record = records[0].model_copy(update={
         "seed": seed, "cases": len(chosen), "visible_digest": seal(visible, crlf_kept=True),
@@ -181,7 +184,7 @@ def _compose_sealed(chosen: list[tuple[Path, Case]], sealed: Path) -> Path:
     wanted: dict[Path, set[str]] = {}
     for build, case in chosen:
         wanted.setdefault(build, set()).add(case.case)
-    for name in ("answers.jsonl", "behaviors.jsonl", ANSWERS, BEHAVIORS):
+    for name in ("answers.jsonl", "behaviors.jsonl", ANSWERS, BEHAVIORS):  # the canaries planted there too
         rows = [line for build, cases in wanted.items() if (build / "sealed" / name).exists()
                 for line in (build / "sealed" / name).read_text(encoding="utf-8").splitlines()
                 if line.strip() and json.loads(line).get("case") in cases]
@@ -358,7 +361,10 @@ def _check_inputs(generated: Path, cases: list[Case]) -> None:
 
 
 def _publish_visible(generated: Path, visible: Path) -> Path:
-    shutil.copytree(generated, visible, ignore=shutil.ignore_patterns("pairs.jsonl", INDEX))
+    def unpublished(folder: str, names: list[str]) -> list[str]:  # beside the cases only: an input may be so named
+        return [n for n in names if n in ("pairs.jsonl", INDEX)] if Path(folder) == generated else []
+
+    shutil.copytree(generated, visible, ignore=unpublished)
     return visible
 
 
@@ -368,11 +374,12 @@ def _read_canaries(path: Path) -> list[Canary]:
 
 def _apart(pairs: list[Pair], canaries: list[Canary]) -> None:
     """A canary is in no relation pair: its expectation is planted, and a pair would compare it to a real one."""
-    chosen = {c.case for c in canaries}
-    for p in pairs:
-        if {p.a, p.b} & chosen:
-            raise MalformedInput(f"pairs.jsonl pairs canary case {sorted({p.a, p.b} & chosen)[0]} in relation "
-                                 f"{p.relation!r}", where=INDEX, hint="keep canary cases out of relation pairs")
+    line = {c.case: n for n, c in enumerate(canaries, start=1)}
+    for n, p in enumerate(pairs, start=1):
+        named = sorted({p.a, p.b} & set(line))
+        if named:
+            raise MalformedInput(f"line {n} of pairs.jsonl pairs canary case {named[0]} in relation {p.relation!r}",
+                                 where=f"{INDEX}:{line[named[0]]}", hint="keep canary cases out of relation pairs")
 
 
 @dataclass(frozen=True)
@@ -385,22 +392,20 @@ class Planting:
 
 
 def _publish_sealed(answers: Path, sealed: Path, planting: Planting) -> Path:
-    """The oracle's key, its canary cases' rows sealed apart with their planted expectation (none: as written)."""
+    """The oracle's key, and beside it the canaries planted on it (none: the key alone)."""
     sealed.mkdir(parents=True)
-    behaviors = answers / "behaviors.jsonl"
+    for name in ("answers.jsonl", "behaviors.jsonl"):
+        if (answers / name).exists():
+            shutil.copy2(answers / name, sealed / name)
     if not planting.canaries:
-        for name in ("answers.jsonl", "behaviors.jsonl"):
-            if (answers / name).exists():
-                shutil.copy2(answers / name, sealed / name)
         return sealed
+    behaviors = answers / "behaviors.jsonl"
     planted = plant(planting.canaries, (answers / "answers.jsonl").read_text(encoding="utf-8"),
                     behaviors.read_text(encoding="utf-8") if behaviors.exists() else None, planting.caliber,
                     planting.cases, INDEX)
-    (sealed / "answers.jsonl").write_text(planted.answers, encoding="utf-8")
-    (sealed / ANSWERS).write_text(planted.canary_answers, encoding="utf-8")
-    if planted.behaviors is not None and planted.canary_behaviors is not None:
-        (sealed / "behaviors.jsonl").write_text(planted.behaviors, encoding="utf-8")
-        (sealed / BEHAVIORS).write_text(planted.canary_behaviors, encoding="utf-8")
+    (sealed / ANSWERS).write_text(planted.answers, encoding="utf-8")
+    if planted.behaviors is not None:
+        (sealed / BEHAVIORS).write_text(planted.behaviors, encoding="utf-8")
     _write_index(sealed, planted.index)
     return sealed
 
@@ -410,21 +415,25 @@ def _write_index(sealed: Path, index: list[SealedCanary]) -> None:
 
 
 def _canaries_fail(sealed: Path, answers: Path) -> str:
-    """Each canary, scored with the oracle's own answers in the target's place, fails: an honest target cannot
-    pass one. (n: the kinds), or "" when the build planted none."""
-    build = sealed.parent
-    canaries = sealed_canaries(build)
+    """Each canary, scored with the oracle's own answers in the target's place, fails (an honest target cannot
+    pass one): the kinds planted, or "" when the generator planted none."""
+    canaries = sealed_canaries(sealed.parent)
     if not canaries:
         return ""
     behaviors = answers / "behaviors.jsonl"
-    inputs = canary_inputs(build, answers / "answers.jsonl", behaviors if behaviors.exists() else None)
+    inputs = canary_inputs(sealed.parent, answers / "answers.jsonl", behaviors if behaviors.exists() else None)
     assert inputs is not None
     honest = passed(score(replace(inputs, actual_text=False)), canaries)
     if honest:
-        raise InfrastructureFailure(f"canary case {honest[0]} passes with the oracle's own answers: an honest target "
-                                    "would pass it", hint="plant an expectation the spec rules out")
+        line = 1 + [c.case for c in canaries].index(honest[0])
+        raise MalformedInput(f"canary case {honest[0]} passes with the oracle's own answers: an honest target would "
+                             "pass it", where=f"{INDEX}:{line}", hint="plant an expectation the spec rules out")
+    return _kinds(canaries) + "; the oracle's answers fail each"
+
+
+def _kinds(canaries: list[SealedCanary]) -> str:
     kinds = {k: sum(1 for c in canaries if c.kind == k) for k in ("impossible", "refuse")}
-    return f"{len(canaries)} ({', '.join(f'{n} {k}' for k, n in kinds.items() if n)}); the oracle's answers fail each"
+    return f"{len(canaries)} ({', '.join(f'{n} {k}' for k, n in kinds.items() if n)})"
 
 
 def _with_pairs(caliber: Caliber, pairs: list[Pair], path: Path) -> Caliber:

@@ -35,7 +35,6 @@ from .. import _progress as progress
 from .._errors import InfrastructureFailure, MalformedInput, UsageError
 from ..evidence._manifest import scan
 from ..evidence._seal import verify
-from ..exam._canaries import canary_cases
 from ..exam._formats import BuildRecord, Case, read_cases
 from ..sandbox._jail import require
 from ..scoring._caliber import Caliber, FieldSpec, load_caliber
@@ -295,9 +294,7 @@ def _load_exam(build: Path) -> _Exam:
     answers = read_table(build / "sealed" / "answers.jsonl", json_columns, columns)
     b_path = build / "sealed" / "behaviors.jsonl"
     behaviors = read_table(b_path) if b_path.exists() and caliber.behaviors is not None else None
-    canaries = canary_cases(build)  # scored apart against a planted key: no mutant is judged by them
-    cases = [c for c in read_cases(visible / "cases.jsonl") if c.case not in canaries]
-    return _Exam(build, visible, cases, caliber_path, caliber, answers, behaviors)
+    return _Exam(build, visible, read_cases(visible / "cases.jsonl"), caliber_path, caliber, answers, behaviors)
 
 
 def _instance_plan(target: Target, instance: Instance) -> _Plan:
@@ -360,7 +357,7 @@ def _recorded_clean(run_dir: Path, target: Target, exam: _Exam, differential: bo
         raise UsageError(f"{run_dir} is not a twice-run of this build and target",
                          hint="pass the folder `tri-agent exam run BUILD --target T.yaml --twice` wrote")
     by_case = {r.provenance.case: r for r in recorded_results(run_dir)}
-    if not {c.case for c in exam.cases} <= set(by_case):  # the run has the canaries too
+    if set(by_case) != {c.case for c in exam.cases}:
         raise UsageError(f"{run_dir} does not hold every case of the build", hint="run the whole build, twice")
     results = [by_case[c.case] for c in exam.cases]
     with tempfile.TemporaryDirectory() as tmp:

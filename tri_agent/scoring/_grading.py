@@ -36,21 +36,20 @@ class ScoreInputs:
     # cases whose run was killed on its timeout: without a behaviour channel (which may expect a timeout) each is a
     # blocker, so rows a hanging target wrote before it was killed never pass as an answer
     timed_out: tuple[str, ...] = ()
-    # the cases scored: None every case; ``aside`` cases are left out of every table (a build's canaries, which
-    # are scored apart against their own key)
+    # the cases scored (None: every case): a build's canaries are scored alone against their planted key
     only: frozenset[str] | None = None
-    aside: frozenset[str] = frozenset()
+    relations: bool = True  # False: no relation channel (it reads across cases, and a part of them is no exam)
 
     def scores(self, case: str) -> bool:
         """Whether this score covers ``case``."""
-        return (self.only is None or case in self.only) and case not in self.aside
+        return self.only is None or case in self.only
 
     def chosen(self, table: Table) -> Table:
         """``table`` with the rows of the cases this score leaves out dropped (a table without a case column is
         left whole: it names no case)."""
-        if (self.only is None and not self.aside) or CASE not in table.columns:
+        if self.only is None or CASE not in table.columns:
             return table
-        return table.among(CASE, self.only, self.aside)
+        return table.among(CASE, self.only)
 
 
 def score(inputs: ScoreInputs) -> ScoreReport:
@@ -74,7 +73,8 @@ def score(inputs: ScoreInputs) -> ScoreReport:
     if replay is not None:
         digests.append(_table_digest("replay", replay, None))
     observed = _observed(caliber, inputs) if any(r.scope for r in caliber.relations) else None
-    relations = evaluate(caliber, actual, replay, failing, observed) if caliber.relations else None
+    relations = evaluate(caliber, actual, replay, failing, observed) if caliber.relations and inputs.relations \
+        else None
     report = ScoreReport(verdict="pass", blockers=[], caliber_sha256=caliber_sha, answers_sha256=answers.sha256,
                          actual_sha256=actual.sha256, inputs=digests, answers=channel1, behaviors=behaviors,
                          relations=relations)

@@ -71,14 +71,11 @@ class Table:
         frame = self.frame.filter(pl.col(column) == value)
         return Table(self.path, self.format, self.columns, frame, self._digest, self._lines, self.defect)
 
-    def among(self, column: str, only: frozenset[str] | None, aside: frozenset[str]) -> Table:
-        """The rows whose ``column`` is in ``only`` (None: any value) and not in ``aside``; rows keep their index."""
+    def among(self, column: str, values: frozenset[str]) -> Table:
+        """The rows whose ``column`` is one of ``values``; rows keep their index, so errors keep their lines."""
         self.line_of(0)
-        keep = ~pl.col(column).is_in(list(aside)).fill_null(False)  # a row naming no case is no case set aside
-        if only is not None:
-            keep = keep & pl.col(column).is_in(list(only)).fill_null(False)
-        return Table(self.path, self.format, self.columns, self.frame.filter(keep), self._digest, self._lines,
-                     self.defect)
+        frame = self.frame.filter(pl.col(column).is_in(list(values)).fill_null(False))
+        return Table(self.path, self.format, self.columns, frame, self._digest, self._lines, self.defect)
 
 
 def table_from_rows(name: str, rows: list[dict[str, str | None]], columns: tuple[str, ...] = ()) -> Table:

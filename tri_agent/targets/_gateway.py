@@ -41,7 +41,7 @@ from .._errors import (
 from .._model import Record
 from ..evidence._manifest import Entry, scan
 from ..evidence._seal import diff, verify
-from ..exam._canaries import canary_cases, canary_inputs
+from ..exam._canaries import canary_inputs
 from ..exam._formats import BuildRecord, Case, read_cases
 from ..sandbox._jail import Jail, odd_files, require_plain, written
 from ..sandbox._process import base_env
@@ -472,12 +472,11 @@ def run_score_inputs(build: Path, run_dir: Path) -> ScoreInputs:
     has_behaviors = behaviors.is_file() and observed.is_file()
     provenance = run_dir / "provenance.jsonl"
     runs = _read_provenance(provenance) if provenance.is_file() else []
-    aside = canary_cases(build)
-    strays = [p for p in runs if p.stray_output and p.case not in aside]
+    strays = [p for p in runs if p.stray_output]
     return ScoreInputs(build / "caliber.yaml", build / "sealed" / "answers.jsonl", run_dir / "actual.jsonl",
                        behaviors if has_behaviors else None, observed if has_behaviors else None,
                        findings=tuple(f"case {p.case}: {p.stray_output}" for p in strays), actual_text=True,
-                       timed_out=tuple(p.case for p in runs if p.timed_out), aside=aside)
+                       timed_out=tuple(p.case for p in runs if p.timed_out))
 
 
 def canary_score_inputs(build: Path, run_dir: Path) -> ScoreInputs | None:
