@@ -157,3 +157,28 @@ def test_resolved_tickets_are_guarded_again_against_every_key_since(toy_build: P
     files = case_files(toy_build / "visible", case)
     assert list(files) == ["scores.csv"] and files["scores.csv"].startswith("student,group,score\n")
     assert case_files(toy_build / "visible", "") == {} and case_files(toy_build / "visible", "c-none") == {}
+
+
+def test_canary_tickets_ride_along_with_other_builder_work_and_never_outlive_the_fuse() -> None:
+    from tri_agent.acceptance._gate import FUSE
+    from tri_agent.acceptance._judging import with_pressure
+    from tri_agent.acceptance._tickets import Ticket, ticket_id
+
+    def ticket(signature: str) -> Ticket:
+        return Ticket(id=ticket_id(signature), route=signature.partition(":")[0], signature=signature,  # type: ignore[arg-type]
+                      title="t", body="b", cases=[])
+
+    work, exam, canary = ticket("builder:total:out_of_tolerance"), ticket("exam:menu:stale"), [
+        ticket("builder:behavior:observed-rejected"), ticket("builder:total:out_of_tolerance")]
+    assert with_pressure([], canary, {}) == [] and with_pressure([exam], canary, {}) == []  # no builder work: none
+    assert with_pressure([work], canary, {}) == [canary[0]]  # the same id as the exam's ticket is filed once
+    assert with_pressure([work], canary, {canary[0].signature: FUSE - 2}) == [canary[0]]
+    assert with_pressure([work], canary, {canary[0].signature: FUSE - 1}) == []
+
+
+def test_a_round_that_could_not_be_scored_judges_no_canary(toy_build: Path, tmp_path: Path) -> None:
+    from tri_agent.acceptance._judging import CanaryRound, canary_round
+
+    unjudged = canary_round(toy_build, tmp_path, None, [toy_build], "", frozenset())
+    assert (unjudged.passed, unjudged.gamed, unjudged.tickets, unjudged.report) == ([], [], [], None)
+    assert unjudged.figure() == "2 not judged" and CanaryRound([], [], [], []).figure() == "-"
