@@ -165,8 +165,9 @@ def test_canary_tickets_ride_along_with_other_builder_work_and_never_outlive_the
     from tri_agent.acceptance._tickets import Ticket, ticket_id
 
     def ticket(signature: str) -> Ticket:
-        return Ticket(id=ticket_id(signature), route=signature.partition(":")[0], signature=signature,  # type: ignore[arg-type]
-                      title="t", body="b", cases=[])
+        route = signature.partition(":")[0]
+        return Ticket.model_validate({"id": ticket_id(signature), "route": route, "signature": signature,
+                                      "title": "t", "body": "b", "cases": []})
 
     work, exam, canary = ticket("builder:total:out_of_tolerance"), ticket("exam:menu:stale"), [
         ticket("builder:behavior:observed-rejected"), ticket("builder:total:out_of_tolerance")]
