@@ -12,10 +12,10 @@ from typing import NoReturn
 
 from ._errors import MEANING, ExitCode, NotReady, TriAgentError
 from ._version import __version__
-from .commands import _evidence, _exams, _projects
+from .commands import _evidence, _exams, _gates, _projects
 from .commands._table import GROUPS, Command, refuse_existing, unsandboxed
 
-COMMANDS: tuple[Command, ...] = (*_evidence.COMMANDS, *_exams.COMMANDS, *_projects.COMMANDS)
+COMMANDS: tuple[Command, ...] = (*_evidence.COMMANDS, *_exams.COMMANDS, *_projects.COMMANDS, *_gates.COMMANDS)
 
 
 class _Parser(argparse.ArgumentParser):

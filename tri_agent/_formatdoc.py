@@ -118,6 +118,29 @@ timeout: 60
 {"schema_version": 1, "case": "c-5d41402abc4b", "kind": "refuse", "behavior": "accepted",
  "refused_as": "rejected", "controls": ["c-7d793037a076"]}
 """),
+    "gate-file": Doc("`tri-agent-gate.yaml` at a repository's root", "the repository's people, on the base branch",
+                     "yaml", """\
+schema_version: 1
+classes:
+  scoring_properties: ["tests/scoring/properties/**/*.py"]
+  scoring_fixtures: ["tests/scoring/fixtures/**"]
+  diagnostic: ["tests/diagnostic/**/*.py"]
+  ledger: tests/scoring/flake_ledger.json
+held_out: ["tests/held_out/**"]
+spec: SPEC.md
+fixtures: {schema: tests/scoring/fixtures.schema.json, lock: tests/scoring/fixtures.lock}
+agents: ["*@agents.example.com"]
+forbidden: ["tests/scoring/**"]
+invocation: {pytest: ["-q", "tests/scoring", "tests/held_out"], seed: 1234}
+corpus: tests/scoring/corpus
+"""),
+    "test-map": Doc("`tri-agent gate map --json OUT`", "`gate map`", "json", """\
+{"schema_version": 1, "revision": "working tree", "entries": [
+ {"path": "tests/diagnostic/test_ui.py", "cls": "diagnostic", "glob": "tests/diagnostic/**/*.py", "held_out": false},
+ {"path": "tests/scoring/properties/test_totals.py", "cls": "scoring_properties",
+  "glob": "tests/scoring/properties/**/*.py", "held_out": false},
+ {"path": "tests/test_misc.py", "cls": "diagnostic", "glob": null, "held_out": false}]}
+"""),
     "build-record": Doc("`builds/<id>/build.json`", "`exam build`", "json", """\
 {"schema_version": 1, "exam": "toy-grades", "seed": "1", "cases": 16,
  "visible_digest": "d1", "sealed_digest": "e2", "caliber_sha256": "a3",

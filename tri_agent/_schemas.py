@@ -29,6 +29,7 @@ from .isolation._workspace import WorkspaceRecord
 from .mutation._menu import ConcreteMutants, Menu
 from .mutation._recall import Recalled
 from .mutation._verdict import MutationSummary
+from .patchgate import GateFile, TestMap
 from .scoring._caliber import Caliber
 from .scoring._leaks import LeakReport
 from .scoring._report import ScoreReport
@@ -83,6 +84,8 @@ FORMATS: dict[str, type[BaseModel]] = {
     "verdict": Verdict,
     "configuration": Configuration,
     "pin": Pin,
+    "gate-file": GateFile,
+    "test-map": TestMap,
 }
 
 

@@ -4,7 +4,8 @@
 - ``_evidence``: ``seal``, ``verify``, ``score``, ``leaks``, ``verify-trail``, ``schema``;
 - ``_exams``: ``exam build``, ``exam run``, ``exam score``, ``rerun``, ``mutate``, ``presets``;
 - ``_projects``: ``new``, ``init``, ``check``, ``accept``, ``install-skill``, ``contract show``, ``workspace``,
-  ``doctor``.
+  ``doctor``;
+- ``_gates``: ``gate map``.
 
 A handler parses nothing and decides nothing: it calls the library (``_api`` for the main job) and prints what
 it returned. ``_cli`` builds the parser from the modules' ``COMMANDS``, in this order.

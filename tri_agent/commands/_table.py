@@ -20,6 +20,7 @@ UNSANDBOXED = ("run role-written code (targets, generators, oracles) even where 
 GROUPS = {  # commands with subcommands: their help
     "exam": "build an exam and run it against a target",
     "contract": "role contracts",
+    "gate": "the patch gate: score an agent's pull request on a frozen surface",
 }
 OUTPUT_FILES = ("json", "md", "docs")  # options naming one file a command writes: refused when it exists
 

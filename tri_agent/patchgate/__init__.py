@@ -1,7 +1,16 @@
-"""The patch gate (to come): an agent's pull request to a repository with its own test suite, scored on a frozen
-surface it cannot edit and a held-out suite it never saw, policy before verdict.
+"""The patch gate: an agent's pull request to a repository with its own test suite, scored on a frozen surface it
+cannot edit and a held-out suite it never saw, policy before verdict (docs/gate.md).
 
-Empty until it lands: this package holds the place and the rules. It sits beside ``acceptance`` (the same row of
-the layers), reuses ``evidence`` (sealing), ``sandbox`` (the jail), ``drivers`` and ``scoring``, and never imports
-``acceptance``; import-linter checks both.
+- ``_gatefile``: ``tri-agent-gate.yaml``, the contract a repository commits on its base branch;
+- ``_map``: the test map, every test file of a revision with its one ownership class.
+
+It sits beside ``acceptance`` (the same row of the layers), reuses ``evidence`` (sealing), ``sandbox`` (the jail),
+``isolation`` (the contract's globs) and ``scoring``, and never imports ``acceptance``; import-linter checks both.
 """
+
+from ._gatefile import FLAKE_CLASSES, GATE_FILE, Classes, Fixtures, GateFile, Invocation, load_gate, parse_gate
+from ._map import MapEntry, TestMap, added_scoring, classify, files_at, gate_at, is_test_file, map_against, map_of
+
+__all__ = ["FLAKE_CLASSES", "GATE_FILE", "Classes", "Fixtures", "GateFile", "Invocation", "MapEntry", "TestMap",
+           "added_scoring", "classify", "files_at", "gate_at", "is_test_file", "load_gate", "map_against", "map_of",
+           "parse_gate"]

@@ -1,0 +1,35 @@
+"""``gate map``: the patch gate's commands (the rest of the gate lands with it; docs/gate.md)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from .._errors import ExitCode
+from ._table import arg, command, say, write
+
+
+@command(
+    "gate map",
+    "list every test file of a repository with its ownership class (one class per file; unnamed: diagnostic)",
+    arg("repo", type=Path, nargs="?", default=Path("."), help="the repository (default: the current folder)"),
+    arg("--rev", metavar="REV", help="a revision to map (default: the working tree)"),
+    arg("--base", metavar="REV", help="refuse (exit 5) a scoring file added since REV without a change of the map"),
+    arg("--json", type=Path, metavar="OUT", help="write the map as JSON ('-' for stdout)"),
+    arg("--force", action="store_true", help="replace output files that exist"),
+)
+def _gate_map(args: argparse.Namespace) -> int:
+    from ..patchgate import map_against, map_of
+
+    found = map_against(args.repo, args.base, args.rev) if args.base else map_of(args.repo, args.rev)
+    write(args.json, found.model_dump_json(indent=1) + "\n")
+    for e in found.entries:
+        named = e.glob or ("the ledger" if e.cls == "ledger" else "unclassified")
+        say(args, f"{e.cls:<18} {e.path}  ({named}{', held out' if e.held_out else ''})")
+    counts = {k: sum(1 for e in found.entries if e.cls == k) for k in dict.fromkeys(e.cls for e in found.entries)}
+    say(args, f"MAPPED {len(found.entries)} test files of {found.revision}: "
+              + (", ".join(f"{n} {k}" for k, n in counts.items()) or "none"))
+    return ExitCode.PASS
+
+
+COMMANDS = (_gate_map,)

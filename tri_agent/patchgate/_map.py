@@ -1,0 +1,135 @@
+"""The test map: every test file of a revision with its one ownership class, and the scoring files a patch added.
+
+A file the class globs name takes that class; a Python test file (``test_*.py``, ``*_test.py``, ``conftest.py``)
+no glob names is diagnostic and never scores; a file two classes name is refused with both globs. The ledger is
+its own class. Held-out is not a class but a visibility: a held-out file keeps its class and is never in the
+agent's workspace.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path, PurePosixPath
+from typing import Literal
+
+from pydantic import Field
+
+from .._errors import MalformedInput, PolicyViolation, UsageError
+from .._model import Record
+from ..isolation._contract import glob_regex
+from ._gatefile import GATE_FILE, GateFile, parse_gate
+
+Kind = Literal["scoring_properties", "scoring_fixtures", "diagnostic", "ledger"]
+SCORING: frozenset[Kind] = frozenset({"scoring_properties", "scoring_fixtures"})
+_GLOBBED: tuple[Kind, ...] = ("scoring_properties", "scoring_fixtures", "diagnostic")
+
+
+class MapEntry(Record):
+    """One test file and its class."""
+
+    path: str = Field(description="Path from the repository's root.")
+    cls: Kind = Field(description="scoring_properties, scoring_fixtures, diagnostic or ledger.")
+    glob: str | None = Field(description="The gate file's glob that classed it; null: the ledger's path, or a test "
+                             "file no glob names (diagnostic).")
+    held_out: bool = Field(default=False, description="A held-out glob names it: never in the agent's workspace.")
+
+
+class TestMap(Record):
+    """``tri-agent gate map --json``: the test files of one revision and their classes."""
+
+    __test__ = False  # a pydantic model, not a pytest test class
+
+    schema_version: Literal[1] = Field(default=1, description="Version of the test map format.")
+    revision: str = Field(description="The revision mapped ('working tree' for the checkout as it is).")
+    entries: list[MapEntry] = Field(description="Every test file, by path.")
+
+    def scoring(self) -> set[str]:
+        """The paths on the scoring surface."""
+        return {e.path for e in self.entries if e.cls in SCORING}
+
+
+def is_test_file(path: str) -> bool:
+    """A file pytest collects tests or fixtures from by its name."""
+    name = PurePosixPath(path).name
+    return name == "conftest.py" or (name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")))
+
+
+def classify(files: list[str], gate: GateFile, revision: str) -> TestMap:
+    """The map of ``files`` (repository paths) under ``gate``; a file two classes name is exit 3, both globs named."""
+    entries = []
+    for path in sorted(files):
+        entry = _entry(path, gate)
+        if entry is not None:
+            entries.append(entry)
+    return TestMap(revision=revision, entries=entries)
+
+
+def _entry(path: str, gate: GateFile) -> MapEntry | None:
+    held = any(glob_regex(g).match(path) for g in gate.held_out)
+    if path == gate.classes.ledger:
+        return MapEntry(path=path, cls="ledger", glob=None, held_out=held)
+    named = [(kind, glob) for kind in _GLOBBED for glob in getattr(gate.classes, kind) if glob_regex(glob).match(path)]
+    kinds = sorted({kind for kind, _ in named})
+    if len(kinds) > 1:
+        first = next(g for k, g in named if k == kinds[0])
+        second = next(g for k, g in named if k == kinds[1])
+        raise MalformedInput(f"{path} is in two classes: {kinds[0]} ({first!r}) and {kinds[1]} ({second!r})",
+                             where=f"{GATE_FILE}: classes", hint="one class per file: narrow one of the globs")
+    if named:
+        return MapEntry(path=path, cls=named[0][0], glob=named[0][1], held_out=held)
+    if is_test_file(path) or held:
+        return MapEntry(path=path, cls="diagnostic", glob=None, held_out=held)
+    return None
+
+
+def added_scoring(base: TestMap, head: TestMap, gate_changed: bool) -> list[str]:
+    """The scoring files ``head`` has and ``base`` had not, when the gate file did not change between them: a
+    scoring file enters the surface only with a change a reviewer sees in the map."""
+    return [] if gate_changed else sorted(head.scoring() - base.scoring())
+
+
+# --- revisions, as git holds them -------------------------------------------------------------------------------
+
+def _git(repo: Path, *args: str) -> bytes:
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=False)
+    if done.returncode != 0:
+        tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit {done.returncode}"]
+        raise UsageError(f"git {' '.join(args[:2])} in {repo} failed: {tail[0]}",
+                         hint="pass a git repository and a revision it has")
+    return done.stdout
+
+
+def files_at(repo: Path, rev: str | None) -> list[str]:
+    """The files of ``rev`` (None: the working tree, tracked and untracked but not ignored, as git sees them)."""
+    out = _git(repo, "ls-tree", "-r", "-z", "--name-only", rev) if rev else \
+        _git(repo, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    return sorted({p for p in out.decode("utf-8", "surrogateescape").split("\0") if p})
+
+
+def gate_at(repo: Path, rev: str | None) -> GateFile:
+    """The gate file as ``rev`` holds it (None: the working tree's)."""
+    if rev is None:
+        path = repo / GATE_FILE
+        if not path.is_file():
+            raise UsageError(f"{repo} has no {GATE_FILE}", hint="commit one on the base branch (docs/gate.md)")
+        return parse_gate(path.read_text(encoding="utf-8"), str(path))
+    if GATE_FILE not in files_at(repo, rev):
+        raise UsageError(f"revision {rev} of {repo} has no {GATE_FILE}", hint="commit one on the base branch")
+    return parse_gate(_git(repo, "show", f"{rev}:{GATE_FILE}").decode("utf-8"), f"{rev}:{GATE_FILE}")
+
+
+def map_of(repo: Path, rev: str | None = None, gate: GateFile | None = None) -> TestMap:
+    """The test map of ``rev`` of ``repo`` (None: the working tree), under ``gate`` (default: its own gate file)."""
+    return classify(files_at(repo, rev), gate or gate_at(repo, rev), rev or "working tree")
+
+
+def map_against(repo: Path, base: str, rev: str | None = None) -> TestMap:
+    """The map of ``rev``, refusing (exit 5) a scoring file added since ``base`` without a change of the gate file."""
+    head, before = map_of(repo, rev), map_of(repo, base)
+    changed = gate_at(repo, rev) != gate_at(repo, base)
+    added = added_scoring(before, head, changed)
+    if added:
+        raise PolicyViolation(f"{added[0]} joined the scoring surface since {base} without a change of {GATE_FILE}"
+                              + (f" (and {len(added) - 1} more)" if len(added) > 1 else ""),
+                              hint="a scoring file is added with a map change a reviewer sees; or class it otherwise")
+    return head
