@@ -141,6 +141,10 @@ corpus: tests/scoring/corpus
   "glob": "tests/scoring/properties/**/*.py", "held_out": false},
  {"path": "tests/test_misc.py", "cls": "diagnostic", "glob": null, "held_out": false}]}
 """),
+    "agent-checkout": Doc("`tri-agent gate workspace BASE DEST --json OUT`", "`gate workspace`", "json", """\
+{"schema_version": 1, "base": "3f4e0b9c2d1a", "commit": "8a7b6c5d4e3f", "files": 6, "omitted": 8,
+ "omitted_sha256": "b1c2", "not_written": ["link"]}
+"""),
     "build-record": Doc("`builds/<id>/build.json`", "`exam build`", "json", """\
 {"schema_version": 1, "exam": "toy-grades", "seed": "1", "cases": 16,
  "visible_digest": "d1", "sealed_digest": "e2", "caliber_sha256": "a3",

@@ -1,4 +1,4 @@
-"""``gate map``: the patch gate's commands (the rest of the gate lands with it; docs/gate.md)."""
+"""``gate map``, ``gate workspace``: the patch gate's commands (the rest of the gate lands with it; docs/gate.md)."""
 
 from __future__ import annotations
 
@@ -32,4 +32,25 @@ def _gate_map(args: argparse.Namespace) -> int:
     return ExitCode.PASS
 
 
-COMMANDS = (_gate_map,)
+@command(
+    "gate workspace",
+    "write the agent's checkout of BASE into DEST: a fresh repository without the scoring tree, the held-out suite, "
+    "the ledger, the fixture schema or the gate file, and without history",
+    arg("base", metavar="BASE", help="the base revision"),
+    arg("dest", type=Path, metavar="DEST", help="a new or empty folder"),
+    arg("--repo", type=Path, default=Path("."), help="the repository (default: the current folder)"),
+    arg("--json", type=Path, metavar="OUT", help="write the checkout's record as JSON ('-' for stdout)"),
+    arg("--force", action="store_true", help="replace output files that exist"),
+)
+def _gate_workspace(args: argparse.Namespace) -> int:
+    from ..patchgate import checkout
+
+    made = checkout(args.repo, args.base, args.dest)
+    write(args.json, made.model_dump_json(indent=1) + "\n")
+    links = f"; not written: {', '.join(made.not_written)}" if made.not_written else ""
+    say(args, f"WROTE {made.files} files of {made.base[:12]} into {args.dest} (one commit, {made.commit[:12]}); "
+              f"{made.omitted} left out{links}")
+    return ExitCode.PASS
+
+
+COMMANDS = (_gate_map, _gate_workspace)

@@ -2,15 +2,36 @@
 cannot edit and a held-out suite it never saw, policy before verdict (docs/gate.md).
 
 - ``_gatefile``: ``tri-agent-gate.yaml``, the contract a repository commits on its base branch;
-- ``_map``: the test map, every test file of a revision with its one ownership class.
+- ``_map``: the test map, every test file of a revision with its one ownership class;
+- ``_checkout``: the agent's checkout of the base, without anything that scores it, and without history.
 
 It sits beside ``acceptance`` (the same row of the layers), reuses ``evidence`` (sealing), ``sandbox`` (the jail),
 ``isolation`` (the contract's globs) and ``scoring``, and never imports ``acceptance``; import-linter checks both.
 """
 
+from ._checkout import AgentCheckout, checkout, omitted
 from ._gatefile import FLAKE_CLASSES, GATE_FILE, Classes, Fixtures, GateFile, Invocation, load_gate, parse_gate
 from ._map import MapEntry, TestMap, added_scoring, classify, files_at, gate_at, is_test_file, map_against, map_of
 
-__all__ = ["FLAKE_CLASSES", "GATE_FILE", "Classes", "Fixtures", "GateFile", "Invocation", "MapEntry", "TestMap",
-           "added_scoring", "classify", "files_at", "gate_at", "is_test_file", "load_gate", "map_against", "map_of",
-           "parse_gate"]
+__all__ = [
+           "FLAKE_CLASSES",
+           "GATE_FILE",
+           "AgentCheckout",
+           "Classes",
+           "Fixtures",
+           "GateFile",
+           "Invocation",
+           "MapEntry",
+           "TestMap",
+           "added_scoring",
+           "checkout",
+           "classify",
+           "files_at",
+           "gate_at",
+           "is_test_file",
+           "load_gate",
+           "map_against",
+           "map_of",
+           "omitted",
+           "parse_gate",
+]

@@ -90,19 +90,21 @@ def added_scoring(base: TestMap, head: TestMap, gate_changed: bool) -> list[str]
 
 # --- revisions, as git holds them -------------------------------------------------------------------------------
 
-def _git(repo: Path, *args: str) -> bytes:
+def git_out(repo: Path, *args: str) -> bytes:
+    """What ``git ARGS`` printed in ``repo``; its failure is a usage error naming the command and git's reason."""
     done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=False)
     if done.returncode != 0:
         tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit {done.returncode}"]
-        raise UsageError(f"git {' '.join(args[:2])} in {repo} failed: {tail[0]}",
+        shown = " ".join(args)
+        raise UsageError(f"git {shown if len(shown) <= 80 else shown[:77] + '...'} in {repo} failed: {tail[0]}",
                          hint="pass a git repository and a revision it has")
     return done.stdout
 
 
 def files_at(repo: Path, rev: str | None) -> list[str]:
     """The files of ``rev`` (None: the working tree, tracked and untracked but not ignored, as git sees them)."""
-    out = _git(repo, "ls-tree", "-r", "-z", "--name-only", rev) if rev else \
-        _git(repo, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    out = git_out(repo, "ls-tree", "-r", "-z", "--name-only", rev) if rev else \
+        git_out(repo, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
     return sorted({p for p in out.decode("utf-8", "surrogateescape").split("\0") if p})
 
 
@@ -115,7 +117,7 @@ def gate_at(repo: Path, rev: str | None) -> GateFile:
         return parse_gate(path.read_text(encoding="utf-8"), str(path))
     if GATE_FILE not in files_at(repo, rev):
         raise UsageError(f"revision {rev} of {repo} has no {GATE_FILE}", hint="commit one on the base branch")
-    return parse_gate(_git(repo, "show", f"{rev}:{GATE_FILE}").decode("utf-8"), f"{rev}:{GATE_FILE}")
+    return parse_gate(git_out(repo, "show", f"{rev}:{GATE_FILE}").decode("utf-8"), f"{rev}:{GATE_FILE}")
 
 
 def map_of(repo: Path, rev: str | None = None, gate: GateFile | None = None) -> TestMap:

@@ -1,0 +1,109 @@
+"""``gate workspace``: the agent's checkout of a base revision, without anything that scores it.
+
+Physically omitted: the held-out suite, the scoring properties and fixtures, the corpus, the flake ledger, the
+fixture schema and its lock, and the gate file itself. The checkout is a fresh repository whose single commit is
+the visible tree, so no history holds what was omitted. Files are read from git's objects, never through
+``git archive`` (whose export attributes could drop or rewrite files), and written with their executable bit;
+symbolic links and submodules are not written (a link could name an omitted file), and the record lists them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from .._errors import UsageError
+from .._model import Record
+from ..isolation._contract import glob_regex
+from ._gatefile import GATE_FILE, GateFile
+from ._map import gate_at, git_out
+
+_REGULAR, _EXECUTABLE = "100644", "100755"
+_IDENTITY = ["-c", "user.name=tri-agent", "-c", "user.email=workspace@tri-agent.invalid", "-c", "commit.gpgsign=false"]
+
+
+class AgentCheckout(Record):
+    """``gate workspace --json``: what the agent's checkout holds and what it was made without."""
+
+    schema_version: Literal[1] = Field(default=1, description="Version of the agent checkout record.")
+    base: str = Field(description="The base commit the checkout shows (its full id).")
+    commit: str = Field(description="The checkout's single commit (the same base always gives the same id).")
+    files: int = Field(description="Files written.")
+    omitted: int = Field(description="Files of the base left out: the scoring tree, the held-out suite, the ledger, "
+                         "the fixture schema and lock, the gate file.")
+    omitted_sha256: str = Field(description="SHA-256 of the omitted paths, one per line, sorted: the record names "
+                                "none of them (it may be shown to the agent).")
+    not_written: list[str] = Field(default_factory=list, description="Visible symbolic links and submodules, not "
+                                   "written.")
+
+
+def omitted(path: str, gate: GateFile) -> bool:
+    """Whether ``path`` of the base is kept out of the agent's checkout."""
+    c = gate.classes
+    exact = {GATE_FILE, c.ledger, *((gate.fixtures.schema_path, gate.fixtures.lock) if gate.fixtures else ())}
+    corpus = [f"{gate.corpus}/**"] if gate.corpus else []
+    globs = [*gate.held_out, *c.scoring_properties, *c.scoring_fixtures, *corpus]
+    return path in exact or any(glob_regex(g).match(path) for g in globs)
+
+
+def checkout(repo: Path, base: str, dest: Path) -> AgentCheckout:
+    """Write the agent's checkout of ``base`` (of ``repo``) into ``dest``, which must not exist or be empty."""
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise UsageError(f"{dest} already holds files", hint="give the checkout a new or empty folder")
+    sha = git_out(repo, "rev-parse", "--verify", f"{base}^{{commit}}").decode().strip()
+    gate = gate_at(repo, sha)
+    entries = _tree(repo, sha)
+    hidden = sorted(p for _, _, p in entries if omitted(p, gate))
+    left_out = set(hidden)
+    shown = [(mode, blob, p) for mode, blob, p in entries if p not in left_out]
+    dest.mkdir(parents=True, exist_ok=True)
+    written = _write(repo, dest, [(m, b, p) for m, b, p in shown if m in (_REGULAR, _EXECUTABLE)])
+    commit = _commit(repo, sha, dest)
+    return AgentCheckout(base=sha, commit=commit, files=written, omitted=len(hidden),
+                         omitted_sha256=hashlib.sha256("".join(p + "\n" for p in hidden).encode()).hexdigest(),
+                         not_written=sorted(p for m, _, p in shown if m not in (_REGULAR, _EXECUTABLE)))
+
+
+def _tree(repo: Path, sha: str) -> list[tuple[str, str, str]]:
+    """(mode, object id, path) of every entry of the commit's tree, recursively."""
+    out = []
+    for line in git_out(repo, "ls-tree", "-r", "-z", sha).decode("utf-8", "surrogateescape").split("\0"):
+        if line:
+            meta, _, path = line.partition("\t")
+            mode, _, blob = meta.split(" ")
+            out.append((mode, blob, path))
+    return out
+
+
+def _write(repo: Path, dest: Path, files: list[tuple[str, str, str]]) -> int:
+    """Each blob from git's object store into ``dest`` (one ``cat-file --batch`` for all of them)."""
+    if not files:
+        return 0
+    done = subprocess.run(["git", "-C", str(repo), "cat-file", "--batch"], input="".join(f"{b}\n" for _, b, _ in files)
+                          .encode(), capture_output=True, check=True)
+    data, at = done.stdout, 0
+    for mode, _, path in files:
+        header_end = data.index(b"\n", at)
+        size = int(data[at:header_end].split()[2])
+        body = data[header_end + 1:header_end + 1 + size]
+        at = header_end + 1 + size + 1
+        target = dest / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(body)
+        if mode == _EXECUTABLE:
+            os.chmod(target, 0o755)
+    return len(files)
+
+
+def _commit(repo: Path, base: str, dest: Path) -> str:
+    """One commit of everything in ``dest``, dated as the base, so the same base gives the same commit."""
+    when = git_out(repo, "show", "-s", "--format=%cI", base).decode().strip()
+    env = {**os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "--allow-empty", "-m", f"base {base[:12]}"]):
+        subprocess.run(["git", *_IDENTITY, *args], cwd=dest, env=env, check=True, capture_output=True)
+    return git_out(dest, "rev-parse", "HEAD").decode().strip()
