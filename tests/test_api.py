@@ -16,7 +16,8 @@ from tri_agent import ExitCode, TriAgentError
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLIC = [
-    "BuildRecord", "BuilderTurn", "Caliber", "Escalation", "ExitCode", "InfrastructureFailure", "LeakDetected",
+    "BuildRecord", "BuilderTurn", "Caliber", "Escalation", "ExitCode", "GateRefusal", "InfrastructureFailure",
+    "LeakDetected",
     "LeakReport", "MalformedInput", "MutationSummary", "NotDeterministic", "NotReady", "PolicyViolation",
     "RunRecord", "ScoreInputs", "ScoreReport", "TamperDetected", "TrailReport", "TriAgentError", "UsageError",
     "Verdict", "VerifyReport", "__version__", "accept", "build_exam", "load_caliber", "mutate", "preview",

@@ -9,12 +9,18 @@ Every command exits with one of these codes, and every error the library raises 
     ├── MalformedInput            3  an input file cannot be read as what it claims to be
     ├── TamperDetected            4  sealed evidence changed, or a seal rule was broken
     ├── PolicyViolation           5  a role or contract broke the rules of the protocol
+    │   └── GateRefusal        10-15 a patch broke a rule of its repository's gate (each rule its own code)
     ├── LeakDetected              6  sealed answer values found where they must not be
     ├── InfrastructureFailure     7  the harness itself could not run (non-determinism, IO, timeouts)
     │   └── NotDeterministic      7  two runs of the same cases differed (it names them)
     └── Escalation                8  a ticket exhausted its fix attempts; a human must decide
 
     (exit 9 is a result, not an error: the protocol passed but the run cannot certify acceptance)
+
+The patch gate's rules each have a code of their own, so a dashboard never lumps "the agent cheated the suite"
+with "the agent broke an invariant": 10 a forbidden path touched, 11 the scoring surface changed, 12 a skip or
+xfail on the surface, 13 a rule of the flake ledger broken, 14 the fixture lock broken, 15 a held-out test that
+leans on the patch.
 
 Honest failure (something scored red) is exit 1 and is a *result*, not an exception: a score report
 with verdict ``fail``. Policy, tamper and leak codes are kept apart from honest failures so that a
@@ -41,6 +47,12 @@ class ExitCode(IntEnum):
     INFRASTRUCTURE = 7
     ESCALATION = 8
     NOT_CERTIFIED = 9
+    GATE_FORBIDDEN = 10
+    GATE_SURFACE = 11
+    GATE_MARKS = 12
+    GATE_LEDGER = 13
+    GATE_FIXTURES = 14
+    GATE_ORACLE = 15
 
 
 MEANING: dict[ExitCode, str] = {  # what each code says, in the words of every help text and document
@@ -48,6 +60,9 @@ MEANING: dict[ExitCode, str] = {  # what each code says, in the words of every h
     ExitCode.TAMPER: "tamper", ExitCode.POLICY: "policy", ExitCode.LEAK: "leak",
     ExitCode.INFRASTRUCTURE: "infrastructure", ExitCode.ESCALATION: "escalation",
     ExitCode.NOT_CERTIFIED: "passed, not certified",
+    ExitCode.GATE_FORBIDDEN: "gate: forbidden path", ExitCode.GATE_SURFACE: "gate: scoring surface changed",
+    ExitCode.GATE_MARKS: "gate: skip on the surface", ExitCode.GATE_LEDGER: "gate: flake ledger",
+    ExitCode.GATE_FIXTURES: "gate: fixture lock", ExitCode.GATE_ORACLE: "gate: oracle independence",
 }
 
 
@@ -102,6 +117,14 @@ class TamperDetected(TriAgentError):
 
 class PolicyViolation(TriAgentError):
     exit_code = ExitCode.POLICY
+
+
+class GateRefusal(PolicyViolation):
+    """A patch refused by a rule of its repository's gate: the rule's own code (10 to 15), every finding named."""
+
+    def __init__(self, code: ExitCode, message: str, *, hint: str = "") -> None:
+        self.exit_code = code
+        super().__init__(message, hint=hint)
 
 
 class LeakDetected(TriAgentError):

@@ -145,6 +145,19 @@ corpus: tests/scoring/corpus
 {"schema_version": 1, "base": "3f4e0b9c2d1a", "commit": "8a7b6c5d4e3f", "files": 6, "omitted": 8,
  "omitted_sha256": "b1c2", "not_written": ["link"]}
 """),
+    "flake-ledger": Doc("the path the gate file's `classes.ledger` names", "the repository's people (never an agent)",
+                        "json", """\
+{"schema_version": 1,
+ "entries": [{"test_id": "tests/diagnostic/test_poll.py::test_settles", "flake_class": "timing",
+              "evidence": "sha256:8f3c1a0b9d2e4c77a1b0c3d4e5f60718293a4b5c6d7e8f90123456789abcdef0",
+              "moved_from": "tests/scoring/test_poll.py", "moved_at": "2026-11-02", "owner": "payments",
+              "note": "passes alone; fails when the poll window is 50 ms"}],
+ "removed": []}
+"""),
+    "policy-report": Doc("`tri-agent gate check BASE HEAD --json OUT`", "`gate check`", "json", """\
+{"schema_version": 1, "base": "3f4e0b9c2d1a", "head": "8a7b6c5d4e3f", "surface_sha256": "c3d4",
+ "findings": ["11: tests/scoring/fixtures/orders.json: the scoring surface changed it"]}
+"""),
     "build-record": Doc("`builds/<id>/build.json`", "`exam build`", "json", """\
 {"schema_version": 1, "exam": "toy-grades", "seed": "1", "cases": 16,
  "visible_digest": "d1", "sealed_digest": "e2", "caliber_sha256": "a3",

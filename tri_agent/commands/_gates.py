@@ -1,4 +1,4 @@
-"""``gate map``, ``gate workspace``: the patch gate's commands (the rest of the gate lands with it; docs/gate.md)."""
+"""``gate map``, ``gate workspace``, ``gate check``: the patch gate's commands (docs/gate.md)."""
 
 from __future__ import annotations
 
@@ -53,4 +53,30 @@ def _gate_workspace(args: argparse.Namespace) -> int:
     return ExitCode.PASS
 
 
-COMMANDS = (_gate_map, _gate_workspace)
+@command(
+    "gate check",
+    "the patch from BASE to HEAD held to its repository's gate: policy first, each rule its own exit code",
+    arg("base", metavar="BASE", help="the base revision (its gate file is the one that holds)"),
+    arg("head", metavar="HEAD", help="the revision with the patch"),
+    arg("--repo", type=Path, default=Path("."), help="the repository (default: the current folder)"),
+    arg("--json", type=Path, metavar="OUT", help="write the policy report as JSON ('-' for stdout)"),
+    arg("--force", action="store_true", help="replace output files that exist"),
+)
+def _gate_check(args: argparse.Namespace) -> int:
+    from .._errors import GateRefusal
+    from ..patchgate import check_policy
+
+    report, found = check_policy(args.repo, args.base, args.head)
+    write(args.json, report.model_dump_json(indent=1) + "\n")
+    for line in report.findings:
+        say(args, f"  refused {line}")
+    if found:
+        raise GateRefusal(found[0].code, f"the patch broke {len(found)} rule(s) of the gate, first: {found[0].line}",
+                          hint="see every finding above; the patch, not the gate, must change")
+    say(args, f"POLICY OK: {report.head[:12]} against {report.base[:12]} (forbidden paths, the scoring surface, the "
+              "flake ledger); the verdict (the held-out suite, the property corpus) is not built yet, so the patch "
+              "is not passed: exit 9")
+    return ExitCode.NOT_CERTIFIED
+
+
+COMMANDS = (_gate_map, _gate_workspace, _gate_check)

@@ -1,0 +1,114 @@
+"""gate check's policy: each rule refuses what it names with its own exit code, and an honest patch passes it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import GIT
+from test_map import FILES, _repo
+
+from tri_agent._errors import ExitCode
+from tri_agent.patchgate import GATE_FILE, Ledger, check_policy, parse_ledger
+from tri_agent.patchgate._policy import Finding, ledger_growth
+
+EVIDENCE = "sha256:" + "ab" * 32
+ENTRY = {"test_id": "tests/diagnostic/test_ui.py::test_ui", "flake_class": "timing", "evidence": EVIDENCE}
+LEDGER = json.dumps({"schema_version": 1, "entries": [ENTRY]}) + "\n"
+
+
+def _commit(repo: Path, changes: dict[str, str | None], author: str = "dev@people.example.com") -> None:
+    for rel, text in changes.items():
+        if text is None:
+            (repo / rel).unlink()
+        else:
+            (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+            (repo / rel).write_text(text)
+    subprocess.run([*GIT, "add", "-A"], cwd=repo, check=True, capture_output=True)
+    subprocess.run(["git", "-c", "user.name=someone", "-c", f"user.email={author}", "commit", "-qm", "patch"],
+                   cwd=repo, check=True, capture_output=True)
+
+
+def _patched(tmp: Path, changes: dict[str, str | None], author: str = "agent-7@agents.example.com") -> list[Finding]:
+    repo = _repo(tmp, {**FILES, "tests/scoring/flake_ledger.json": LEDGER})
+    subprocess.run([*GIT, "tag", "base"], cwd=repo, check=True)
+    _commit(repo, changes, author)
+    return check_policy(repo, "base", "HEAD")[1]
+
+
+def test_an_honest_patch_breaks_no_rule(tmp_path: Path) -> None:
+    found = _patched(tmp_path, {"src/pricing.py": "RATE = 4\n", "tests/diagnostic/test_new.py": "def test_n(): pass\n"})
+    assert found == []
+
+
+@pytest.mark.parametrize(("changes", "codes", "named"), [
+    ({"tests/scoring/properties/test_totals.py": "def test_t():\n    pass\n"}, [10, 11], "test_totals.py"),
+    ({"tests/scoring/fixtures/orders.json": '[{"total": 1}]\n'}, [10, 11], "orders.json"),
+    ({"tests/held_out/test_guess.py": "def test_g(): pass\n"}, [10, 11], "never holds it"),
+    ({GATE_FILE: (Path(__file__).parent / "test_gatefile.py").read_text().split('GATE = """')[1].split('"""')[0]
+      .replace("seed: 7", "seed: 8")}, [10, 11, 13], GATE_FILE),  # and the map's last author is an agent
+    ({"tests/scoring/flake_ledger.json": json.dumps({"schema_version": 1, "entries": []})}, [10, 11, 13],
+     "removed without a 'removed' record"),
+])
+def test_each_rule_refuses_with_its_own_code(tmp_path: Path, changes: dict[str, str], codes: list[int],
+                                             named: str) -> None:
+    found = _patched(tmp_path, changes)
+    assert sorted({int(f.code) for f in found}) == codes and any(named in f.line for f in found)
+
+
+def test_a_forbidden_glob_is_named(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, {**FILES, "tests/scoring/flake_ledger.json": LEDGER})
+    gate = (repo / GATE_FILE).read_text() + 'forbidden: ["ci/**"]\n'
+    _commit(repo, {GATE_FILE: gate, "ci/run.sh": "pytest\n"})
+    subprocess.run([*GIT, "tag", "base"], cwd=repo, check=True)
+    _commit(repo, {"ci/run.sh": "pytest || true\n"}, "agent@agents.example.com")
+    [finding] = check_policy(repo, "base", "HEAD")[1]
+    assert finding.code == ExitCode.GATE_FORBIDDEN and finding.line == (
+        "ci/run.sh: the patch touched a path forbidden to it ('ci/**')")
+
+
+def test_a_ledger_last_written_by_an_agent_is_refused_even_when_the_patch_leaves_it_alone(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, {**FILES, "tests/scoring/flake_ledger.json": LEDGER})
+    grown = json.dumps({"schema_version": 1, "entries": [ENTRY, {**ENTRY, "test_id": "tests/test_misc.py::t"}]})
+    _commit(repo, {"tests/scoring/flake_ledger.json": grown}, "bot@AGENTS.example.com")  # merged before
+    subprocess.run([*GIT, "tag", "base"], cwd=repo, check=True)
+    _commit(repo, {"src/pricing.py": "RATE = 5\n"})
+    [finding] = check_policy(repo, "base", "HEAD")[1]
+    assert finding.code == ExitCode.GATE_LEDGER and "last written by bot@AGENTS.example.com, an agent" in finding.line
+
+
+@pytest.mark.parametrize(("entry", "message"), [
+    ({**ENTRY, "flake_class": "weather"}, "flake_class"),
+    ({**ENTRY, "evidence": "md5:abc"}, "evidence"),
+    ({**ENTRY, "expires": "2027-01-01"}, "unknown key 'expires'"),
+])
+def test_a_ledger_entry_outside_the_closed_rules_is_refused_naming_the_field(entry: dict[str, str],
+                                                                            message: str) -> None:
+    found = parse_ledger(json.dumps({"schema_version": 1, "entries": [entry]}), "ledger.json")
+    assert isinstance(found, Finding) and found.code == ExitCode.GATE_LEDGER and message in found.line
+    assert isinstance(parse_ledger("{", "ledger.json"), Finding)
+
+
+def test_the_ledger_only_grows_and_a_removal_keeps_the_evidence() -> None:
+    before = Ledger.model_validate({"entries": [ENTRY]})
+    assert ledger_growth(before, Ledger(), "l.json")[0].line.startswith("l.json: entry 'tests/diagnostic/")
+    removed = {"test_id": ENTRY["test_id"], "evidence": EVIDENCE, "reason": "stable over 50 runs, log sha256:cd"}
+    assert ledger_growth(before, Ledger.model_validate({"removed": [removed]}), "l.json") == []
+    other = {**removed, "evidence": "sha256:" + "cd" * 32}  # the old evidence must be kept, not replaced
+    assert len(ledger_growth(before, Ledger.model_validate({"removed": [other]}), "l.json")) == 1
+
+
+def test_the_command_exits_with_the_first_rules_code_or_nine_for_policy_alone(tmp_path: Path,
+                                                                            cli) -> None:  # type: ignore[no-untyped-def]
+    repo = _repo(tmp_path / "r", {**FILES, "tests/scoring/flake_ledger.json": LEDGER})
+    subprocess.run([*GIT, "tag", "base"], cwd=repo, check=True)
+    _commit(repo, {"src/pricing.py": "RATE = 6\n"})
+    code, out, _ = cli("gate", "check", "base", "HEAD", "--repo", repo)
+    assert code == ExitCode.NOT_CERTIFIED and "POLICY OK" in out and "not built yet" in out
+    _commit(repo, {"tests/scoring/fixtures/orders.json": "[1]\n"})
+    code, out, err = cli("gate", "check", "base", "HEAD", "--repo", repo, "--json", tmp_path / "p.json")
+    assert code == ExitCode.GATE_FORBIDDEN and "refused 11: tests/scoring/fixtures/orders.json" in out
+    assert "broke 2 rule(s) of the gate" in err
+    assert len(json.loads((tmp_path / "p.json").read_text())["findings"]) == 2

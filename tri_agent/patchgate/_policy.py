@@ -1,0 +1,181 @@
+"""``gate check``'s policy, before any verdict: what a patch may not do, each rule with its own exit code.
+
+Built so far:
+
+- **forbidden paths** (10): a path the patch added, changed or removed that the gate forbids, or that the agent
+  never saw (the scoring tree, the held-out suite, the corpus, the fixture schema and lock, the gate file);
+- **the scoring surface** (11): the digest of every file of the scoring tree, the ledger, the fixture schema and
+  lock and the gate file (with its pinned invocation), as git holds them, must be the base's;
+- **the flake ledger** (13): it parses as the ledger format (closed flake classes, ``sha256:`` evidence, no field
+  that could serve as an expiry); it only grows (an entry gone needs a ``removed`` record with the same evidence);
+  and an agent identity is never the last author of the ledger or of the gate file.
+
+Every check runs, and the refusal lists every finding; the exit code is the first finding's (in the order above).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, get_args
+
+from pydantic import ConfigDict, Field, ValidationError
+
+from .. import _yamldoc
+from .._errors import ExitCode
+from .._model import Record, Written
+from ..isolation._contract import glob_regex
+from ._checkout import omitted
+from ._gatefile import FLAKE_CLASSES, GATE_FILE, GateFile
+from ._map import files_at, gate_at, git_out
+
+FlakeClass = Literal["timing", "order", "network", "rng", "env"]
+assert set(get_args(FlakeClass)) == set(FLAKE_CLASSES)
+EVIDENCE = r"^sha256:[0-9a-f]{64}$"
+
+
+class LedgerEntry(Written):
+    """One test moved off the scoring surface, and why."""
+
+    model_config = ConfigDict(frozen=True)
+
+    test_id: str = Field(min_length=1, description="The test's node id where it lives now.")
+    flake_class: FlakeClass = Field(description="Why it flakes: timing, order, network, rng or env (a closed set).")
+    evidence: str = Field(pattern=EVIDENCE, description="sha256:<hex> of the last failing artifact (a log excerpt, "
+                          "the reproduced command, a captured schedule).")
+    moved_from: str = Field(default="", description="Where it lived on the scoring surface.")
+    moved_at: str = Field(default="", description="When it moved (a date).")
+    owner: str = Field(default="", description="Who answers for it.")
+    note: str = Field(default="", description="Anything a person should know.")
+
+
+class Removal(Written):
+    """An entry taken off the ledger: its evidence kept, and the stability window that let it back."""
+
+    model_config = ConfigDict(frozen=True)
+
+    test_id: str = Field(min_length=1, description="The entry's test id.")
+    evidence: str = Field(pattern=EVIDENCE, description="The removed entry's evidence, unchanged.")
+    removed_at: str = Field(default="", description="When (a date).")
+    reason: str = Field(min_length=1, description="Why it may score again.")
+
+
+class Ledger(Written):
+    """The flake ledger (JSON). Unknown keys are refused: an ``expires`` field is no control, a replay is."""
+
+    schema_version: Literal[1] = Field(default=1, description="Version of the ledger format.")
+    entries: list[LedgerEntry] = Field(default_factory=list, description="Tests off the scoring surface.")
+    removed: list[Removal] = Field(default_factory=list, description="Entries taken off, their evidence kept.")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One broken rule: its exit code, and one line naming the file, the line or entry, and the rule."""
+
+    code: ExitCode
+    line: str
+
+
+class PolicyReport(Record):
+    """``gate check --json``: the policy's findings (empty: every rule held)."""
+
+    schema_version: Literal[1] = Field(default=1, description="Version of the policy report format.")
+    base: str = Field(description="The base commit.")
+    head: str = Field(description="The head commit.")
+    surface_sha256: str = Field(description="The scoring surface's digest at the base.")
+    findings: list[str] = Field(description="Every broken rule, one line each, its exit code first ('10: ...').")
+
+
+def _changed(repo: Path, base: str, head: str) -> list[str]:
+    out = git_out(repo, "diff", "--name-only", "-z", "--no-renames", base, head)
+    return sorted(p for p in out.decode("utf-8", "surrogateescape").split("\0") if p)
+
+
+def forbidden(changed: list[str], gate: GateFile) -> list[Finding]:
+    """The paths a patch touched that it may not: the gate's ``forbidden`` globs, and all the agent never saw."""
+    return [Finding(ExitCode.GATE_FORBIDDEN, f"{path}: the patch touched a path forbidden to it"
+                    + (" (the agent's checkout never holds it)" if omitted(path, gate) else f" ({glob!r})"))
+            for path in changed for glob in [next((g for g in gate.forbidden if glob_regex(g).match(path)), None)]
+            if glob is not None or omitted(path, gate)]
+
+
+def surface(repo: Path, rev: str, gate: GateFile) -> dict[str, str]:
+    """Path -> blob id of every file of the scoring surface at ``rev``: the scoring tree (held-out files and the
+    corpus included), the ledger, the fixture schema and lock, and the gate file."""
+    out = git_out(repo, "ls-tree", "-r", "-z", rev).decode("utf-8", "surrogateescape")
+    blobs = {}
+    for line in (x for x in out.split("\0") if x):
+        meta, _, path = line.partition("\t")
+        if omitted(path, gate):
+            blobs[path] = meta.split(" ")[2]
+    return blobs
+
+
+def surface_digest(blobs: dict[str, str]) -> str:
+    return hashlib.sha256("".join(f"{p}\0{b}\n" for p, b in sorted(blobs.items())).encode()).hexdigest()
+
+
+def surface_changes(before: dict[str, str], after: dict[str, str]) -> list[Finding]:
+    return [Finding(ExitCode.GATE_SURFACE, f"{path}: the scoring surface " + (
+        "lost it" if path not in after else "gained it" if path not in before else "changed it"))
+        for path in sorted(before.keys() | after.keys()) if before.get(path) != after.get(path)]
+
+
+def parse_ledger(text: str, where: str) -> Ledger | Finding:
+    """The ledger, or the finding that says why it is none."""
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        return Finding(ExitCode.GATE_LEDGER, f"{where}: not JSON ({exc})")
+    try:
+        return Ledger.model_validate(data)
+    except ValidationError as exc:
+        return Finding(ExitCode.GATE_LEDGER, _yamldoc.explained(exc, Ledger, where).line())
+
+
+def ledger_growth(before: Ledger, after: Ledger, where: str) -> list[Finding]:
+    """Entries of ``before`` gone from ``after`` with no ``removed`` record that keeps their evidence."""
+    kept = {(e.test_id, e.evidence) for e in after.entries} | {(r.test_id, r.evidence) for r in after.removed}
+    return [Finding(ExitCode.GATE_LEDGER, f"{where}: entry {e.test_id!r} was removed without a 'removed' record "
+                    "that keeps its evidence") for e in before.entries if (e.test_id, e.evidence) not in kept]
+
+
+def agent_authors(repo: Path, rev: str, paths: list[str], agents: list[str]) -> list[Finding]:
+    """The ``paths`` whose last author at ``rev`` is an agent identity."""
+    out = []
+    for path in paths:
+        author = git_out(repo, "log", "-1", "--format=%ae", rev, "--", path).decode().strip()
+        if author and any(fnmatch.fnmatch(author.lower(), a.lower()) for a in agents):
+            out.append(Finding(ExitCode.GATE_LEDGER, f"{path}: last written by {author}, an agent identity; only a "
+                                                     "person writes it"))
+    return out
+
+
+def check_policy(repo: Path, base: str, head: str) -> tuple[PolicyReport, list[Finding]]:
+    """Every policy rule built so far, on the patch from ``base`` to ``head`` of ``repo``, under the base's gate."""
+    base, head = (git_out(repo, "rev-parse", "--verify", f"{r}^{{commit}}").decode().strip() for r in (base, head))
+    gate = gate_at(repo, base)
+    found = forbidden(_changed(repo, base, head), gate)
+    before = surface(repo, base, gate)
+    found += surface_changes(before, surface(repo, head, gate))
+    found += _ledger_rules(repo, base, head, gate)
+    report = PolicyReport(base=base, head=head, surface_sha256=surface_digest(before),
+                          findings=[f"{int(f.code)}: {f.line}" for f in found])
+    return report, found
+
+
+def _ledger_rules(repo: Path, base: str, head: str, gate: GateFile) -> list[Finding]:
+    path = gate.classes.ledger
+    ledgers = []
+    for rev in (base, head):
+        if path not in files_at(repo, rev):
+            return [Finding(ExitCode.GATE_LEDGER, f"{path}: no flake ledger at {rev[:12]}; commit one (it may be "
+                                                  "empty) on the base branch")]
+        parsed = parse_ledger(git_out(repo, "show", f"{rev}:{path}").decode("utf-8", "replace"), f"{rev[:12]}:{path}")
+        if isinstance(parsed, Finding):
+            return [parsed]
+        ledgers.append(parsed)
+    return ledger_growth(ledgers[0], ledgers[1], path) + agent_authors(repo, head, [path, GATE_FILE], gate.agents)
