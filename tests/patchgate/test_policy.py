@@ -112,3 +112,33 @@ def test_the_command_exits_with_the_first_rules_code_or_nine_for_policy_alone(tm
     assert code == ExitCode.GATE_FORBIDDEN and "refused 11: tests/scoring/fixtures/orders.json" in out
     assert "broke 2 rule(s) of the gate" in err
     assert len(json.loads((tmp_path / "p.json").read_text())["findings"]) == 2
+
+
+SCHEMA = '{"type": "array", "items": {"type": "object", "required": ["total"]}}\n'
+
+
+def _locked(tmp: Path, fixture: str, lock: str | None = None) -> list[Finding]:
+    import hashlib
+
+    gate = (Path(__file__).parent / "test_gatefile.py").read_text().split('GATE = """')[1].split('"""')[0]
+    gate += "fixtures: {schema: tests/scoring/fixtures.schema.json, lock: tests/scoring/fixtures.lock}\n"
+    files = {**FILES, "tests/scoring/flake_ledger.json": LEDGER, "tests/scoring/fixtures/orders.json": fixture,
+             "tests/scoring/fixtures.schema.json": SCHEMA,
+             "tests/scoring/fixtures.lock": lock or "sha256:" + hashlib.sha256(SCHEMA.encode()).hexdigest() + "\n"}
+    repo = _repo(tmp, files, gate)
+    return check_policy(repo, "HEAD", "HEAD")[1]
+
+
+@pytest.mark.parametrize(("fixture", "lock", "message"), [
+    ('[{"total": 1}]\n', None, None),
+    ('[{"sum": 1}]\n', None, "tests/scoring/fixtures/orders.json: 0: 'total' is a required property"),
+    ("[{total: 1}]\n", None, "tests/scoring/fixtures/orders.json: not JSON"),
+    ('[{"total": 1}]\n', "sha256:" + "0" * 64, "tests/scoring/fixtures.lock: does not hold the SHA-256"),
+])
+def test_the_fixture_lock_pins_the_schema_and_every_fixture_is_valid_under_it(
+        tmp_path: Path, fixture: str, lock: str | None, message: str | None) -> None:
+    found = _locked(tmp_path, fixture, lock)
+    if message is None:
+        assert found == []
+    else:
+        assert [f.code for f in found] == [ExitCode.GATE_FIXTURES] and found[0].line.startswith(message)

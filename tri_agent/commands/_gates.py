@@ -74,8 +74,8 @@ def _gate_check(args: argparse.Namespace) -> int:
         raise GateRefusal(found[0].code, f"the patch broke {len(found)} rule(s) of the gate, first: {found[0].line}",
                           hint="see every finding above; the patch, not the gate, must change")
     say(args, f"POLICY OK: {report.head[:12]} against {report.base[:12]} (forbidden paths, the scoring surface, the "
-              "flake ledger); the verdict (the held-out suite, the property corpus) is not built yet, so the patch "
-              "is not passed: exit 9")
+              "flake ledger, the fixture lock); the verdict (the held-out suite, the property corpus) is not built "
+              "yet, so the patch is not passed: exit 9")
     return ExitCode.NOT_CERTIFIED
 
 

@@ -4,7 +4,8 @@ cannot edit and a held-out suite it never saw, policy before verdict (docs/gate.
 - ``_gatefile``: ``tri-agent-gate.yaml``, the contract a repository commits on its base branch;
 - ``_map``: the test map, every test file of a revision with its one ownership class;
 - ``_checkout``: the agent's checkout of the base, without anything that scores it, and without history;
-- ``_policy``: ``gate check``'s policy before any verdict: forbidden paths, the scoring surface, the flake ledger.
+- ``_policy``: ``gate check``'s policy before any verdict: forbidden paths, the scoring surface, the flake ledger, the
+  fixture lock.
 
 It sits beside ``acceptance`` (the same row of the layers), reuses ``evidence`` (sealing), ``sandbox`` (the jail),
 ``isolation`` (the contract's globs) and ``scoring``, and never imports ``acceptance``; import-linter checks both.

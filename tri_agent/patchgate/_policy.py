@@ -8,7 +8,9 @@ Built so far:
   lock and the gate file (with its pinned invocation), as git holds them, must be the base's;
 - **the flake ledger** (13): it parses as the ledger format (closed flake classes, ``sha256:`` evidence, no field
   that could serve as an expiry); it only grows (an entry gone needs a ``removed`` record with the same evidence);
-  and an agent identity is never the last author of the ledger or of the gate file.
+  and an agent identity is never the last author of the ledger or of the gate file;
+- **the fixture lock** (14): the lock holds the fixture schema's ``sha256:``, and every JSON or JSONL scoring
+  fixture is valid under that schema.
 
 Every check runs, and the refusal lists every finding; the exit code is the first finding's (in the order above).
 """
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, get_args
 
+import jsonschema
 from pydantic import ConfigDict, Field, ValidationError
 
 from .. import _yamldoc
@@ -162,6 +165,7 @@ def check_policy(repo: Path, base: str, head: str) -> tuple[PolicyReport, list[F
     before = surface(repo, base, gate)
     found += surface_changes(before, surface(repo, head, gate))
     found += _ledger_rules(repo, base, head, gate)
+    found += fixture_lock(repo, head, gate)
     report = PolicyReport(base=base, head=head, surface_sha256=surface_digest(before),
                           findings=[f"{int(f.code)}: {f.line}" for f in found])
     return report, found
@@ -179,3 +183,47 @@ def _ledger_rules(repo: Path, base: str, head: str, gate: GateFile) -> list[Find
             return [parsed]
         ledgers.append(parsed)
     return ledger_growth(ledgers[0], ledgers[1], path) + agent_authors(repo, head, [path, GATE_FILE], gate.agents)
+
+
+def _blob(repo: Path, rev: str, path: str) -> bytes:
+    return git_out(repo, "show", f"{rev}:{path}")
+
+
+def fixture_lock(repo: Path, rev: str, gate: GateFile) -> list[Finding]:
+    """The fixture lock at ``rev``: the lock names the schema's SHA-256, and every scoring fixture that is JSON
+    (or JSONL, line by line) is valid under the schema."""
+    if gate.fixtures is None:
+        return []
+    files = set(files_at(repo, rev))
+    schema_path, lock = gate.fixtures.schema_path, gate.fixtures.lock
+    missing = [p for p in (schema_path, lock) if p not in files]
+    if missing:
+        return [Finding(ExitCode.GATE_FIXTURES, f"{p}: missing at {rev[:12]}; the gate file names it") for p in missing]
+    raw = _blob(repo, rev, schema_path)
+    want = "sha256:" + hashlib.sha256(raw).hexdigest()
+    if _blob(repo, rev, lock).decode("utf-8", "replace").strip() != want:
+        return [Finding(ExitCode.GATE_FIXTURES, f"{lock}: does not hold the SHA-256 of {schema_path} ({want[:19]}...)")]
+    try:
+        validator = jsonschema.Draft202012Validator(json.loads(raw))
+    except (ValueError, jsonschema.SchemaError) as exc:
+        return [Finding(ExitCode.GATE_FIXTURES, f"{schema_path}: not a JSON Schema ({str(exc).splitlines()[0]})")]
+    fixtures = sorted(p for p in files if any(glob_regex(g).match(p) for g in gate.classes.scoring_fixtures)
+                      and p.endswith((".json", ".jsonl")) and p not in (schema_path, lock))
+    return [f for path in fixtures for f in _samples(validator, path, _blob(repo, rev, path))]
+
+
+def _samples(validator: jsonschema.protocols.Validator, path: str, data: bytes) -> list[Finding]:
+    lines = data.decode("utf-8", "replace").splitlines() if path.endswith(".jsonl") else [data.decode("utf-8",
+                                                                                                        "replace")]
+    for n, text in enumerate(lines, start=1):
+        if not text.strip() and path.endswith(".jsonl"):
+            continue
+        where = f"{path}:{n}" if path.endswith(".jsonl") else path
+        try:
+            errors = sorted(validator.iter_errors(json.loads(text)), key=lambda e: list(e.path))
+        except ValueError as exc:
+            return [Finding(ExitCode.GATE_FIXTURES, f"{where}: not JSON ({exc})")]
+        if errors:
+            at = "/".join(str(x) for x in errors[0].path) or "the document"
+            return [Finding(ExitCode.GATE_FIXTURES, f"{where}: {at}: {errors[0].message} (under the fixture schema)")]
+    return []
