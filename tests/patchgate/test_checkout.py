@@ -64,3 +64,14 @@ def test_the_command_writes_the_checkout_and_its_record(tmp_path: Path, cli) -> 
     code, out, _ = cli("gate", "workspace", "HEAD", tmp_path / "ws", "--repo", repo, "--json", tmp_path / "c.json")
     assert code == 0 and out.startswith("WROTE 5 files of ") and "left out" in out
     assert json.loads((tmp_path / "c.json").read_text())["files"] == 5
+
+
+def test_the_callers_git_environment_never_points_the_checkout_elsewhere(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _repo(tmp_path / "repo")
+    before = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    monkeypatch.setenv("GIT_DIR", str(repo / ".git"))  # every git command would act on the source repository
+    made = checkout(repo, "HEAD", tmp_path / "ws")
+    monkeypatch.delenv("GIT_DIR")
+    after = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    assert before == after and made.files == 5 and (tmp_path / "ws" / ".git").is_dir()

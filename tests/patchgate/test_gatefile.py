@@ -40,6 +40,8 @@ def test_a_gate_file_pins_the_classes_and_the_invocation(tmp_path: Path) -> None
     (('"-p", "no:xdist", ', '"-n", "4", '), "runs the scoring suite in parallel"),
     (('"-p", "no:xdist", ', '"-p", "xdist", '), "runs the scoring suite in parallel"),
     (('"-p", "no:xdist", ', '"--numprocesses=auto", '), "runs the scoring suite in parallel"),
+    (('"-p", "no:xdist", ', '"-nauto", '), "runs the scoring suite in parallel"),
+    (('"-p", "no:xdist", ', '"-o", "addopts=-n2", '), "runs the scoring suite in parallel"),
     (('"tests/scoring"]', '"tests/scoring", "||", "true"]'), "is shell syntax"),
     (("schema_version: 1", "schema_version: 2"), "schema_version"),
 ])

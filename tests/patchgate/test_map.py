@@ -92,3 +92,14 @@ def test_the_command_lists_the_map_and_writes_it(tmp_path: Path, cli) -> None:  
     assert len(json.loads((tmp_path / "map.json").read_text())["entries"]) == 7
     code, _, err = cli("gate", "map", repo, "--rev", "no-such-rev")
     assert code == 2 and "no-such-rev" in err
+
+
+def test_a_glob_that_names_no_file_is_refused_and_so_is_a_folder_inside_the_repository(tmp_path: Path) -> None:
+    from tri_agent import UsageError
+
+    repo = _repo(tmp_path, gate=GATE.replace('held_out: ["tests/held_out/**"]', 'held_out: ["tests/held_out"]'))
+    with pytest.raises(MalformedInput, match="held_out glob 'tests/held_out' names no file") as err:
+        map_of(repo, "HEAD")
+    assert err.value.exit_code == 3 and "folder/**" in err.value.hint
+    with pytest.raises(UsageError, match="not its top"):
+        map_of(repo / "tests", "HEAD")

@@ -48,7 +48,7 @@ def test_an_honest_patch_breaks_no_rule(tmp_path: Path) -> None:
     ({"tests/scoring/fixtures/orders.json": '[{"total": 1}]\n'}, [10, 11], "orders.json"),
     ({"tests/held_out/test_guess.py": "def test_g(): pass\n"}, [10, 11], "never holds it"),
     ({GATE_FILE: (Path(__file__).parent / "test_gatefile.py").read_text().split('GATE = """')[1].split('"""')[0]
-      .replace("seed: 7", "seed: 8")}, [10, 11, 13], GATE_FILE),  # and the map's last author is an agent
+      .replace("seed: 7", "seed: 8")}, [10, 11], GATE_FILE),
     ({"tests/scoring/flake_ledger.json": json.dumps({"schema_version": 1, "entries": []})}, [10, 11, 13],
      "removed without a 'removed' record"),
 ])
@@ -56,6 +56,53 @@ def test_each_rule_refuses_with_its_own_code(tmp_path: Path, changes: dict[str, 
                                              named: str) -> None:
     found = _patched(tmp_path, changes)
     assert sorted({int(f.code) for f in found}) == codes and any(named in f.line for f in found)
+
+
+HOOK = ("import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
+        "    outcome = yield\n    outcome.get_result().outcome = 'passed'\n")
+
+
+@pytest.mark.parametrize(("changes", "named"), [
+    ({"tests/conftest.py": HOOK}, "tests/conftest.py"),  # above the scoring tree: a hook that turns red green
+    ({"conftest.py": HOOK}, "conftest.py"),
+    ({"tests/pytest.ini": "[pytest]\naddopts = --deselect=tests/scoring/properties/test_totals.py::test_t\n"},
+     "tests/pytest.ini"),
+    ({"pyproject.toml": "[tool.pytest.ini_options]\naddopts = '-p no:cacheprovider'\n"}, "pyproject.toml"),
+    ({"tests/scoring/properties/conftest.py": HOOK}, "tests/scoring/properties/conftest.py"),
+    ({"tests/scoring/properties/helpers.py": "RATE = 3\n"}, "tests/scoring/properties/helpers.py"),
+    ({"tests/__init__.py": "import builtins\n"}, "tests/__init__.py"),
+    ({"src/evil.pth": "import os\n"}, "src/evil.pth"),
+])
+def test_what_steers_the_scoring_run_is_frozen_with_the_surface(tmp_path: Path, changes: dict[str, str],
+                                                                named: str) -> None:
+    found = _patched(tmp_path, changes)
+    assert ExitCode.GATE_SURFACE in {f.code for f in found}
+    assert any(f.line.startswith(f"{named}: the scoring surface") for f in found)
+
+
+def test_a_path_that_differs_only_in_case_is_still_forbidden(tmp_path: Path) -> None:
+    found = _patched(tmp_path, {"tests/HELD_OUT/conftest.py": HOOK})
+    assert found[0].code == ExitCode.GATE_FORBIDDEN and "never holds it" in found[0].line
+
+
+def test_a_symlink_into_the_scoring_tree_is_a_change_of_the_surface(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, {**FILES, "tests/scoring/flake_ledger.json": LEDGER, "agent/test_mine.py": "x = 1\n"})
+    subprocess.run([*GIT, "tag", "base"], cwd=repo, check=True)
+    (repo / "tests/scoring/properties/more").symlink_to("../../../agent")
+    _commit(repo, {})
+    found = check_policy(repo, "base", "HEAD")[1]
+    assert any(f.code == ExitCode.GATE_SURFACE and f.line.startswith("tests/scoring/properties/more:") for f in found)
+
+
+def test_a_head_that_does_not_descend_from_the_base_is_refused(tmp_path: Path) -> None:
+    from tri_agent import UsageError
+
+    repo = _repo(tmp_path, {**FILES, "tests/scoring/flake_ledger.json": LEDGER})
+    subprocess.run([*GIT, "tag", "base"], cwd=repo, check=True)
+    subprocess.run([*GIT, "checkout", "-q", "--orphan", "other"], cwd=repo, check=True)
+    _commit(repo, {"src/pricing.py": "RATE = 9\n"})
+    with pytest.raises(UsageError, match="does not descend from"):
+        check_policy(repo, "base", "HEAD")
 
 
 def test_a_forbidden_glob_is_named(tmp_path: Path) -> None:

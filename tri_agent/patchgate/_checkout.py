@@ -21,7 +21,7 @@ from .._errors import UsageError
 from .._model import Record
 from ..isolation._contract import glob_regex
 from ._gatefile import GATE_FILE, GateFile
-from ._map import gate_at, git_out
+from ._map import clean_env, gate_at, git_out, top_level
 
 _REGULAR, _EXECUTABLE = "100644", "100755"
 _IDENTITY = ["-c", "user.name=tri-agent", "-c", "user.email=workspace@tri-agent.invalid", "-c", "commit.gpgsign=false"]
@@ -55,24 +55,31 @@ def checkout(repo: Path, base: str, dest: Path) -> AgentCheckout:
     """Write the agent's checkout of ``base`` (of ``repo``) into ``dest``, which must not exist or be empty."""
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise UsageError(f"{dest} already holds files", hint="give the checkout a new or empty folder")
-    sha = git_out(repo, "rev-parse", "--verify", f"{base}^{{commit}}").decode().strip()
+    sha = git_out(top_level(repo), "rev-parse", "--verify", f"{base}^{{commit}}").decode().strip()
     gate = gate_at(repo, sha)
     entries = _tree(repo, sha)
     hidden = sorted(p for _, _, p in entries if omitted(p, gate))
     left_out = set(hidden)
     shown = [(mode, blob, p) for mode, blob, p in entries if p not in left_out]
     dest.mkdir(parents=True, exist_ok=True)
-    written = _write(repo, dest, [(m, b, p) for m, b, p in shown if m in (_REGULAR, _EXECUTABLE)])
+    files = [(m, b, p) for m, b, p in shown if m in (_REGULAR, _EXECUTABLE) and _plain(p)]
+    written = _write(repo, dest, files)
     commit = _commit(repo, sha, dest)
     return AgentCheckout(base=sha, commit=commit, files=written, omitted=len(hidden),
                          omitted_sha256=hashlib.sha256("".join(p + "\n" for p in hidden).encode()).hexdigest(),
-                         not_written=sorted(p for m, _, p in shown if m not in (_REGULAR, _EXECUTABLE)))
+                         not_written=sorted(p for m, b, p in shown if (m, b, p) not in set(files)))
+
+
+def _plain(path: str) -> bool:
+    """A path that stays inside the checkout and out of its git folder (a crafted tree may hold neither)."""
+    parts = path.split("/")
+    return not path.startswith("/") and ".." not in parts and ".git" not in [x.lower() for x in parts]
 
 
 def _tree(repo: Path, sha: str) -> list[tuple[str, str, str]]:
     """(mode, object id, path) of every entry of the commit's tree, recursively."""
     out = []
-    for line in git_out(repo, "ls-tree", "-r", "-z", sha).decode("utf-8", "surrogateescape").split("\0"):
+    for line in git_out(repo, "ls-tree", "-r", "-z", "--full-tree", sha).decode("utf-8", "surrogateescape").split("\0"):
         if line:
             meta, _, path = line.partition("\t")
             mode, _, blob = meta.split(" ")
@@ -85,7 +92,7 @@ def _write(repo: Path, dest: Path, files: list[tuple[str, str, str]]) -> int:
     if not files:
         return 0
     done = subprocess.run(["git", "-C", str(repo), "cat-file", "--batch"], input="".join(f"{b}\n" for _, b, _ in files)
-                          .encode(), capture_output=True, check=True)
+                          .encode(), capture_output=True, check=True, env=clean_env())
     data, at = done.stdout, 0
     for mode, _, path in files:
         header_end = data.index(b"\n", at)
@@ -103,7 +110,10 @@ def _write(repo: Path, dest: Path, files: list[tuple[str, str, str]]) -> int:
 def _commit(repo: Path, base: str, dest: Path) -> str:
     """One commit of everything in ``dest``, dated as the base, so the same base gives the same commit."""
     when = git_out(repo, "show", "-s", "--format=%cI", base).decode().strip()
-    env = {**os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
-    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "--allow-empty", "-m", f"base {base[:12]}"]):
+    env = {**clean_env(), "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+    # -f: the tree is the base's, whatever a .gitignore in it says; no hooks: a base tree's own never run here
+    for args in (["init", "-q"], ["add", "-A", "-f"],
+                 ["-c", "core.hooksPath=/dev/null", "commit", "-q", "--no-verify", "--allow-empty", "-m",
+                  f"base {base[:12]}"]):
         subprocess.run(["git", *_IDENTITY, *args], cwd=dest, env=env, check=True, capture_output=True)
     return git_out(dest, "rev-parse", "HEAD").decode().strip()

@@ -67,7 +67,7 @@ class Fixtures(_Strict):
         return _inside(value, "path")
 
 
-_PARALLEL = re.compile(r"^(-n|--numprocesses|--dist|--maxprocesses)(=|$)|^-n\d|(?<!no:)xdist")
+_PARALLEL = re.compile(r"^(-n|--numprocesses|--dist|--maxprocesses|--tx|-d)(=|$)|^-n.|(?<!no:)xdist|addopts")
 _SHELL = re.compile(r"\|\||&&|;|\|")
 
 

@@ -8,6 +8,7 @@ agent's workspace.
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path, PurePosixPath
 from typing import Literal
@@ -90,9 +91,15 @@ def added_scoring(base: TestMap, head: TestMap, gate_changed: bool) -> list[str]
 
 # --- revisions, as git holds them -------------------------------------------------------------------------------
 
+def clean_env() -> dict[str, str]:
+    """The environment git runs in here: no ``GIT_*`` variable of the caller (``GIT_DIR`` would point every command
+    at another repository) and no replace refs (a ``git replace`` must not rewrite the history that is read)."""
+    return {**{k: v for k, v in os.environ.items() if not k.startswith("GIT_")}, "GIT_NO_REPLACE_OBJECTS": "1"}
+
+
 def git_out(repo: Path, *args: str) -> bytes:
     """What ``git ARGS`` printed in ``repo``; its failure is a usage error naming the command and git's reason."""
-    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=False)
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=False, env=clean_env())
     if done.returncode != 0:
         tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit {done.returncode}"]
         shown = " ".join(args)
@@ -101,9 +108,18 @@ def git_out(repo: Path, *args: str) -> bytes:
     return done.stdout
 
 
+def top_level(repo: Path) -> Path:
+    """``repo``, which must be the top of its work tree: paths are read from the root the gate file's globs name."""
+    top = Path(git_out(repo, "rev-parse", "--show-toplevel").decode("utf-8", "surrogateescape").strip())
+    if top.resolve() != repo.resolve():
+        raise UsageError(f"{repo} is inside the repository {top}, not its top", hint=f"pass {top}")
+    return repo
+
+
 def files_at(repo: Path, rev: str | None) -> list[str]:
     """The files of ``rev`` (None: the working tree, tracked and untracked but not ignored, as git sees them)."""
-    out = git_out(repo, "ls-tree", "-r", "-z", "--name-only", rev) if rev else \
+    top_level(repo)
+    out = git_out(repo, "ls-tree", "-r", "-z", "--full-tree", "--name-only", rev) if rev else \
         git_out(repo, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
     return sorted({p for p in out.decode("utf-8", "surrogateescape").split("\0") if p})
 
@@ -117,7 +133,26 @@ def gate_at(repo: Path, rev: str | None) -> GateFile:
         return parse_gate(path.read_text(encoding="utf-8"), str(path))
     if GATE_FILE not in files_at(repo, rev):
         raise UsageError(f"revision {rev} of {repo} has no {GATE_FILE}", hint="commit one on the base branch")
-    return parse_gate(git_out(repo, "show", f"{rev}:{GATE_FILE}").decode("utf-8"), f"{rev}:{GATE_FILE}")
+    raw = git_out(repo, "show", f"{rev}:{GATE_FILE}")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise MalformedInput(f"not UTF-8 text (byte {exc.start})", where=f"{rev}:{GATE_FILE}",
+                             hint="write the gate file in UTF-8") from None
+    gate = parse_gate(text, f"{rev}:{GATE_FILE}")
+    unmatched(files_at(repo, rev), gate, f"{rev}:{GATE_FILE}")
+    return gate
+
+
+def unmatched(files: list[str], gate: GateFile, where: str) -> None:
+    """Refuse (exit 3) a glob of the scoring tree or the held-out suite that names no file of the revision: a folder
+    written without ``/**`` hides nothing and freezes nothing, silently."""
+    for name, globs in (("held_out", gate.held_out), ("scoring_properties", gate.classes.scoring_properties),
+                        ("scoring_fixtures", gate.classes.scoring_fixtures)):
+        for glob in globs:
+            if not any(glob_regex(glob).match(f) for f in files):
+                raise MalformedInput(f"{name} glob {glob!r} names no file of the revision", where=where,
+                                     hint="a folder is 'folder/**'; remove a glob that names nothing")
 
 
 def map_of(repo: Path, rev: str | None = None, gate: GateFile | None = None) -> TestMap:

@@ -5,7 +5,10 @@ Built so far:
 - **forbidden paths** (10): a path the patch added, changed or removed that the gate forbids, or that the agent
   never saw (the scoring tree, the held-out suite, the corpus, the fixture schema and lock, the gate file);
 - **the scoring surface** (11): the digest of every file of the scoring tree, the ledger, the fixture schema and
-  lock and the gate file (with its pinned invocation), as git holds them, must be the base's;
+  lock and the gate file (with its pinned invocation), and of the run's configuration (what pytest reads before
+  any scoring test runs: every ``conftest.py`` and ``__init__.py`` on the way to a scoring or held-out file, the
+  pytest and packaging configuration files, ``.gitattributes``, the spec, and anything in a folder that holds a
+  scoring file), as git holds them, must be the base's;
 - **the flake ledger** (13): it parses as the ledger format (closed flake classes, ``sha256:`` evidence, no field
   that could serve as an expiry); it only grows (an entry gone needs a ``removed`` record with the same evidence);
   and an agent identity is never the last author of the ledger or of the gate file;
@@ -20,6 +23,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, get_args
@@ -28,12 +32,12 @@ import jsonschema
 from pydantic import ConfigDict, Field, ValidationError
 
 from .. import _yamldoc
-from .._errors import ExitCode
+from .._errors import ExitCode, UsageError
 from .._model import Record, Written
 from ..isolation._contract import glob_regex
 from ._checkout import omitted
 from ._gatefile import FLAKE_CLASSES, GATE_FILE, GateFile
-from ._map import files_at, gate_at, git_out
+from ._map import clean_env, files_at, gate_at, git_out
 
 FlakeClass = Literal["timing", "order", "network", "rng", "env"]
 assert set(get_args(FlakeClass)) == set(FLAKE_CLASSES)
@@ -98,22 +102,65 @@ def _changed(repo: Path, base: str, head: str) -> list[str]:
 
 
 def forbidden(changed: list[str], gate: GateFile) -> list[Finding]:
-    """The paths a patch touched that it may not: the gate's ``forbidden`` globs, and all the agent never saw."""
-    return [Finding(ExitCode.GATE_FORBIDDEN, f"{path}: the patch touched a path forbidden to it"
-                    + (" (the agent's checkout never holds it)" if omitted(path, gate) else f" ({glob!r})"))
-            for path in changed for glob in [next((g for g in gate.forbidden if glob_regex(g).match(path)), None)]
-            if glob is not None or omitted(path, gate)]
+    """The paths a patch touched that it may not: the gate's ``forbidden`` globs, and all the agent never saw, in
+    any letter case (on a case-folding file system ``tests/HELD_OUT/x`` lands in ``tests/held_out/``)."""
+    folded = _folded(gate)
+    out = []
+    for path in changed:
+        glob = next((g for g in gate.forbidden if _matches(g, path)), None)
+        if omitted(path, gate) or omitted(path.lower(), folded):
+            out.append(Finding(ExitCode.GATE_FORBIDDEN, f"{_shown(path)}: the patch touched a path forbidden to it "
+                                                        "(the agent's checkout never holds it)"))
+        elif glob is not None:
+            out.append(Finding(ExitCode.GATE_FORBIDDEN, f"{_shown(path)}: the patch touched a path forbidden to it "
+                                                        f"({glob!r})"))
+    return out
 
 
-def surface(repo: Path, rev: str, gate: GateFile) -> dict[str, str]:
-    """Path -> blob id of every file of the scoring surface at ``rev``: the scoring tree (held-out files and the
-    corpus included), the ledger, the fixture schema and lock, and the gate file."""
-    out = git_out(repo, "ls-tree", "-r", "-z", rev).decode("utf-8", "surrogateescape")
+def _matches(glob: str, path: str) -> bool:
+    return bool(glob_regex(glob).match(path) or glob_regex(glob.lower()).match(path.lower()))
+
+
+def _folded(gate: GateFile) -> GateFile:
+    """The gate with every path and glob in lower case: what a case-folding file system sees."""
+    return GateFile.model_validate(json.loads(gate.model_dump_json(by_alias=True).lower()))
+
+
+def _shown(path: str) -> str:
+    """A path as one line of a report: a newline or a control character in a file name cannot forge a line."""
+    return path if path.isprintable() else repr(path)
+
+
+# what pytest and the packaging read before any test runs, wherever the scoring tree lies
+_RUN_CONFIG = frozenset({"pytest.ini", ".pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", "conftest.py",
+                         ".gitattributes", "setup.py", "sitecustomize.py", "usercustomize.py"})
+
+
+def run_configuration(files: list[str], gate: GateFile) -> set[str]:
+    """The files of a revision that steer a scoring run without being scoring files: every ``conftest.py`` and
+    ``__init__.py`` in a folder on the way to a scoring or held-out file, pytest and packaging configuration files
+    and ``.gitattributes`` in any of those folders or at the root, ``.pth`` files, the spec, and every file in a
+    folder that holds a scoring property."""
+    tests = [f for f in files if any(_matches(g, f) for g in (*gate.classes.scoring_properties, *gate.held_out))]
+    folders = {str(Path(f).parent) for f in tests}
+    ancestors = {"."} | {str(p) for f in tests for p in Path(f).parents}
+    config = {f for f in files if (Path(f).name in _RUN_CONFIG or Path(f).name == "__init__.py")
+              and str(Path(f).parent) in ancestors}
+    config |= {f for f in files if f.endswith(".pth") or str(Path(f).parent) in folders}
+    return config | ({gate.spec} if gate.spec and gate.spec in files else set())
+
+
+def surface(repo: Path, rev: str, gate: GateFile, config: set[str]) -> dict[str, str]:
+    """Path -> mode and blob id of every file of the scoring surface at ``rev``: the scoring tree (held-out files
+    and the corpus included), the ledger, the fixture schema and lock, the gate file, and the run's configuration
+    (``config``: its paths at the base and at the head, so one added or removed counts too)."""
+    out = git_out(repo, "ls-tree", "-r", "-z", "--full-tree", rev).decode("utf-8", "surrogateescape")
     blobs = {}
     for line in (x for x in out.split("\0") if x):
         meta, _, path = line.partition("\t")
-        if omitted(path, gate):
-            blobs[path] = meta.split(" ")[2]
+        if omitted(path, gate) or path in config:
+            mode, _, blob = meta.split(" ")
+            blobs[path] = f"{mode} {blob}"  # a file turned into a link is a change
     return blobs
 
 
@@ -122,7 +169,7 @@ def surface_digest(blobs: dict[str, str]) -> str:
 
 
 def surface_changes(before: dict[str, str], after: dict[str, str]) -> list[Finding]:
-    return [Finding(ExitCode.GATE_SURFACE, f"{path}: the scoring surface " + (
+    return [Finding(ExitCode.GATE_SURFACE, f"{_shown(path)}: the scoring surface " + (
         "lost it" if path not in after else "gained it" if path not in before else "changed it"))
         for path in sorted(before.keys() | after.keys()) if before.get(path) != after.get(path)]
 
@@ -147,12 +194,15 @@ def ledger_growth(before: Ledger, after: Ledger, where: str) -> list[Finding]:
 
 
 def agent_authors(repo: Path, rev: str, paths: list[str], agents: list[str]) -> list[Finding]:
-    """The ``paths`` whose last author at ``rev`` is an agent identity."""
+    """The ``paths`` whose last commit at ``rev`` has an agent identity as its author or its committer. Read at the
+    base (the patch's own history is the agent's to write), without replace refs or a mailmap."""
     out = []
     for path in paths:
-        author = git_out(repo, "log", "-1", "--format=%ae", rev, "--", path).decode().strip()
-        if author and any(fnmatch.fnmatch(author.lower(), a.lower()) for a in agents):
-            out.append(Finding(ExitCode.GATE_LEDGER, f"{path}: last written by {author}, an agent identity; only a "
+        who = git_out(repo, "log", "-1", "--no-mailmap", "--format=%ae%x00%ce", rev, "--", path).decode(
+            "utf-8", "replace").strip().split("\0")
+        agent = next((w for w in who if w and any(fnmatch.fnmatch(w.lower(), a.lower()) for a in agents)), None)
+        if agent:
+            out.append(Finding(ExitCode.GATE_LEDGER, f"{path}: last written by {agent}, an agent identity; only a "
                                                      "person writes it"))
     return out
 
@@ -161,9 +211,15 @@ def check_policy(repo: Path, base: str, head: str) -> tuple[PolicyReport, list[F
     """Every policy rule built so far, on the patch from ``base`` to ``head`` of ``repo``, under the base's gate."""
     base, head = (git_out(repo, "rev-parse", "--verify", f"{r}^{{commit}}").decode().strip() for r in (base, head))
     gate = gate_at(repo, base)
+    ancestry = subprocess.run(["git", "-C", str(repo), "merge-base", "--is-ancestor", base, head], env=clean_env(),
+                              capture_output=True, check=False)
+    if ancestry.returncode != 0:
+        raise UsageError(f"{head[:12]} does not descend from {base[:12]}",
+                         hint="gate the patch as commits on top of the base (rebase it)")
     found = forbidden(_changed(repo, base, head), gate)
-    before = surface(repo, base, gate)
-    found += surface_changes(before, surface(repo, head, gate))
+    config = run_configuration(files_at(repo, base), gate) | run_configuration(files_at(repo, head), gate)
+    before = surface(repo, base, gate, config)
+    found += surface_changes(before, surface(repo, head, gate, config))
     found += _ledger_rules(repo, base, head, gate)
     found += fixture_lock(repo, head, gate)
     report = PolicyReport(base=base, head=head, surface_sha256=surface_digest(before),
@@ -182,7 +238,7 @@ def _ledger_rules(repo: Path, base: str, head: str, gate: GateFile) -> list[Find
         if isinstance(parsed, Finding):
             return [parsed]
         ledgers.append(parsed)
-    return ledger_growth(ledgers[0], ledgers[1], path) + agent_authors(repo, head, [path, GATE_FILE], gate.agents)
+    return ledger_growth(ledgers[0], ledgers[1], path) + agent_authors(repo, base, [path, GATE_FILE], gate.agents)
 
 
 def _blob(repo: Path, rev: str, path: str) -> bytes:
@@ -204,7 +260,9 @@ def fixture_lock(repo: Path, rev: str, gate: GateFile) -> list[Finding]:
     if _blob(repo, rev, lock).decode("utf-8", "replace").strip() != want:
         return [Finding(ExitCode.GATE_FIXTURES, f"{lock}: does not hold the SHA-256 of {schema_path} ({want[:19]}...)")]
     try:
-        validator = jsonschema.Draft202012Validator(json.loads(raw))
+        schema = json.loads(raw)
+        jsonschema.Draft202012Validator.check_schema(schema)
+        validator = jsonschema.Draft202012Validator(schema)
     except (ValueError, jsonschema.SchemaError) as exc:
         return [Finding(ExitCode.GATE_FIXTURES, f"{schema_path}: not a JSON Schema ({str(exc).splitlines()[0]})")]
     fixtures = sorted(p for p in files if any(glob_regex(g).match(p) for g in gate.classes.scoring_fixtures)
