@@ -189,3 +189,18 @@ def test_the_fixture_lock_pins_the_schema_and_every_fixture_is_valid_under_it(
         assert found == []
     else:
         assert [f.code for f in found] == [ExitCode.GATE_FIXTURES] and found[0].line.startswith(message)
+
+
+def test_a_file_name_that_is_not_utf8_or_holds_a_newline_is_refused_without_forging_a_line(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, {**FILES, "tests/scoring/flake_ledger.json": LEDGER})
+    subprocess.run([*GIT, "tag", "base"], cwd=repo, check=True)
+    import os
+
+    names = [os.fsdecode(b"tests/scoring/fixtures/x\xff.json"), "tests/scoring/fixtures/a\nPOLICY OK: forged.json"]
+    for name in names:
+        (repo / name).write_text("[]\n")
+    _commit(repo, {".gitattributes": "tests/scoring/properties/*.py text eol=crlf\n"})
+    report, found = check_policy(repo, "base", "HEAD")
+    assert {f.code for f in found} == {ExitCode.GATE_FORBIDDEN, ExitCode.GATE_SURFACE}
+    assert all("\n" not in line for line in report.findings) and report.model_dump_json()  # serialisable
+    assert any(line.startswith("11: .gitattributes: the scoring surface gained it") for line in report.findings)

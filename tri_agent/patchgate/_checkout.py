@@ -21,7 +21,7 @@ from .._errors import UsageError
 from .._model import Record
 from ..isolation._contract import glob_regex
 from ._gatefile import GATE_FILE, GateFile
-from ._map import clean_env, gate_at, git_out, top_level
+from ._map import clean_env, gate_at, git_out, printable, top_level
 
 _REGULAR, _EXECUTABLE = "100644", "100755"
 _IDENTITY = ["-c", "user.name=tri-agent", "-c", "user.email=workspace@tri-agent.invalid", "-c", "commit.gpgsign=false"]
@@ -65,9 +65,10 @@ def checkout(repo: Path, base: str, dest: Path) -> AgentCheckout:
     files = [(m, b, p) for m, b, p in shown if m in (_REGULAR, _EXECUTABLE) and _plain(p)]
     written = _write(repo, dest, files)
     commit = _commit(repo, sha, dest)
+    listed = "".join(p + "\n" for p in hidden).encode("utf-8", "surrogateescape")  # git's names are bytes
     return AgentCheckout(base=sha, commit=commit, files=written, omitted=len(hidden),
-                         omitted_sha256=hashlib.sha256("".join(p + "\n" for p in hidden).encode()).hexdigest(),
-                         not_written=sorted(p for m, b, p in shown if (m, b, p) not in set(files)))
+                         omitted_sha256=hashlib.sha256(listed).hexdigest(),
+                         not_written=sorted(printable(p) for m, b, p in shown if (m, b, p) not in set(files)))
 
 
 def _plain(path: str) -> bool:
@@ -114,6 +115,6 @@ def _commit(repo: Path, base: str, dest: Path) -> str:
     # -f: the tree is the base's, whatever a .gitignore in it says; no hooks: a base tree's own never run here
     for args in (["init", "-q"], ["add", "-A", "-f"],
                  ["-c", "core.hooksPath=/dev/null", "commit", "-q", "--no-verify", "--allow-empty", "-m",
-                  f"base {base[:12]}"]):
+                  "the base, as the patch author sees it"]):  # the base's id is the operator's record only
         subprocess.run(["git", *_IDENTITY, *args], cwd=dest, env=env, check=True, capture_output=True)
     return git_out(dest, "rev-parse", "HEAD").decode().strip()

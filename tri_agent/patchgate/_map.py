@@ -55,6 +55,11 @@ def is_test_file(path: str) -> bool:
     return name == "conftest.py" or (name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")))
 
 
+def printable(path: str) -> str:
+    """A path as a record holds it: a byte that is not UTF-8 as its escape (git's names are bytes)."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def classify(files: list[str], gate: GateFile, revision: str) -> TestMap:
     """The map of ``files`` (repository paths) under ``gate``; a file two classes name is exit 3, both globs named."""
     entries = []
@@ -67,8 +72,9 @@ def classify(files: list[str], gate: GateFile, revision: str) -> TestMap:
 
 def _entry(path: str, gate: GateFile) -> MapEntry | None:
     held = any(glob_regex(g).match(path) for g in gate.held_out)
+    shown = printable(path)
     if path == gate.classes.ledger:
-        return MapEntry(path=path, cls="ledger", glob=None, held_out=held)
+        return MapEntry(path=shown, cls="ledger", glob=None, held_out=held)
     named = [(kind, glob) for kind in _GLOBBED for glob in getattr(gate.classes, kind) if glob_regex(glob).match(path)]
     kinds = sorted({kind for kind, _ in named})
     if len(kinds) > 1:
@@ -77,9 +83,9 @@ def _entry(path: str, gate: GateFile) -> MapEntry | None:
         raise MalformedInput(f"{path} is in two classes: {kinds[0]} ({first!r}) and {kinds[1]} ({second!r})",
                              where=f"{GATE_FILE}: classes", hint="one class per file: narrow one of the globs")
     if named:
-        return MapEntry(path=path, cls=named[0][0], glob=named[0][1], held_out=held)
+        return MapEntry(path=shown, cls=named[0][0], glob=named[0][1], held_out=held)
     if is_test_file(path) or held:
-        return MapEntry(path=path, cls="diagnostic", glob=None, held_out=held)
+        return MapEntry(path=shown, cls="diagnostic", glob=None, held_out=held)
     return None
 
 

@@ -131,6 +131,8 @@ def _shown(path: str) -> str:
     return path if path.isprintable() else repr(path)
 
 
+# what changes the bytes a checkout of the tree holds (encodings, line ends, filters, submodules), at any depth
+_ANY_DEPTH = frozenset({".gitattributes", ".gitmodules", ".lfsconfig"})
 # what pytest and the packaging read before any test runs, wherever the scoring tree lies
 _RUN_CONFIG = frozenset({"pytest.ini", ".pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", "conftest.py",
                          ".gitattributes", "setup.py", "sitecustomize.py", "usercustomize.py"})
@@ -146,7 +148,8 @@ def run_configuration(files: list[str], gate: GateFile) -> set[str]:
     ancestors = {"."} | {str(p) for f in tests for p in Path(f).parents}
     config = {f for f in files if (Path(f).name in _RUN_CONFIG or Path(f).name == "__init__.py")
               and str(Path(f).parent) in ancestors}
-    config |= {f for f in files if f.endswith(".pth") or str(Path(f).parent) in folders}
+    config |= {f for f in files if f.endswith(".pth") or str(Path(f).parent) in folders
+               or Path(f).name in _ANY_DEPTH}
     return config | ({gate.spec} if gate.spec and gate.spec in files else set())
 
 
@@ -229,16 +232,17 @@ def check_policy(repo: Path, base: str, head: str) -> tuple[PolicyReport, list[F
 
 def _ledger_rules(repo: Path, base: str, head: str, gate: GateFile) -> list[Finding]:
     path = gate.classes.ledger
+    found = agent_authors(repo, base, [path, GATE_FILE], gate.agents)
     ledgers = []
     for rev in (base, head):
         if path not in files_at(repo, rev):
             return [Finding(ExitCode.GATE_LEDGER, f"{path}: no flake ledger at {rev[:12]}; commit one (it may be "
-                                                  "empty) on the base branch")]
+                                                  "empty) on the base branch"), *found]
         parsed = parse_ledger(git_out(repo, "show", f"{rev}:{path}").decode("utf-8", "replace"), f"{rev[:12]}:{path}")
         if isinstance(parsed, Finding):
-            return [parsed]
+            return [parsed, *found]
         ledgers.append(parsed)
-    return ledger_growth(ledgers[0], ledgers[1], path) + agent_authors(repo, base, [path, GATE_FILE], gate.agents)
+    return ledger_growth(ledgers[0], ledgers[1], path) + found
 
 
 def _blob(repo: Path, rev: str, path: str) -> bytes:
@@ -271,8 +275,8 @@ def fixture_lock(repo: Path, rev: str, gate: GateFile) -> list[Finding]:
 
 
 def _samples(validator: jsonschema.protocols.Validator, path: str, data: bytes) -> list[Finding]:
-    lines = data.decode("utf-8", "replace").splitlines() if path.endswith(".jsonl") else [data.decode("utf-8",
-                                                                                                        "replace")]
+    text = data.decode("utf-8", "replace")
+    lines = text.split("\n") if path.endswith(".jsonl") else [text]  # JSON allows U+2028 in a string: no splitlines
     for n, text in enumerate(lines, start=1):
         if not text.strip() and path.endswith(".jsonl"):
             continue
