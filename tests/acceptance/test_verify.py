@@ -634,3 +634,17 @@ def test_reports_must_be_what_the_trail_says_byte_for_byte(fresh_project: tuple[
             "`tri-agent accept --resume` on a finished run writes it again from the trail"))]
         assert name in [f.where for f in verify_run(project)[1]]
         (project / name).write_text(made[name], encoding="utf-8")
+
+
+def test_nothing_goes_on_after_a_policy_stop_and_no_stop_is_made_up(tmp_path: Path) -> None:
+    root = tmp_path.resolve() / "store"
+    gamed = green(2).model_copy(update={"canaries": 2, "canaries_gamed": ["c-0123456789ab"]})
+    build_run(root, [red(1), gamed, green(3)], with_verdict=False)
+    assert findings(root) == [finding("records/round-0003", "a round after the run was stopped for gaming the exam "
+                                                            "(policy): no run goes on from there")]
+    honest = tmp_path.resolve() / "honest"
+    build_run(honest, [red(1), green(2)], with_verdict=False)
+    EvidenceStore(honest).append("policy-0002", "policy", lambda folder: (folder / "POLICY.md").write_text("x\n"))
+    repin(honest)
+    assert findings(honest) == [finding("records/policy-0002", "a policy stop that no round's facts call for (no "
+                                                               "canary was gamed)")]

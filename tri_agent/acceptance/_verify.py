@@ -126,6 +126,12 @@ def claims(store: EvidenceStore) -> list[TrailFinding]:
 def _record_claims(store: EvidenceStore, entry: TrailEntry, progress: Progress, commitments: dict[str, str],
                    findings: list[TrailFinding]) -> Progress:
     folder = store.root / "records" / entry.name
+    if progress.decision == "policy" and entry.kind in ("round", "verdict", "escalation"):
+        findings.append(TrailFinding(where=f"records/{entry.name}", detail=f"a {entry.kind} after the run was "
+                                     "stopped for gaming the exam (policy): no run goes on from there"))
+    if entry.kind == "policy" and progress.decision != "policy":
+        findings.append(TrailFinding(where=f"records/{entry.name}", detail="a policy stop that no round's facts call "
+                                     "for (no canary was gamed)"))
     seeds = json.loads((folder / "seeds.json").read_text()) if (folder / "seeds.json").exists() else {}
     for label, value in seeds.get("revealed", {}).items():
         if commitments.get(label) != commitment(value):
