@@ -9,7 +9,9 @@ agent's workspace.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
@@ -122,8 +124,23 @@ def top_level(repo: Path) -> Path:
     return repo
 
 
+_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
 def files_at(repo: Path, rev: str | None) -> list[str]:
-    """The files of ``rev`` (None: the working tree, tracked and untracked but not ignored, as git sees them)."""
+    """The files of ``rev`` (None: the working tree, tracked and untracked but not ignored, as git sees them). A
+    commit named by its full id never changes: its listing is read once per process, however many rules ask."""
+    if rev is not None and _COMMIT.fullmatch(rev):
+        return list(_commit_files(repo.resolve(), rev))
+    return _listed(repo, rev)
+
+
+@lru_cache(maxsize=64)
+def _commit_files(repo: Path, sha: str) -> tuple[str, ...]:
+    return tuple(_listed(repo, sha))
+
+
+def _listed(repo: Path, rev: str | None) -> list[str]:
     top_level(repo)
     out = git_out(repo, "ls-tree", "-r", "-z", "--full-tree", "--name-only", rev) if rev else \
         git_out(repo, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
