@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tri_agent.acceptance._smells import _BIG_NODES, SMELLS, Change, smells
+from tri_agent.acceptance._smells import SMELLS, Change, smells
+from tri_agent.testcode import BIG_NODES as _BIG_NODES
 
 TEST = """import pytest
 

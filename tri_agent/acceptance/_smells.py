@@ -39,6 +39,13 @@ from typing import Literal
 from pydantic import Field
 
 from .._model import Record
+from ..testcode import HOOKS, flaky_marks, hooks, timeouts
+from ..testcode import calls_named as _calls
+from ..testcode import enclosing as _enclosing
+from ..testcode import name_of as _name
+from ..testcode import parents_of as _parents
+from ..testcode import parse as _parse
+from ..testcode import skip_marks as _markers
 from ._probes import Probe, generated, line_generated, line_probes, probes
 
 Severity = Literal["blocker", "note"]
@@ -54,11 +61,6 @@ _TRIVIAL = re.compile(r"^\s*assert\s+(True|1|not\s+(False|0|None))\s*(#.*)?$|ass
                       r"expect\(\s*true\s*\)\.toBe\(\s*true\s*\)")
 _SWALLOW = re.compile(r"^\s*except(\s+(Exception|BaseException))?\s*(as\s+\w+)?\s*:\s*(pass|\.\.\.)?\s*$")
 _HEX = re.compile(r"[0-9a-f]{8,64}")
-_SKIPS = {"skip", "xfail", "skipTest", "SkipTest"}
-_CONDITIONAL = {"skipif", "skipIf", "skipUnless", "importorskip"}
-_SKIP_OWNERS = {"pytest", "mark", "unittest", "self", "cls"}  # receivers whose .skip(...) is a test skip
-_BIG_NODES = 20_000  # a syntax tree this large is not a test anyone reads; the line patterns judge it
-_TEST_MODULES = {"pytest": "pytest", "_pytest": "pytest", "unittest": "unittest"}  # root module -> its name
 
 
 class Change(Record):
@@ -120,123 +122,8 @@ def _sides(change: Change) -> tuple[_Side, _Side]:
     return _Side(old, None), _Side(new, None)
 
 
-def _parse(text: str) -> ast.Module | None:
-    try:
-        tree = ast.parse(text)
-        if sum(1 for _ in ast.walk(tree)) >= _BIG_NODES:
-            return None
-        _Resolve(_aliases(tree)).visit(tree)  # in place: a module node is kept, its contents rewritten
-        return ast.fix_missing_locations(tree)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-
-
-def _aliases(tree: ast.Module) -> dict[str, str]:
-    """Local name -> the dotted name it stands for, for names bound by importing pytest or unittest."""
-    out: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            out |= {a.asname: _TEST_MODULES[a.name.split(".")[0]] for a in node.names
-                    if a.asname and a.name.split(".")[0] in _TEST_MODULES}
-        elif isinstance(node, ast.ImportFrom) and not node.level and str(node.module).split(".")[0] in _TEST_MODULES:
-            root = _TEST_MODULES[str(node.module).split(".")[0]]  # _pytest.outcomes.skip is pytest.skip
-            out |= {a.asname or a.name: f"{root}.{a.name}" for a in node.names if a.name != "*"}
-    return out
-
-
-class _Resolve(ast.NodeTransformer):
-    """Rewrites aliases and ``getattr(x, "name")`` into the dotted names they stand for."""
-
-    def __init__(self, aliases: dict[str, str]) -> None:
-        self.aliases = aliases
-
-    def visit_Name(self, node: ast.Name) -> ast.expr:
-        dotted = self.aliases.get(node.id) if isinstance(node.ctx, ast.Load) else None
-        if dotted is None:
-            return node
-        root, *attrs = dotted.split(".")
-        out: ast.expr = ast.copy_location(ast.Name(id=root, ctx=ast.Load()), node)
-        for attr in attrs:
-            out = ast.copy_location(ast.Attribute(value=out, attr=attr, ctx=ast.Load()), node)
-        return out
-
-    def visit_Call(self, node: ast.Call) -> ast.expr:
-        self.generic_visit(node)
-        # getattr(x, "a") is x.a; with a default or a computed name it may be something else
-        if isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) == 2 \
-                and not node.keywords and isinstance(node.args[1], ast.Constant) \
-                and isinstance(node.args[1].value, str) and node.args[1].value.isidentifier():
-            return ast.copy_location(ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Load()),
-                                     node)
-        return node
-
-
 def _lines(text: str, pattern: re.Pattern[str]) -> list[tuple[int, str]]:
     return [(n, x.strip()) for n, x in enumerate(text.splitlines(), 1) if pattern.search(x)]
-
-
-def _name(node: ast.AST) -> str:
-    target = node.func if isinstance(node, ast.Call) else node
-    return target.attr if isinstance(target, ast.Attribute) else target.id if isinstance(target, ast.Name) else ""
-
-
-def _owner(node: ast.AST) -> str:
-    target = node.func if isinstance(node, ast.Call) else node
-    return _name(target.value) if isinstance(target, ast.Attribute) else ""
-
-
-def _parents(tree: ast.Module) -> dict[int, ast.AST]:
-    return {id(child): parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
-
-
-def _enclosing(node: ast.AST, parents: dict[int, ast.AST]) -> tuple[str, bool]:
-    """The function a node is in, and whether it runs only under a condition (an if or an except)."""
-    conditional = False
-    while id(node) in parents:
-        node = parents[id(node)]
-        conditional = conditional or isinstance(node, ast.If | ast.ExceptHandler | ast.IfExp)
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            return node.name, conditional
-    return "<module>", conditional
-
-
-def _markers(tree: ast.Module) -> list[tuple[int, str, bool]]:
-    """Every skip marker: (line, 'function:marker', conditional), keyed so that a new reason is no new skip."""
-    parents: dict[int, ast.AST] = _parents(tree)
-    found: dict[str, tuple[int, str, bool]] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id in ("collect_ignore", "collect_ignore_glob") and \
-                isinstance(parents.get(id(node)), ast.Assign | ast.AugAssign):
-            found[node.id] = (node.lineno, node.id, False)  # files pytest is told not to collect
-            continue
-        name = _name(node)
-        if name not in _SKIPS | _CONDITIONAL or not isinstance(node, ast.Call | ast.Attribute | ast.Name):
-            continue
-        if isinstance(getattr(node, "ctx", None), ast.Store | ast.Del):
-            continue  # a variable called skip is not a skip
-        parent = parents.get(id(node))
-        if isinstance(parent, ast.Call) and parent.func is node:
-            continue  # the call itself is the marker
-        owned = _owner(node) in _SKIP_OWNERS  # names imported from pytest were resolved to pytest.<name>
-        if not (_decorator(node, parents) or owned or isinstance(parent, ast.keyword | ast.Assign | ast.Raise)):
-            continue
-        where, conditional = _enclosing(node, parents)
-        always = _constant_skip(node, name)
-        soft = (name in _CONDITIONAL and not always) or (conditional and name in ("skip", "skipTest", "SkipTest"))
-        found[f"{where}:{name}:{soft}"] = (node.lineno, f"{where}:{name}", soft)  # a skip is not hidden by a softer one
-    return sorted(found.values())
-
-
-def _decorator(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
-    return any(d is node for d in getattr(parents.get(id(node)), "decorator_list", []))
-
-
-def _constant_skip(node: ast.AST, name: str) -> bool:
-    """``skipif(True)`` or ``skipUnless(False)``: a condition that is no condition."""
-    if not isinstance(node, ast.Call) or not node.args or not isinstance(node.args[0], ast.Constant):
-        return False
-    value = bool(node.args[0].value)
-    return (name in ("skipif", "skipIf") and value) or (name == "skipUnless" and not value)
 
 
 def _always_true(test: ast.expr) -> bool:
@@ -445,15 +332,10 @@ def _loosened(old: _Side, new: _Side, _ctx: _Context) -> Found:
 
 _BROAD = {"Exception", "BaseException"}
 _RAISES = {"raises", "assertRaises", "assertRaisesRegex"}
-_FLAKY = {"flaky", "retry", "repeat", "rerun"}
 _LINE_RAISES = re.compile(r"(pytest\.raises|assertRaises(Regex)?)\(\s*(expected_exception\s*=\s*)?\(?\s*"
                           r"(Base)?Exception\b")
 _LINE_FLAKY = re.compile(r"@(pytest\.mark\.)?(flaky|retry)\b|reruns\s*=")
 _LINE_TIMEOUT = re.compile(r"pytest\.mark\.timeout\(|timeout\s*=\s*[0-9.]+")
-
-
-def _calls(tree: ast.Module, names: set[str]) -> list[ast.Call]:
-    return [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _name(n) in names]
 
 
 def _expected(call: ast.Call) -> tuple[str, ast.expr] | None:
@@ -511,62 +393,16 @@ def _raises_widened(old: _Side, new: _Side, _ctx: _Context) -> Found:
 
 
 def _flaky(side: _Side) -> list[tuple[int, str]]:
-    if side.tree is None:
-        return _lines(side.text, _LINE_FLAKY)
-    parents = _parents(side.tree)
-    # a decorator or a pytest mark (``@flaky``, ``@retry(...)``, ``marks=pytest.mark.flaky``), not a function
-    # under test that happens to be called repeat or retry; a call's own name is not a second mark
-    marks = [n for n in ast.walk(side.tree) if isinstance(n, ast.Attribute | ast.Name | ast.Call) and
-             _name(n) in _FLAKY and (_decorator(n, parents) or _owner(n) == "mark")
-             and getattr(parents.get(id(n)), "func", None) is not n]
-    reruns = [k.value for n in marks if isinstance(n, ast.Call) for k in n.keywords if k.arg == "reruns"]
-    reruns += [n for n in ast.walk(side.tree) if isinstance(n, ast.Attribute) and n.attr == "reruns"
-               and isinstance(n.ctx, ast.Store)]  # config.option.reruns = 5: every test retried
-    return [(n.lineno, f"{_enclosing(n, parents)[0]}: {_name(n)}") for n in marks] + [(n.lineno, "reruns")
-                                                                                         for n in reruns]
+    return _lines(side.text, _LINE_FLAKY) if side.tree is None else flaky_marks(side.tree)
 
 
 def _flaky_added(old: _Side, new: _Side, _ctx: _Context) -> Found:
     return _added(_flaky(old), _flaky(new))
 
 
-def _constants(tree: ast.Module) -> dict[str, ast.Constant]:
-    """Module-level numbers by name (the last binding wins, as at import): a limit kept in a name is a limit."""
-    out: dict[str, ast.Constant] = {}
-    for stmt in tree.body:
-        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else \
-            stmt.target if isinstance(stmt, ast.AnnAssign) else None
-        value = getattr(stmt, "value", None)
-        if isinstance(target, ast.Name):
-            out.pop(target.id, None)
-            if isinstance(value, ast.Constant) and isinstance(value.value, int | float):
-                out[target.id] = value
-    return out
-
-
-class _Substitute(ast.NodeTransformer):
-    def __init__(self, constants: dict[str, ast.Constant]) -> None:
-        self.constants = constants
-
-    def visit_Name(self, node: ast.Name) -> ast.expr:
-        return self.constants.get(node.id, node) if isinstance(node.ctx, ast.Load) else node
-
-
-def _value(expr: ast.expr, constants: dict[str, ast.Constant]) -> str:
-    """An expression as text, with module constants written as their values (on a copy: the tree stays)."""
-    return ast.unparse(_Substitute(constants).visit(ast.parse(ast.unparse(expr), mode="eval")))
-
-
 def _timeouts(side: _Side) -> list[tuple[int, str]]:
     """Every timeout a test sets, with its value: a changed value is a loosened check."""
-    if side.tree is None:
-        return _lines(side.text, _LINE_TIMEOUT)
-    parents, constants = _parents(side.tree), _constants(side.tree)
-    out = [(c.lineno, f"{_enclosing(c, parents)[0]}: timeout({_value(c.args[0], constants) if c.args else ''})")
-           for c in _calls(side.tree, {"timeout"})]
-    out += [(k.value.lineno, f"{_enclosing(k.value, parents)[0]}: timeout={_value(k.value, constants)}")
-            for n in ast.walk(side.tree) if isinstance(n, ast.Call) for k in n.keywords if k.arg == "timeout"]
-    return out
+    return _lines(side.text, _LINE_TIMEOUT) if side.tree is None else timeouts(side.tree)
 
 
 def _timeout_changed(old: _Side, new: _Side, _ctx: _Context) -> Found:
@@ -587,16 +423,11 @@ def _assertion_caught(old: _Side, new: _Side, _ctx: _Context) -> Found:
     return _added(_assertion_catches(old), _assertion_catches(new))
 
 
-_HOOKS = {"pytest_collection_modifyitems", "pytest_ignore_collect", "pytest_deselected", "pytest_runtest_setup",
-          "pytest_runtest_call", "pytest_runtest_makereport", "pytest_report_teststatus", "pytest_collect_file"}
-
-
 def _collection_hooks(side: _Side) -> list[tuple[int, str]]:
     """pytest hooks that can drop, skip or rewrite the outcome of tests without touching a test."""
     if side.tree is None:
-        return _lines(side.text, re.compile(r"def\s+(" + "|".join(sorted(_HOOKS)) + r")\b"))
-    return [(n.lineno, n.name) for n in ast.walk(side.tree)
-            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name in _HOOKS]
+        return _lines(side.text, re.compile(r"def\s+(" + "|".join(sorted(HOOKS)) + r")\b"))
+    return hooks(side.tree)
 
 
 def _hook_added(old: _Side, new: _Side, _ctx: _Context) -> Found:

@@ -1,0 +1,27 @@
+"""Test code as pytest runs it: syntax trees with aliases resolved, and the marks that take a test off a run.
+
+A leaf of the package (stdlib only), shared by the judge's smells and the patch gate, so both agree on what a
+skip, a retry, a timeout or an outcome-rewriting hook is.
+"""
+
+from ._reading import (
+    BIG_NODES,
+    CONDITIONAL,
+    FLAKY,
+    HOOKS,
+    SKIPS,
+    calls_named,
+    enclosing,
+    flaky_marks,
+    hooks,
+    is_decorator,
+    name_of,
+    owner_of,
+    parents_of,
+    parse,
+    skip_marks,
+    timeouts,
+)
+
+__all__ = ["BIG_NODES", "CONDITIONAL", "FLAKY", "HOOKS", "SKIPS", "calls_named", "enclosing", "flaky_marks", "hooks",
+           "is_decorator", "name_of", "owner_of", "parents_of", "parse", "skip_marks", "timeouts"]
