@@ -16,6 +16,8 @@ from tri_agent.patchgate._policy import Finding, ledger_growth
 
 EVIDENCE = "sha256:" + "ab" * 32
 ENTRY = {"test_id": "tests/diagnostic/test_ui.py::test_ui", "flake_class": "timing", "evidence": EVIDENCE}
+WINDOW = {"runs": 20, "command": ["-q", "-p", "no:xdist", "tests/scoring"], "surface_sha256": "cd" * 32,
+          "log": "sha256:" + "ef" * 32}
 LEDGER = json.dumps({"schema_version": 1, "entries": [ENTRY]}) + "\n"
 
 
@@ -141,7 +143,7 @@ def test_a_ledger_entry_outside_the_closed_rules_is_refused_naming_the_field(ent
 def test_the_ledger_only_grows_and_a_removal_keeps_the_evidence() -> None:
     before = Ledger.model_validate({"entries": [ENTRY]})
     assert ledger_growth(before, Ledger(), "l.json")[0].line.startswith("l.json: entry 'tests/diagnostic/")
-    removed = {"test_id": ENTRY["test_id"], "evidence": EVIDENCE, "reason": "stable over 50 runs, log sha256:cd"}
+    removed = {"test_id": ENTRY["test_id"], "evidence": EVIDENCE, "reason": "stable again", "stability": WINDOW}
     assert ledger_growth(before, Ledger.model_validate({"removed": [removed]}), "l.json") == []
     other = {**removed, "evidence": "sha256:" + "cd" * 32}  # the old evidence must be kept, not replaced
     assert len(ledger_growth(before, Ledger.model_validate({"removed": [other]}), "l.json")) == 1

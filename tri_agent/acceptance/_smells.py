@@ -32,7 +32,7 @@ import re
 import shlex
 import tomllib
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -40,6 +40,7 @@ from pydantic import Field
 
 from .._model import Record
 from ..testcode import HOOKS, flaky_marks, hooks, timeouts
+from ..testcode import added as _added
 from ..testcode import calls_named as _calls
 from ..testcode import enclosing as _enclosing
 from ..testcode import name_of as _name
@@ -194,18 +195,6 @@ def _assert_count(side: _Side) -> int:
         return len(_lines(side.text, _ASSERT))
     return sum(1 for n in ast.walk(side.tree) if isinstance(n, ast.Assert) or
                (isinstance(n, ast.Call) and _name(n).startswith("assert")))
-
-
-def _added(old: Sequence[tuple[int | None, str]], new: Sequence[tuple[int | None, str]]) -> Found:
-    """Occurrences in the new text beyond those the old text already had (compared by their text)."""
-    left = Counter(what for _, what in old)
-    out: Found = []
-    for line, what in new:
-        if left[what] > 0:
-            left[what] -= 1
-        else:
-            out.append((line, what))
-    return out
 
 
 # --- the table ------------------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from .._errors import UsageError
 from .._model import Record
 from ..isolation._contract import glob_regex
 from ._gatefile import GATE_FILE, GateFile
-from ._map import clean_env, gate_at, git_out, printable, top_level
+from ._map import cat_blobs, clean_env, gate_at, git_out, printable, top_level
 
 _REGULAR, _EXECUTABLE = "100644", "100755"
 _IDENTITY = ["-c", "user.name=tri-agent", "-c", "user.email=workspace@tri-agent.invalid", "-c", "commit.gpgsign=false"]
@@ -92,14 +92,9 @@ def _write(repo: Path, dest: Path, files: list[tuple[str, str, str]]) -> int:
     """Each blob from git's object store into ``dest`` (one ``cat-file --batch`` for all of them)."""
     if not files:
         return 0
-    done = subprocess.run(["git", "-C", str(repo), "cat-file", "--batch"], input="".join(f"{b}\n" for _, b, _ in files)
-                          .encode(), capture_output=True, check=True, env=clean_env())
-    data, at = done.stdout, 0
-    for mode, _, path in files:
-        header_end = data.index(b"\n", at)
-        size = int(data[at:header_end].split()[2])
-        body = data[header_end + 1:header_end + 1 + size]
-        at = header_end + 1 + size + 1
+    for (mode, _, path), body in zip(files, cat_blobs(repo, [b for _, b, _ in files]), strict=True):
+        if body is None:
+            continue
         target = dest / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(body)

@@ -107,6 +107,8 @@ class GateFile(_Strict):
     invocation: Invocation = Field(default_factory=Invocation, description="The pinned scoring run.")
     corpus: str | None = Field(default=None, description="Folder of the property corpus: one file per case, the "
                                "property named by its folder.")
+    unfreeze_runs: int = Field(default=20, ge=2, description="Runs in a row, with the pinned command on one scoring "
+                               "surface, that a test off the ledger must have passed before it scores again.")
 
     @field_validator("held_out", "forbidden")
     @classmethod

@@ -116,6 +116,27 @@ def git_out(repo: Path, *args: str) -> bytes:
     return done.stdout
 
 
+def cat_blobs(repo: Path, names: list[str]) -> list[bytes | None]:
+    """The bytes of each object named (a blob id, or ``rev:path``), in one ``git cat-file --batch``; None for a name
+    git does not have (a path not in the revision) or cannot be asked for on one line (a newline in it)."""
+    asked = [n for n in names if "\n" not in n and "\r" not in n]
+    if not asked:
+        return [None] * len(names)
+    done = subprocess.run(["git", "-C", str(repo), "cat-file", "--batch"], capture_output=True, check=True,
+                          input="".join(f"{n}\n" for n in asked).encode("utf-8", "surrogateescape"), env=clean_env())
+    data, at, found = done.stdout, 0, {}
+    for name in asked:
+        header_end = data.index(b"\n", at)
+        header = data[at:header_end].split()
+        if header[-1] == b"missing" or len(header) != 3:
+            at = header_end + 1
+            continue
+        size = int(header[2])
+        found[name] = data[header_end + 1:header_end + 1 + size]
+        at = header_end + 1 + size + 1
+    return [found.get(n) for n in names]
+
+
 def top_level(repo: Path) -> Path:
     """``repo``, which must be the top of its work tree: paths are read from the root the gate file's globs name."""
     top = Path(git_out(repo, "rev-parse", "--show-toplevel").decode("utf-8", "surrogateescape").strip())

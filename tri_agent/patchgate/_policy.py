@@ -37,7 +37,8 @@ from .._model import Record, Written
 from ..isolation._contract import glob_regex
 from ._checkout import omitted
 from ._gatefile import FLAKE_CLASSES, GATE_FILE, GateFile
-from ._map import clean_env, files_at, gate_at, git_out
+from ._map import cat_blobs, clean_env, files_at, gate_at, git_out, is_test_file
+from ._skips import marks_added, unledgered
 
 FlakeClass = Literal["timing", "order", "network", "rng", "env"]
 assert set(get_args(FlakeClass)) == set(FLAKE_CLASSES)
@@ -59,6 +60,19 @@ class LedgerEntry(Written):
     note: str = Field(default="", description="Anything a person should know.")
 
 
+class Stability(Written):
+    """The window of runs that let a test back onto the scoring surface: N passes in a row, one command, one
+    surface, and the hash of their log."""
+
+    model_config = ConfigDict(frozen=True)
+
+    runs: int = Field(ge=1, description="Passing runs in a row (the gate's unfreeze_runs at least).")
+    command: list[str] = Field(description="The pytest arguments of every run: the gate's pinned invocation.")
+    surface_sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="The scoring surface's digest (as gate "
+                                "check reports it) every run had.")
+    log: str = Field(pattern=EVIDENCE, description="sha256:<hex> of the runs' log.")
+
+
 class Removal(Written):
     """An entry taken off the ledger: its evidence kept, and the stability window that let it back."""
 
@@ -68,6 +82,7 @@ class Removal(Written):
     evidence: str = Field(pattern=EVIDENCE, description="The removed entry's evidence, unchanged.")
     removed_at: str = Field(default="", description="When (a date).")
     reason: str = Field(min_length=1, description="Why it may score again.")
+    stability: Stability = Field(description="The recorded stability window; without one no test leaves the ledger.")
 
 
 class Ledger(Written):
@@ -196,6 +211,19 @@ def ledger_growth(before: Ledger, after: Ledger, where: str) -> list[Finding]:
                     "that keeps its evidence") for e in before.entries if (e.test_id, e.evidence) not in kept]
 
 
+def unfreezes(ledger: Ledger, gate: GateFile, where: str) -> list[Finding]:
+    """Removals whose stability window is shorter than the gate asks, or ran another command than the pinned one."""
+    out = []
+    for r in ledger.removed:
+        if r.stability.runs < gate.unfreeze_runs:
+            out.append(Finding(ExitCode.GATE_LEDGER, f"{where}: removal of {r.test_id!r} has a stability window of "
+                               f"{r.stability.runs} runs; the gate asks for {gate.unfreeze_runs}"))
+        elif r.stability.command != gate.invocation.pytest_args:
+            out.append(Finding(ExitCode.GATE_LEDGER, f"{where}: removal of {r.test_id!r} was replayed with "
+                               f"{r.stability.command}, not the pinned invocation {gate.invocation.pytest_args}"))
+    return out
+
+
 def agent_authors(repo: Path, rev: str, paths: list[str], agents: list[str]) -> list[Finding]:
     """The ``paths`` whose last commit at ``rev`` has an agent identity as its author or its committer. Read at the
     base (the patch's own history is the agent's to write), without replace refs or a mailmap."""
@@ -219,30 +247,56 @@ def check_policy(repo: Path, base: str, head: str) -> tuple[PolicyReport, list[F
     if ancestry.returncode != 0:
         raise UsageError(f"{head[:12]} does not descend from {base[:12]}",
                          hint="gate the patch as commits on top of the base (rebase it)")
-    found = forbidden(_changed(repo, base, head), gate)
+    changed = _changed(repo, base, head)
+    found = forbidden(changed, gate)
     config = run_configuration(files_at(repo, base), gate) | run_configuration(files_at(repo, head), gate)
-    before = surface(repo, base, gate, config)
-    found += surface_changes(before, surface(repo, head, gate, config))
-    found += _ledger_rules(repo, base, head, gate)
+    before, after = surface(repo, base, gate, config), surface(repo, head, gate, config)
+    found += surface_changes(before, after)
+    found += _marks(repo, (base, head), [p for p in changed if p.endswith(".py")], before.keys() | after.keys())
+    ledger_found, ledger = _ledger_rules(repo, base, head, gate)
+    found += ledger_found + _visible_skips(repo, (base, head), gate, ledger)
     found += fixture_lock(repo, head, gate)
     report = PolicyReport(base=base, head=head, surface_sha256=surface_digest(before),
                           findings=[f"{int(f.code)}: {f.line}" for f in found])
     return report, found
 
 
-def _ledger_rules(repo: Path, base: str, head: str, gate: GateFile) -> list[Finding]:
+def _ledger_rules(repo: Path, base: str, head: str, gate: GateFile) -> tuple[list[Finding], Ledger | None]:
+    """Rule 13 on the ledger itself, and the ledger at the head (None when it is missing or does not parse)."""
     path = gate.classes.ledger
     found = agent_authors(repo, base, [path, GATE_FILE], gate.agents)
     ledgers = []
     for rev in (base, head):
         if path not in files_at(repo, rev):
             return [Finding(ExitCode.GATE_LEDGER, f"{path}: no flake ledger at {rev[:12]}; commit one (it may be "
-                                                  "empty) on the base branch"), *found]
-        parsed = parse_ledger(git_out(repo, "show", f"{rev}:{path}").decode("utf-8", "replace"), f"{rev[:12]}:{path}")
+                                                  "empty) on the base branch"), *found], None
+        parsed = parse_ledger(_blob(repo, rev, path).decode("utf-8", "replace"), f"{rev[:12]}:{path}")
         if isinstance(parsed, Finding):
-            return [parsed, *found]
+            return [parsed, *found], None
         ledgers.append(parsed)
-    return ledger_growth(ledgers[0], ledgers[1], path) + found
+    return ledger_growth(ledgers[0], ledgers[1], path) + unfreezes(ledgers[1], gate, path) + found, ledgers[1]
+
+
+def _texts(repo: Path, rev: str, paths: list[str]) -> list[str | None]:
+    return [None if b is None else b.decode("utf-8", "replace") for b in cat_blobs(repo, [f"{rev}:{p}" for p in paths])]
+
+
+def _marks(repo: Path, revs: tuple[str, str], paths: list[str], on_surface: set[str]) -> list[Finding]:
+    """Rule 12 over every Python file the patch changed and still holds."""
+    olds, news = (_texts(repo, rev, paths) for rev in revs)
+    return [Finding(code, line) for path, old, new in zip(paths, olds, news, strict=True) if new is not None
+            for code, line in marks_added(path, old or "", new, path in on_surface)]
+
+
+def _visible_skips(repo: Path, revs: tuple[str, str], gate: GateFile, ledger: Ledger | None) -> list[Finding]:
+    """Rule 13's claim on the visible suite: every skip at the head names a test with a ledger row."""
+    if ledger is None:
+        return []  # the ledger's own finding says why; its rows cannot be read
+    visible = [p for p in files_at(repo, revs[1]) if is_test_file(p) and not omitted(p, gate)]
+    rows = [e.test_id for e in ledger.entries]
+    olds, news = (_texts(repo, rev, visible) for rev in revs)
+    return [Finding(code, line) for path, old, new in zip(visible, olds, news, strict=True) if new is not None
+            for code, line in unledgered(path, new, old, rows)]
 
 
 def _blob(repo: Path, rev: str, path: str) -> bytes:

@@ -10,6 +10,7 @@ from ._reading import (
     FLAKY,
     HOOKS,
     SKIPS,
+    added,
     calls_named,
     enclosing,
     flaky_marks,
@@ -23,5 +24,6 @@ from ._reading import (
     timeouts,
 )
 
-__all__ = ["BIG_NODES", "CONDITIONAL", "FLAKY", "HOOKS", "SKIPS", "calls_named", "enclosing", "flaky_marks", "hooks",
-           "is_decorator", "name_of", "owner_of", "parents_of", "parse", "skip_marks", "timeouts"]
+__all__ = ["BIG_NODES", "CONDITIONAL", "FLAKY", "HOOKS", "SKIPS", "added", "calls_named", "enclosing",
+           "flaky_marks", "hooks", "is_decorator", "name_of", "owner_of", "parents_of", "parse", "skip_marks",
+           "timeouts"]

@@ -11,6 +11,8 @@ for, so a table of names needs no second table of spellings. Pure functions over
 from __future__ import annotations
 
 import ast
+from collections import Counter
+from collections.abc import Sequence
 
 SKIPS = {"skip", "xfail", "skipTest", "SkipTest"}
 CONDITIONAL = {"skipif", "skipIf", "skipUnless", "importorskip"}
@@ -200,3 +202,15 @@ def hooks(tree: ast.Module) -> list[tuple[int, str]]:
     """pytest hooks that can drop, skip or rewrite the outcome of tests without touching a test."""
     return [(n.lineno, n.name) for n in ast.walk(tree)
             if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name in HOOKS]
+
+
+def added(old: Sequence[tuple[int | None, str]], new: Sequence[tuple[int | None, str]]) -> list[tuple[int | None, str]]:
+    """Occurrences in the new text beyond those the old text already had (compared by their text)."""
+    left = Counter(what for _, what in old)
+    out: list[tuple[int | None, str]] = []
+    for line, what in new:
+        if left[what] > 0:
+            left[what] -= 1
+        else:
+            out.append((line, what))
+    return out
