@@ -38,6 +38,7 @@ from ..isolation._contract import glob_regex
 from ._checkout import omitted
 from ._gatefile import FLAKE_CLASSES, GATE_FILE, GateFile
 from ._map import cat_blobs, clean_env, files_at, gate_at, git_out, is_test_file
+from ._oracle import introduced, leaning
 from ._skips import marks_added, unledgered
 
 FlakeClass = Literal["timing", "order", "network", "rng", "env"]
@@ -256,6 +257,7 @@ def check_policy(repo: Path, base: str, head: str) -> tuple[PolicyReport, list[F
     ledger_found, ledger = _ledger_rules(repo, base, head, gate)
     found += ledger_found + _visible_skips(repo, (base, head), gate, ledger)
     found += fixture_lock(repo, head, gate)
+    found += _independence(repo, (base, head), gate, [p for p in changed if p.endswith(".py")])
     report = PolicyReport(base=base, head=head, surface_sha256=surface_digest(before),
                           findings=[f"{int(f.code)}: {f.line}" for f in found])
     return report, found
@@ -297,6 +299,23 @@ def _visible_skips(repo: Path, revs: tuple[str, str], gate: GateFile, ledger: Le
     olds, news = (_texts(repo, rev, visible) for rev in revs)
     return [Finding(code, line) for path, old, new in zip(visible, olds, news, strict=True) if new is not None
             for code, line in unledgered(path, new, old, rows)]
+
+
+def _independence(repo: Path, revs: tuple[str, str], gate: GateFile, changed: list[str]) -> list[Finding]:
+    """Rule 15: no oracle (held-out test, scoring property) uses a name or value the patch's code introduced."""
+    base, head = revs
+    code = [p for p in changed if not is_test_file(p) and not omitted(p, gate)]
+    patch = {p: t for p, t in zip(code, _texts(repo, head, code), strict=True) if t is not None}
+    if not patch:
+        return []
+    files = files_at(repo, base)
+    base_code = [p for p in files if p.endswith(".py") and not is_test_file(p) and not omitted(p, gate)]
+    spec = _texts(repo, base, [gate.spec])[0] or "" if gate.spec else ""
+    intro = introduced([t for t in _texts(repo, base, base_code) if t is not None], patch, spec)
+    oracles = [p for p in files if p.endswith(".py") and any(_matches(g, p) for g in
+                                                             (*gate.held_out, *gate.classes.scoring_properties))]
+    return [Finding(ExitCode.GATE_ORACLE, line) for path, text in zip(oracles, _texts(repo, base, oracles), strict=True)
+            if text is not None for line in leaning(path, text, intro)]
 
 
 def _blob(repo: Path, rev: str, path: str) -> bytes:
