@@ -149,13 +149,13 @@ def test_the_ledger_only_grows_and_a_removal_keeps_the_evidence() -> None:
     assert len(ledger_growth(before, Ledger.model_validate({"removed": [other]}), "l.json")) == 1
 
 
-def test_the_command_exits_with_the_first_rules_code_or_nine_for_policy_alone(tmp_path: Path,
+def test_the_command_exits_with_the_first_rules_code_or_runs_the_verdict(tmp_path: Path,
                                                                             cli) -> None:  # type: ignore[no-untyped-def]
     repo = _repo(tmp_path / "r", {**FILES, "tests/scoring/flake_ledger.json": LEDGER})
     subprocess.run([*GIT, "tag", "base"], cwd=repo, check=True)
     _commit(repo, {"src/pricing.py": "RATE = 6\n"})
     code, out, _ = cli("gate", "check", "base", "HEAD", "--repo", repo)
-    assert code == ExitCode.NOT_CERTIFIED and "POLICY OK" in out and "not built yet" in out
+    assert code == ExitCode.PASS and "PASSED" in out and "policy held; tests 1/1" in out
     _commit(repo, {"tests/scoring/fixtures/orders.json": "[1]\n"})
     code, out, err = cli("gate", "check", "base", "HEAD", "--repo", repo, "--json", tmp_path / "p.json")
     assert code == ExitCode.GATE_FORBIDDEN and "refused 11: tests/scoring/fixtures/orders.json" in out

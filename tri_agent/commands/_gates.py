@@ -55,28 +55,46 @@ def _gate_workspace(args: argparse.Namespace) -> int:
 
 @command(
     "gate check",
-    "the patch from BASE to HEAD held to its repository's gate: policy first, each rule its own exit code",
+    "the patch from BASE to HEAD (or --patch FILE on BASE) held to its repository's gate: policy first, each rule its "
+    "own exit code, then the verdict in a clean checkout in the OS sandbox",
     arg("base", metavar="BASE", help="the base revision (its gate file is the one that holds)"),
-    arg("head", metavar="HEAD", help="the revision with the patch"),
+    arg("head", metavar="HEAD", nargs="?", help="the revision with the patch"),
+    arg("--patch", type=Path, metavar="FILE", help="a patch file (git diff --binary) to judge on BASE instead of HEAD"),
     arg("--repo", type=Path, default=Path("."), help="the repository (default: the current folder)"),
-    arg("--json", type=Path, metavar="OUT", help="write the policy report as JSON ('-' for stdout)"),
+    arg("--json", type=Path, metavar="OUT", help="write the gate report as JSON ('-' for stdout)"),
+    arg("--markdown", type=Path, metavar="OUT", help="write the gate report as Markdown"),
+    arg("--junit", type=Path, metavar="OUT", help="write the gate report as JUnit XML"),
+    arg("--timeout", type=float, default=600.0, help="seconds each run may take (default 600)"),
     arg("--force", action="store_true", help="replace output files that exist"),
 )
 def _gate_check(args: argparse.Namespace) -> int:
-    from .._errors import GateRefusal
-    from ..patchgate import check_policy
+    from .._errors import GateRefusal, UsageError
+    from ..patchgate import check, junit, markdown
 
-    report, found = check_policy(args.repo, args.base, args.head)
+    patch = None
+    if args.patch is not None:
+        if not args.patch.is_file():
+            raise UsageError(f"--patch {args.patch}: no such file", hint="pass a file written by git diff --binary")
+        patch = args.patch.read_bytes()
+    report, found = check(args.repo, args.base, args.head, patch, args.timeout)
     write(args.json, report.model_dump_json(indent=1) + "\n")
-    for line in report.findings:
+    write(args.markdown, markdown(report))
+    write(args.junit, junit(report))
+    for line in report.policy.findings:
         say(args, f"  refused {line}")
     if found:
         raise GateRefusal(found[0].code, f"the patch broke {len(found)} rule(s) of the gate, first: {found[0].line}",
                           hint="see every finding above; the patch, not the gate, must change")
-    say(args, f"POLICY OK: {report.head[:12]} against {report.base[:12]} (forbidden paths, the scoring surface, the "
-              "flake ledger, the fixture lock); the verdict (the held-out suite, the property corpus) is not built "
-              "yet, so the patch is not passed: exit 9")
-    return ExitCode.NOT_CERTIFIED
+    verdict = report.verdict
+    assert verdict is not None
+    for line in verdict.failures:
+        say(args, f"  failed {line}")
+    passed = sum(t.outcome == "passed" for t in verdict.head.tests)
+    cases = f", corpus {sum(c.passed for c in verdict.head.cases)}/{len(verdict.head.cases)}"
+    shown = f"{report.head[:12]} on {report.base[:12]}: policy held; tests {passed}/{len(verdict.head.tests)}{cases}" \
+            f"; {len(verdict.regressions)} regression(s), {len(verdict.improvements)} improvement(s)"
+    say(args, ("PASSED " if report.exit_code == ExitCode.PASS else "FAILED ") + shown)
+    return report.exit_code
 
 
 COMMANDS = (_gate_map, _gate_workspace, _gate_check)

@@ -57,13 +57,12 @@ def checkout(repo: Path, base: str, dest: Path) -> AgentCheckout:
         raise UsageError(f"{dest} already holds files", hint="give the checkout a new or empty folder")
     sha = git_out(top_level(repo), "rev-parse", "--verify", f"{base}^{{commit}}").decode().strip()
     gate = gate_at(repo, sha)
-    entries = _tree(repo, sha)
+    entries = tree_of(repo, sha)
     hidden = sorted(p for _, _, p in entries if omitted(p, gate))
     left_out = set(hidden)
     shown = [(mode, blob, p) for mode, blob, p in entries if p not in left_out]
-    dest.mkdir(parents=True, exist_ok=True)
-    files = [(m, b, p) for m, b, p in shown if m in (_REGULAR, _EXECUTABLE) and _plain(p)]
-    written = _write(repo, dest, files)
+    files = write_files(repo, dest, shown)
+    written = len(files)
     commit = _commit(repo, sha, dest)
     listed = "".join(p + "\n" for p in hidden).encode("utf-8", "surrogateescape")  # git's names are bytes
     return AgentCheckout(base=sha, commit=commit, files=written, omitted=len(hidden),
@@ -77,7 +76,7 @@ def _plain(path: str) -> bool:
     return not path.startswith("/") and ".." not in parts and ".git" not in [x.lower() for x in parts]
 
 
-def _tree(repo: Path, sha: str) -> list[tuple[str, str, str]]:
+def tree_of(repo: Path, sha: str) -> list[tuple[str, str, str]]:
     """(mode, object id, path) of every entry of the commit's tree, recursively."""
     out = []
     for line in git_out(repo, "ls-tree", "-r", "-z", "--full-tree", sha).decode("utf-8", "surrogateescape").split("\0"):
@@ -88,10 +87,17 @@ def _tree(repo: Path, sha: str) -> list[tuple[str, str, str]]:
     return out
 
 
+def write_files(repo: Path, dest: Path, entries: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """The regular files of ``entries`` that stay inside ``dest``, from git's objects into ``dest``; the entries
+    written (links, submodules and unsafe paths are not)."""
+    files = [(m, b, p) for m, b, p in entries if m in (_REGULAR, _EXECUTABLE) and _plain(p)]
+    dest.mkdir(parents=True, exist_ok=True)
+    _write(repo, dest, files)
+    return files
+
+
 def _write(repo: Path, dest: Path, files: list[tuple[str, str, str]]) -> int:
     """Each blob from git's object store into ``dest`` (one ``cat-file --batch`` for all of them)."""
-    if not files:
-        return 0
     for (mode, _, path), body in zip(files, cat_blobs(repo, [b for _, b, _ in files]), strict=True):
         if body is None:
             continue
