@@ -154,9 +154,22 @@ corpus: tests/scoring/corpus
               "note": "passes alone; fails when the poll window is 50 ms"}],
  "removed": []}
 """),
-    "policy-report": Doc("`tri-agent gate check BASE HEAD --json OUT`", "`gate check`", "json", """\
-{"schema_version": 1, "base": "3f4e0b9c2d1a", "head": "8a7b6c5d4e3f", "surface_sha256": "c3d4",
- "findings": ["11: tests/scoring/fixtures/orders.json: the scoring surface changed it"]}
+    "gate-report": Doc("`tri-agent gate check BASE HEAD --json OUT`", "`gate check`", "json", """\
+{"schema_version": 1, "base": "3f4e0b9c2d1a", "head": "8a7b6c5d4e3f", "patch_sha256": "9c1d",
+ "policy": {"schema_version": 1, "base": "3f4e0b9c2d1a", "head": "8a7b6c5d4e3f", "surface_sha256": "c3d4",
+            "findings": []},
+ "verdict": {"schema_version": 1, "layers": ["bubblewrap"],
+             "base": {"tests": [{"node_id": "tests/held_out/test_cap.py::test_cap", "outcome": "failed"}],
+                      "exit_status": 1, "finished": true,
+                      "cases": [{"property": "test_totals.test_total", "case": "2026-11-30/0001.json",
+                                 "input_sha256": "77aa", "passed": false, "error": "AssertionError: 12 != 11"}]},
+             "head": {"tests": [{"node_id": "tests/held_out/test_cap.py::test_cap", "outcome": "passed"}],
+                      "exit_status": 0, "finished": true,
+                      "cases": [{"property": "test_totals.test_total", "case": "2026-11-30/0001.json",
+                                 "input_sha256": "77aa", "passed": true}]},
+             "failures": [], "regressions": [],
+             "improvements": ["test_totals.test_total/2026-11-30/0001.json", "tests/held_out/test_cap.py::test_cap"]},
+ "exit_code": 0, "outcome": "pass"}
 """),
     "build-record": Doc("`builds/<id>/build.json`", "`exam build`", "json", """\
 {"schema_version": 1, "exam": "toy-grades", "seed": "1", "cases": 16,

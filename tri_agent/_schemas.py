@@ -29,7 +29,7 @@ from .isolation._workspace import WorkspaceRecord
 from .mutation._menu import ConcreteMutants, Menu
 from .mutation._recall import Recalled
 from .mutation._verdict import MutationSummary
-from .patchgate import AgentCheckout, GateFile, Ledger, PolicyReport, TestMap
+from .patchgate import AgentCheckout, GateFile, GateReport, Ledger, TestMap
 from .scoring._caliber import Caliber
 from .scoring._leaks import LeakReport
 from .scoring._report import ScoreReport
@@ -88,7 +88,7 @@ FORMATS: dict[str, type[BaseModel]] = {
     "test-map": TestMap,
     "agent-checkout": AgentCheckout,
     "flake-ledger": Ledger,
-    "policy-report": PolicyReport,
+    "gate-report": GateReport,
 }
 
 

@@ -160,7 +160,8 @@ def test_the_command_exits_with_the_first_rules_code_or_runs_the_verdict(tmp_pat
     code, out, err = cli("gate", "check", "base", "HEAD", "--repo", repo, "--json", tmp_path / "p.json")
     assert code == ExitCode.GATE_FORBIDDEN and "refused 11: tests/scoring/fixtures/orders.json" in out
     assert "broke 2 rule(s) of the gate" in err
-    assert len(json.loads((tmp_path / "p.json").read_text())["findings"]) == 2
+    report = json.loads((tmp_path / "p.json").read_text())
+    assert len(report["policy"]["findings"]) == 2 and report["verdict"] is None and report["exit_code"] == 10
 
 
 SCHEMA = '{"type": "array", "items": {"type": "object", "required": ["total"]}}\n'
