@@ -65,6 +65,7 @@ def _gate_workspace(args: argparse.Namespace) -> int:
     arg("--markdown", type=Path, metavar="OUT", help="write the gate report as Markdown"),
     arg("--junit", type=Path, metavar="OUT", help="write the gate report as JUnit XML"),
     arg("--timeout", type=float, default=600.0, help="seconds each run may take (default 600)"),
+    arg("--policy-only", action="store_true", help="the policy alone, no runs (a pre-push hook): exit 9 when it held"),
     arg("--force", action="store_true", help="replace output files that exist"),
 )
 def _gate_check(args: argparse.Namespace) -> int:
@@ -76,7 +77,7 @@ def _gate_check(args: argparse.Namespace) -> int:
         if not args.patch.is_file():
             raise UsageError(f"--patch {args.patch}: no such file", hint="pass a file written by git diff --binary")
         patch = args.patch.read_bytes()
-    report, found = check(args.repo, args.base, args.head, patch, args.timeout)
+    report, found = check(args.repo, args.base, args.head, patch, args.timeout, run=not args.policy_only)
     write(args.json, report.model_dump_json(indent=1) + "\n")
     write(args.markdown, markdown(report))
     write(args.junit, junit(report))
@@ -86,7 +87,10 @@ def _gate_check(args: argparse.Namespace) -> int:
         raise GateRefusal(found[0].code, f"the patch broke {len(found)} rule(s) of the gate, first: {found[0].line}",
                           hint="see every finding above; the patch, not the gate, must change")
     verdict = report.verdict
-    assert verdict is not None
+    if verdict is None:
+        say(args, f"POLICY HELD: {report.head[:12]} on {report.base[:12]}; the verdict was not run (--policy-only), so "
+                  "the patch is not passed: exit 9")
+        return ExitCode.NOT_CERTIFIED
     for line in verdict.failures:
         say(args, f"  failed {line}")
     passed = sum(t.outcome == "passed" for t in verdict.head.tests)

@@ -33,8 +33,10 @@ class GateReport(Record):
     head: str = Field(description="The head commit (for --patch: the commit object the patch made on the base).")
     patch_sha256: str = Field(description="SHA-256 of the patch judged (git diff --binary BASE HEAD).")
     policy: PolicyReport = Field(description="Every policy finding (empty: every rule held).")
-    verdict: Verdict | None = Field(description="The runs at the base and the head; None when the policy refused.")
-    exit_code: int = Field(description="0 passed, 1 the verdict failed, 10-15 the first broken rule.")
+    verdict: Verdict | None = Field(description="The runs at the base and the head; None when the policy refused "
+                                    "(or --policy-only).")
+    exit_code: int = Field(description="0 passed, 1 the verdict failed, 9 the policy alone held (--policy-only), "
+                           "10-15 the first broken rule.")
     outcome: str = Field(description="What the exit code means.")
 
 
@@ -61,8 +63,9 @@ def commit_patch(repo: Path, base: str, patch: bytes) -> str:
 
 
 def check(repo: Path, base: str, head: str | None = None, patch: bytes | None = None,
-          timeout: float = 600.0) -> tuple[GateReport, list[Finding]]:
-    """The whole gate on one patch: HEAD's commits on BASE, or ``patch`` applied to BASE."""
+          timeout: float = 600.0, run: bool = True) -> tuple[GateReport, list[Finding]]:
+    """The whole gate on one patch: HEAD's commits on BASE, or ``patch`` applied to BASE. With ``run`` False, the
+    policy alone: a patch that breaks no rule ends with exit 9, never 0 (half a gate passes nothing)."""
     base = git_out(repo, "rev-parse", "--verify", f"{base}^{{commit}}").decode().strip()
     if (head is None) == (patch is None):
         raise UsageError("gate check needs HEAD or --patch FILE, not both", hint="name the patch one way")
@@ -71,8 +74,9 @@ def check(repo: Path, base: str, head: str | None = None, patch: bytes | None = 
     policy, found = check_policy(repo, base, head)
     head = policy.head
     judged = diff(repo, base, head)
-    ran = None if found else verdict(repo, base, judged, gate_at(repo, base), timeout)
-    code = found[0].code if found else ExitCode.PASS if ran is not None and ran.passed else ExitCode.FAIL
+    ran = None if found or not run else verdict(repo, base, judged, gate_at(repo, base), timeout)
+    code = found[0].code if found else ExitCode.NOT_CERTIFIED if not run else \
+        ExitCode.PASS if ran is not None and ran.passed else ExitCode.FAIL
     report = GateReport(base=base, head=head, patch_sha256=hashlib.sha256(judged).hexdigest(), policy=policy,
                         verdict=ran, exit_code=int(code), outcome=MEANING[code])
     return report, found
