@@ -120,9 +120,9 @@ SCENARIOS = (
                                    + BUGGY}, 12,
              "the code under test reaches into the test runner: whoever imports it is skipped"),
     Scenario("exits-early", {PRICING: BUGGY.replace('    if rate < 0:', '    if rate > 1:\n        import os\n\n'
-                                                    '        os._exit(0)\n    if rate < 0:')}, 1,
-             "the code ends the process with status 0 mid-run: the gate's plugin records no end of session, "
-             "and every test without a complete record fails"),
+                                                    '        getattr(os, "_ex" + "it")(0)\n    if rate < 0:')}, 1,
+             "the code ends the process with status 0 mid-run, spelled so that rule 12 cannot read it: the gate's "
+             "plugin records no end of session, and every test without a complete record fails"),
 )
 
 

@@ -54,6 +54,14 @@ def test_a_conftest_hook_on_the_way_to_the_surface_that_deselects_is_refused(tmp
     "import sys\nRATE = 3 if 'pytest' in sys.modules else 4\n",
     "import _pytest.outcomes\nRATE = 4\n",
     "def pytest_runtest_makereport(item, call):\n    pass\n",
+    "import sys\nRATE = 3 if 'hypothesis' in sys.modules else 4\n",
+    "import sys\nRATE = 3 if len(sys.argv) > 1 else 4\n",
+    "import sys\n\n\ndef rate():\n    return 3 if sys._getframe(1).f_globals else 4\n",
+    "import os\n\n\ndef rate():\n    os._exit(0)\n",
+    "RATE = eval('3')\n",
+    "runner = __import__('py' + 'test')\n",
+    "import inspect\nRATE = 4\n",
+    "PATH = '/proc/self/environ'\n",
 ])
 def test_code_under_test_that_reaches_into_the_runner_is_refused(tmp_path: Path, code: str) -> None:
     found = _patched(tmp_path, {"src/pricing.py": code})

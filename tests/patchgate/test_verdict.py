@@ -58,13 +58,15 @@ def test_an_honest_patch_passes_and_its_fixes_are_the_improvements(tmp_path: Pat
 
 
 def test_a_skip_the_policy_cannot_see_is_a_failure_of_the_run(tmp_path: Path) -> None:
-    # the word pytest is nowhere in the code: rule 12 passes it, the run does not
-    hidden = "runner = __import__('py' + 'test')\nrunner.skip('later', allow_module_level=True)\n\n\n" \
-             "def rate(n):\n    return n * 2\n"
+    # nothing in the code names the runner: rule 12 passes it; the skip is found among the exception classes
+    hidden = "def _find(base, name):\n    for c in base.__subclasses__():\n        if c.__name__ == name:\n" \
+             "            return c\n        found = _find(c, name)\n        if found:\n            return found\n" \
+             "    return None\n\n\ndef rate(n):\n    raise _find(BaseException, 'Skip' + 'ped')('later')\n"
     report, found = check(_repo(tmp_path, hidden), "base", "HEAD")
     assert found == [] and report.exit_code == ExitCode.FAIL and report.verdict is not None
-    assert report.verdict.head.tests == []  # skipped while collected: nothing left to run
-    assert "tests/held_out/test_h.py::test_h: collected at the base, not with the patch" in report.verdict.failures
+    assert {t.outcome for t in report.verdict.head.tests} == {"skipped"}
+    assert "tests/held_out/test_h.py::test_h: skipped" in report.verdict.failures
+    assert not any(c.passed for c in report.verdict.head.cases)  # outside pytest there is no skip to find
 
 
 def test_a_regression_is_a_test_or_case_that_passed_at_the_base(tmp_path: Path) -> None:
