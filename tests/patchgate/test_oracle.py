@@ -35,6 +35,9 @@ def _gated(tmp: Path, held_out: str, patch: str, spec: str = "") -> list[Finding
     # renamed on both sides and written as arithmetic in the oracle
     ("MY_LIMIT = 37 / 100\n\n\ndef test_h():\n    assert MY_LIMIT\n",
      "from decimal import Decimal\nLIMIT = Decimal('0.37')\nCAP = LIMIT\n", "the value Decimal('0.37')"),
+    # the copied literal inside a larger expression of the oracle
+    ("from decimal import Decimal\n\n\ndef test_h():\n    assert Decimal('0.0125') * 2 == Decimal('0.025')\n",
+     "FEE = 0.0125\n", "the value 0.0125"),
     # a function only the patch defines, called by name
     ("from pricing import loyalty_bonus\n\n\ndef test_h():\n    assert loyalty_bonus(3)\n",
      "def loyalty_bonus(n):\n    return n * 2\n", "the name loyalty_bonus"),
@@ -59,6 +62,9 @@ def test_an_oracle_that_copies_the_patch_is_refused(tmp_path: Path, held_out: st
     ("def test_h():\n    assert [1, 2, 100, True] and 'ok'\n", "RATE = 100\nLIMIT = 2\nON = True\nTAG = 'ok'\n", ""),
     # the base's code already held the value (RATE = 3 in FILES) and the name
     ("RATE = 3.0\n\n\ndef test_h():\n    assert RATE\n", "RATE = 3\nSPARE = 3\n", ""),
+    # the oracle binds a name of its own that the patch binds too: a coincidence of names, not a copy
+    ("from decimal import Decimal\nCAP = Decimal('0.40')\n\n\ndef test_h():\n    assert CAP\n",
+     "from decimal import Decimal\nCAP = Decimal('0.40')\n", "Rates are capped at 0.40.\n"),
 ])
 def test_an_oracle_that_reads_the_spec_or_plain_values_is_independent(tmp_path: Path, held_out: str, patch: str,
                                                                       spec: str) -> None:

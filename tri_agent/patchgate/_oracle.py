@@ -88,8 +88,10 @@ def _docstrings(tree: ast.Module) -> set[int]:
     return {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
 
 
-def values(tree: ast.Module) -> dict[str, tuple[int, str]]:
-    """Every value of a file worth comparing: canonical form -> (first line, as written)."""
+def values(tree: ast.Module, parts: bool = True) -> dict[str, tuple[int, str]]:
+    """Every value of a file worth comparing: canonical form -> (first line, as written). With ``parts``, the
+    values inside a larger expression count too (an oracle's ``Decimal("0.0125") * 2`` holds 0.0125); without,
+    only the largest expression that has a value (a patch's ``-7.5`` introduces -7.5, not also 7.5)."""
     env: dict[str, Decimal | str] = {}
     for stmt in ast.walk(tree):
         if isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.value is not None:
@@ -99,11 +101,12 @@ def values(tree: ast.Module) -> dict[str, tuple[int, str]]:
     skip = _docstrings(tree)
     out: dict[str, tuple[int, str]] = {}
     todo: list[ast.AST] = [tree]
-    while todo:  # the largest expression that has a value counts, not its parts: -7.5 is not also 7.5
+    while todo:
         node = todo.pop()
         worth = _resolve(node, env) if isinstance(node, ast.expr) and not isinstance(node, ast.Name) else None
-        if worth is None or not isinstance(node, ast.expr):
+        if worth is None or not isinstance(node, ast.expr) or parts:
             todo += [c for c in ast.iter_child_nodes(node) if id(c) not in skip]
+        if worth is None or not isinstance(node, ast.expr):
             continue
         key = _key(worth)
         if key is not None and (key not in out or node.lineno < out[key][0]):
@@ -141,6 +144,34 @@ def names(tree: ast.Module) -> dict[str, int]:
     return out
 
 
+def _bound(tree: ast.Module) -> set[str]:
+    """Names a file binds itself (assigned, defined, a parameter): its own, whatever the patch calls its own."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            out.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            out.add(node.name)
+        elif isinstance(node, ast.arg):
+            out.add(node.arg)
+    return out
+
+
+def borrowed(tree: ast.Module) -> dict[str, int]:
+    """The names an oracle file takes from elsewhere: imported, read as an attribute, or read without binding
+    them. A name it binds itself (``CAP = Decimal("0.40")``) is its own even when the patch binds it too."""
+    own = _bound(tree)
+    out: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.alias):
+            out.setdefault(node.name.split(".")[-1], getattr(node, "lineno", 0))
+        elif isinstance(node, ast.Attribute):
+            out.setdefault(node.attr, node.lineno)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in own:
+            out.setdefault(node.id, node.lineno)
+    return out
+
+
 def _spec_keys(spec: str) -> set[str]:
     """What the spec names: its words, and its numbers in canonical form."""
     words = {f"name:{w}" for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", spec)}
@@ -162,7 +193,7 @@ def introduced(base_code: list[str], changed: dict[str, str], spec: str) -> list
         if tree is None:
             continue
         found = [(f"name:{n}", n, line) for n, line in bindings(tree).items()]
-        found += [(k, shown, line) for k, (line, shown) in values(tree).items()]
+        found += [(k, shown, line) for k, (line, shown) in values(tree, parts=False).items()]
         for key, shown, line in found:
             if key not in known and key not in out:
                 out[key] = Introduced(key, shown, f"{printable(path)}:{line}")
@@ -174,7 +205,8 @@ def leaning(path: str, text: str, patch: list[Introduced]) -> list[str]:
     tree = parse(text)
     if tree is None or not patch:
         return []
-    used = {f"name:{n}": line for n, line in names(tree).items()} | {k: line for k, (line, _) in values(tree).items()}
+    used = {f"name:{n}": line for n, line in borrowed(tree).items()} | \
+        {k: line for k, (line, _) in values(tree).items()}
     return [f"{printable(path)}:{used[i.key]}: uses {'the name' if i.key.startswith('name:') else 'the value'} "
             f"{i.shown}, which the patch introduced at {i.where} and the spec does not name: the oracle copied the "
             "patch" for i in patch if i.key in used]

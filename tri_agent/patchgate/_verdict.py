@@ -275,20 +275,23 @@ def compare(base: Side, head: Side, layers: list[str]) -> Verdict:
                    improvements=sorted(improvements))
 
 
+_BASES: dict[tuple[str, str, str, float], tuple[Side, list[str]]] = {}  # one run per base in a process
+
+
 def verdict(repo: Path, base: str, patch: bytes, gate: GateFile, timeout: float = 600.0) -> Verdict:
-    """Run both sides and compare them."""
+    """Run both sides and compare them. The base side of a commit under one gate is run once per process (a
+    batch of patches on one base, as the tampering benchmark judges, pays for it once)."""
     with tempfile.TemporaryDirectory(prefix="tri-agent-gate-") as tmp:
         root = Path(tmp)
-        sides: list[Side] = []
-        layers: list[str] = []
-        for name in ("base", "head"):
-            tree = root / name / "tree"
-            materialize(repo, base, tree)
-            if name == "head":
-                apply_patch(patch, tree)
-            side, layers = run_side(tree, gate, root / name / "work", timeout)
-            sides.append(side)
-        return compare(sides[0], sides[1], layers)
+        key = (str(repo.resolve()), base, gate.model_dump_json(), timeout)
+        if key not in _BASES:
+            materialize(repo, base, root / "base" / "tree")
+            _BASES[key] = run_side(root / "base" / "tree", gate, root / "base" / "work", timeout)
+        tree = root / "head" / "tree"
+        materialize(repo, base, tree)
+        apply_patch(patch, tree)
+        head, layers = run_side(tree, gate, root / "head" / "work", timeout)
+        return compare(_BASES[key][0], head, layers)
 
 
 def diff(repo: Path, base: str, head: str) -> bytes:
