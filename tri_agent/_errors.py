@@ -18,9 +18,9 @@ Every command exits with one of these codes, and every error the library raises 
     (exit 9 is a result, not an error: the protocol passed but the run cannot certify acceptance)
 
 The patch gate's rules each have a code of their own, so a dashboard never lumps "the agent cheated the suite"
-with "the agent broke an invariant": 10 a forbidden path touched, 11 the scoring surface changed, 12 a skip or
-xfail on the surface, 13 a rule of the flake ledger broken, 14 the fixture lock broken, 15 a held-out test that
-leans on the patch.
+with "the agent broke an invariant": 10 a forbidden path touched, 11 the scoring surface changed, 12 a test
+taken off the run (or code reaching into the runner), 13 a rule of the flake ledger broken, 14 the fixture lock
+broken, 15 a held-out test that leans on the patch.
 
 Honest failure (something scored red) is exit 1 and is a *result*, not an exception: a score report
 with verdict ``fail``. Policy, tamper and leak codes are kept apart from honest failures so that a
@@ -61,7 +61,7 @@ MEANING: dict[ExitCode, str] = {  # what each code says, in the words of every h
     ExitCode.INFRASTRUCTURE: "infrastructure", ExitCode.ESCALATION: "escalation",
     ExitCode.NOT_CERTIFIED: "passed, not certified",
     ExitCode.GATE_FORBIDDEN: "gate: forbidden path", ExitCode.GATE_SURFACE: "gate: scoring surface changed",
-    ExitCode.GATE_MARKS: "gate: skip on the surface", ExitCode.GATE_LEDGER: "gate: flake ledger",
+    ExitCode.GATE_MARKS: "gate: a test taken off the run", ExitCode.GATE_LEDGER: "gate: flake ledger",
     ExitCode.GATE_FIXTURES: "gate: fixture lock", ExitCode.GATE_ORACLE: "gate: oracle independence",
 }
 

@@ -222,7 +222,7 @@ def test_unittest_skips_in_a_test_body(line9: str, expected: Found) -> None:
     ("@unittest.skipIf(sys.platform == 'win32', 'posix')", [("conditional-skip-added", 8, "test_empty:skipIf")]),
     ("@unittest.skipUnless(HAS_DB, 'no db')", [("conditional-skip-added", 8, "test_empty:skipUnless")]),
     ("@unittest.skipUnless(True, 'always runs')", [("conditional-skip-added", 8, "test_empty:skipUnless")]),
-    ("@unittest.expectedFailure", []),  # not in the table: an expected failure still runs the test
+    ("@unittest.expectedFailure", [("skip-added", 8, "test_empty:expectedFailure")]),  # unittest's xfail
 ])
 def test_unittest_skip_decorators(decorator: str, expected: Found) -> None:
     new = UNIT.replace("    def test_empty", f"    {decorator}\n    def test_empty")

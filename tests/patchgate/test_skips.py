@@ -105,6 +105,8 @@ def test_a_skip_the_base_had_without_a_row_is_refused_and_the_message_says_where
     assert unledgered("tests/test_a.py", text, None, ["tests/test_a.py::TestA::test_a[1]"]) == []
     assert unledgered("tests/test_a.py", text, None, ["tests/test_a.py"]) == []  # a row for the whole file
     assert unledgered("tests/test_a.py", text, None, ["tests/test_b.py::test_a"])  # another file's row is not it
+    expected = text.replace("@unittest.skip('x')", "@unittest.expectedFailure")  # unittest's xfail
+    assert "expectedFailure of tests/test_a.py::test_a" in unledgered("tests/test_a.py", expected, None, [])[0][1]
 
 
 def test_collect_ignore_in_a_visible_conftest_needs_a_row_for_the_conftest() -> None:

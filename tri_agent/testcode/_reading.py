@@ -14,7 +14,7 @@ import ast
 from collections import Counter
 from collections.abc import Sequence
 
-SKIPS = {"skip", "xfail", "skipTest", "SkipTest"}
+SKIPS = {"skip", "xfail", "skipTest", "SkipTest", "expectedFailure"}
 CONDITIONAL = {"skipif", "skipIf", "skipUnless", "importorskip"}
 FLAKY = {"flaky", "retry", "repeat", "rerun"}
 _SKIP_OWNERS = {"pytest", "mark", "unittest", "self", "cls"}  # receivers whose .skip(...) is a test skip
