@@ -1,7 +1,6 @@
 """Held out: written from docs/SPEC.txt only."""
 
 import pytest
-
 from wordstats import top_words
 
 

@@ -6,7 +6,6 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from wordstats import top_words
 
 DATA = Path(__file__).parents[1] / "data" / "cases.jsonl"
