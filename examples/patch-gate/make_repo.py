@@ -77,6 +77,9 @@ def test_the_surcharge_is_a_small_fraction() -> None:
     assert SURCHARGE == Decimal("0.0125")
 '''
 
+HIDDEN_EXIT = ("    if rate > 1:\n        import os\n\n"
+               "        getattr(os, bytes([95, 101, 120, 105, 116]).decode())(0)\n")  # os._exit, spelled unreadably
+
 SCENARIOS = (
     Scenario("honest-fix", {PRICING: FIXED}, 0,
              "caps the rate at the spec's 0.40: every held-out test, scoring property and corpus case passes"),
@@ -119,8 +122,7 @@ SCENARIOS = (
     Scenario("code-skips-itself", {PRICING: "import pytest\n\npytest.skip('not today', allow_module_level=True)\n"
                                    + BUGGY}, 12,
              "the code under test reaches into the test runner: whoever imports it is skipped"),
-    Scenario("exits-early", {PRICING: BUGGY.replace('    if rate < 0:', '    if rate > 1:\n        import os\n\n'
-                                                    '        getattr(os, "_ex" + "it")(0)\n    if rate < 0:')}, 1,
+    Scenario("exits-early", {PRICING: BUGGY.replace('    if rate < 0:', HIDDEN_EXIT + '    if rate < 0:')}, 1,
              "the code ends the process with status 0 mid-run, spelled so that rule 12 cannot read it: the gate's "
              "plugin records no end of session, and every test without a complete record fails"),
 )

@@ -48,7 +48,9 @@ def _gated(tmp: Path, held_out: str, patch: str, spec: str = "") -> list[Finding
 def test_an_oracle_that_copies_the_patch_is_refused(tmp_path: Path, held_out: str, patch: str, named: str) -> None:
     found = _gated(tmp_path, held_out, patch)
     assert {int(f.code) for f in found} == {15}
-    assert any(f.line.startswith(f"{HELD}:") and named in f.line and "src/pricing.py:" in f.line for f in found)
+    assert any(f.line.startswith("src/pricing.py:") and named in f.line and f.detail.startswith(f"{HELD}:")
+               for f in found)
+    assert not any(HELD in f.line for f in found)  # the line a patch author may read names nothing hidden
 
 
 @pytest.mark.parametrize(("held_out", "patch", "spec"), [
@@ -86,4 +88,5 @@ def test_docstrings_and_an_oracle_that_does_not_parse_count_for_nothing() -> Non
 
 def test_the_finding_carries_the_oracle_code(tmp_path: Path) -> None:
     found = _gated(tmp_path, "def test_h():\n    assert 0.37\n", "CAP = 0.37\n")
-    assert [f.code for f in found] == [ExitCode.GATE_ORACLE] and ":2: uses the value 0.37" in found[0].line
+    assert [f.code for f in found] == [ExitCode.GATE_ORACLE] and found[0].detail == f"{HELD}:2"
+    assert found[0].line.startswith("src/pricing.py:1: the patch introduced the value 0.37")

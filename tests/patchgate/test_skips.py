@@ -13,7 +13,8 @@ from test_policy import ENTRY, EVIDENCE, WINDOW, _patched
 from tri_agent._errors import ExitCode
 from tri_agent.patchgate import GATE_FILE, Ledger, parse_gate, parse_ledger
 from tri_agent.patchgate._policy import Finding, unfreezes
-from tri_agent.patchgate._skips import marks_added, reach_ins, unledgered
+from tri_agent.patchgate._reach import reach_ins
+from tri_agent.patchgate._skips import marks_added, unledgered
 from tri_agent.testcode import parse
 
 PROPERTY = "tests/scoring/properties/test_totals.py"

@@ -61,7 +61,8 @@ def test_a_skip_the_policy_cannot_see_is_a_failure_of_the_run(tmp_path: Path) ->
     # nothing in the code names the runner: rule 12 passes it; the skip is found among the exception classes
     hidden = "def _find(base, name):\n    for c in base.__subclasses__():\n        if c.__name__ == name:\n" \
              "            return c\n        found = _find(c, name)\n        if found:\n            return found\n" \
-             "    return None\n\n\ndef rate(n):\n    raise _find(BaseException, 'Skip' + 'ped')('later')\n"
+             "    return None\n\n\ndef rate(n):\n" \
+             "    raise _find(BaseException, bytes([83, 107, 105, 112, 112, 101, 100]).decode())('later')\n"
     report, found = check(_repo(tmp_path, hidden), "base", "HEAD")
     assert found == [] and report.exit_code == ExitCode.FAIL and report.verdict is not None
     assert {t.outcome for t in report.verdict.head.tests} == {"skipped"}
@@ -99,7 +100,9 @@ def test_a_run_cut_short_or_with_no_test_fails() -> None:
 
 
 def _lines(*records: dict[str, object]) -> str:
-    return "".join(json.dumps(r) + "\n" for r in records)
+    """Records as the plugin numbers them; a finished record counts those before it."""
+    numbered = [{**r, "n": i} for i, r in enumerate(records)]
+    return "".join(json.dumps({**r, "records": i} if "finished" in r else r) + "\n" for i, r in enumerate(numbered))
 
 
 def _phases(node: str, setup: str = "passed", call: str | None = "passed", teardown: str = "passed",
@@ -123,8 +126,22 @@ def _phases(node: str, setup: str = "passed", call: str | None = "passed", teard
 ])
 def test_a_test_passes_only_when_setup_call_and_teardown_passed(records: list[dict[str, object]],
                                                                outcome: str) -> None:
-    tests, finished = read_witness(_lines({"collected": ["t::a"]}, *records, {"finished": 0}) + '{"torn')
-    assert [t.outcome for t in tests] == [outcome] and finished
+    tests, finished, forged = read_witness(_lines({"collected": ["t::a"]}, *records, {"finished": 0}))
+    assert [t.outcome for t in tests] == [outcome] and finished and not forged
+
+
+def test_a_witness_file_written_by_another_hand_voids_the_run() -> None:
+    honest = _lines({"collected": ["t::a"]}, *_phases("t::a", call="failed"), {"finished": 1})
+    assert read_witness(honest)[2] is False
+    assert read_witness(honest[: honest.rindex("{")] + '{"fini')[1:] == (False, False)  # torn: cut short, no forgery
+    again = _lines({"collected": ["t::a"]}, *_phases("t::a", call="failed"), *_phases("t::a"), {"finished": 1})
+    after = honest + json.dumps({"id": "t::a", "when": "call", "outcome": "passed", "n": 5}) + "\n"
+    rewritten = _lines({"collected": ["t::a"]}, *_phases("t::a"), {"finished": 0}).replace('"n": 2', '"n": 7')
+    twice = _lines({"collected": ["t::a"]}, {"collected": ["t::a"]}, *_phases("t::a"), {"finished": 0})
+    for forged in (again, after, rewritten, twice):
+        assert read_witness(forged)[2] is True
+    v = compare(_side({"t::a": "failed"}), _side({"t::a": "passed"}).model_copy(update={"forged": True}), ["x"])
+    assert not v.passed and "written by another hand" in v.failures[0]
 
 
 def test_a_corpus_case_outside_a_dated_folder_or_naming_no_property_is_refused(tmp_path: Path) -> None:

@@ -21,8 +21,8 @@ from decimal import Decimal, InvalidOperation
 from ..testcode import parse
 from ._map import printable
 
-_PLAIN_NUMBERS = {Decimal(n) for n in ("0.5", "0.25", "0.1", "0.01", "0.001")} | \
-    {Decimal(n) for n in range(-10, 11)} | {Decimal(10) ** k for k in range(2, 7)}
+_QUARTERS = {Decimal("0.25"), Decimal("0.75"), Decimal("-0.25"), Decimal("-0.75")}
+_HUGE = Decimal(10) ** 30  # past this a value is no constant anyone copies, and normalising it may overflow
 _NUMBER_CALLS = {"Decimal", "Fraction", "float", "int"}
 _NUMBER_TEXT = re.compile(r"(?<![\w.])-?\d+(?:[.,]\d+)?(?![\w])")
 _OPS = {ast.Add: Decimal.__add__, ast.Sub: Decimal.__sub__, ast.Mult: Decimal.__mul__, ast.Div: Decimal.__truediv__}
@@ -49,11 +49,22 @@ def _number(value: object) -> Decimal | None:
     return number if number.is_finite() else None
 
 
+def _plain(number: Decimal) -> bool:
+    """Too plain to be a copy: one significant digit (0, 7, 0.4, 300, 0.05), a quarter, or out of range."""
+    if number.is_zero() or number in _QUARTERS or not -_HUGE < number < _HUGE:
+        return True
+    digits = number.as_tuple().digits
+    return len(str(int("".join(map(str, digits)))).rstrip("0")) <= 1
+
+
 def _key(value: object) -> str | None:
     """A value's canonical form, or None when it is too plain to be a copy."""
     number = _number(value)
     if number is not None:
-        return None if number in _PLAIN_NUMBERS else f"n:{number.normalize()}"
+        try:
+            return None if _plain(number) else f"n:{number.normalize()}"
+        except ArithmeticError:  # decimal's Overflow and InvalidOperation: no copy of anything
+            return None
     if isinstance(value, str) and len(value.strip()) >= 4 and any(c.isalnum() for c in value):
         return f"s:{value}"
     return None
@@ -173,8 +184,9 @@ def borrowed(tree: ast.Module) -> dict[str, int]:
 
 
 def _spec_keys(spec: str) -> set[str]:
-    """What the spec names: its words, and its numbers in canonical form."""
-    words = {f"name:{w}" for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", spec)}
+    """What the spec names: its words (as names and as strings, in any case), and its numbers in canonical form."""
+    found = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", spec)
+    words = {f"name:{w}" for w in found} | {f"s:{w}" for w in found} | {f"s:{w.lower()}" for w in found}
     numbers = {k for t in _NUMBER_TEXT.findall(spec) if (k := _key(t.replace(",", "."))) is not None}
     return words | numbers
 
@@ -186,7 +198,7 @@ def introduced(base_code: list[str], changed: dict[str, str], spec: str) -> list
     for text in base_code:
         tree = parse(text)
         if tree is not None:
-            known |= {f"name:{n}" for n in names(tree)} | set(values(tree))
+            known |= {f"{kind}:{n}" for n in names(tree) for kind in ("name", "s")} | set(values(tree))
     out: dict[str, Introduced] = {}
     for path, text in sorted(changed.items()):
         tree = parse(text)
@@ -200,13 +212,15 @@ def introduced(base_code: list[str], changed: dict[str, str], spec: str) -> list
     return list(out.values())
 
 
-def leaning(path: str, text: str, patch: list[Introduced]) -> list[str]:
-    """The lines of one oracle file (a held-out test, a scoring property) that use what the patch introduced."""
+def leaning(path: str, text: str, patch: list[Introduced]) -> list[tuple[str, str]]:
+    """What of the patch one oracle file (a held-out test, a scoring property) uses: (the line anyone may read,
+    the operator's detail). The first names only the patch's own place and value, so a report shown to the patch
+    author says nothing of the hidden file; the second names the oracle's file and line."""
     tree = parse(text)
     if tree is None or not patch:
         return []
     used = {f"name:{n}": line for n, line in borrowed(tree).items()} | \
         {k: line for k, (line, _) in values(tree).items()}
-    return [f"{printable(path)}:{used[i.key]}: uses {'the name' if i.key.startswith('name:') else 'the value'} "
-            f"{i.shown}, which the patch introduced at {i.where} and the spec does not name: the oracle copied the "
-            "patch" for i in patch if i.key in used]
+    return [(f"{i.where}: the patch introduced {'the name' if i.key.startswith('name:') else 'the value'} "
+             f"{i.shown}, which the spec does not name and a hidden test uses: the oracle copied the patch",
+             f"{printable(path)}:{used[i.key]}") for i in patch if i.key in used]

@@ -39,6 +39,7 @@ from ._checkout import omitted
 from ._gatefile import FLAKE_CLASSES, GATE_FILE, GateFile
 from ._map import cat_blobs, clean_env, files_at, gate_at, git_out, is_test_file
 from ._oracle import introduced, leaning
+from ._reach import shadows
 from ._skips import marks_added, unledgered
 
 FlakeClass = Literal["timing", "order", "network", "rng", "env"]
@@ -100,6 +101,7 @@ class Finding:
 
     code: ExitCode
     line: str
+    detail: str = ""  # the operator's only (the JSON report): where in a hidden file, never shown to the author
 
 
 class PolicyReport(Record):
@@ -110,6 +112,8 @@ class PolicyReport(Record):
     head: str = Field(description="The head commit.")
     surface_sha256: str = Field(description="The scoring surface's digest at the base.")
     findings: list[str] = Field(description="Every broken rule, one line each, its exit code first ('10: ...').")
+    hidden: list[str] = Field(default_factory=list, description="The operator's only: each finding that met a "
+                              "hidden file, with the file and line in brackets (keep it from the patch author).")
 
 
 def _changed(repo: Path, base: str, head: str) -> list[str]:
@@ -150,7 +154,8 @@ def _shown(path: str) -> str:
 # what changes the bytes a checkout of the tree holds (encodings, line ends, filters, submodules), at any depth
 _ANY_DEPTH = frozenset({".gitattributes", ".gitmodules", ".lfsconfig"})
 # what pytest and the packaging read before any test runs, wherever the scoring tree lies
-_RUN_CONFIG = frozenset({"pytest.ini", ".pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", "conftest.py",
+_RUN_CONFIG = frozenset({"pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "pyproject.toml", "setup.cfg",
+                         "tox.ini", "conftest.py",
                          ".gitattributes", "setup.py", "sitecustomize.py", "usercustomize.py"})
 
 
@@ -254,12 +259,16 @@ def check_policy(repo: Path, base: str, head: str) -> tuple[PolicyReport, list[F
     before, after = surface(repo, base, gate, config), surface(repo, head, gate, config)
     found += surface_changes(before, after)
     found += _marks(repo, (base, head), [p for p in changed if p.endswith(".py")], before.keys() | after.keys())
+    base_files, head_files = set(files_at(repo, base)), set(files_at(repo, head))
+    found += [Finding(ExitCode.GATE_MARKS, f"{why}") for _, why in
+              shadows(sorted(p for p in changed if p in head_files and p not in base_files), head_files)]
     ledger_found, ledger = _ledger_rules(repo, base, head, gate)
     found += ledger_found + _visible_skips(repo, (base, head), gate, ledger)
     found += fixture_lock(repo, head, gate)
     found += _independence(repo, (base, head), gate, [p for p in changed if p.endswith(".py")])
     report = PolicyReport(base=base, head=head, surface_sha256=surface_digest(before),
-                          findings=[f"{int(f.code)}: {f.line}" for f in found])
+                          findings=[f"{int(f.code)}: {f.line}" for f in found],
+                          hidden=[f"{int(f.code)}: {f.line} [{f.detail}]" for f in found if f.detail])
     return report, found
 
 
@@ -314,8 +323,9 @@ def _independence(repo: Path, revs: tuple[str, str], gate: GateFile, changed: li
     intro = introduced([t for t in _texts(repo, base, base_code) if t is not None], patch, spec)
     oracles = [p for p in files if p.endswith(".py") and any(_matches(g, p) for g in
                                                              (*gate.held_out, *gate.classes.scoring_properties))]
-    return [Finding(ExitCode.GATE_ORACLE, line) for path, text in zip(oracles, _texts(repo, base, oracles), strict=True)
-            if text is not None for line in leaning(path, text, intro)]
+    return [Finding(ExitCode.GATE_ORACLE, line, detail) for path, text in
+            zip(oracles, _texts(repo, base, oracles), strict=True) if text is not None
+            for line, detail in leaning(path, text, intro)]
 
 
 def _blob(repo: Path, rev: str, path: str) -> bytes:

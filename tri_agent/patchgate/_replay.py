@@ -60,7 +60,7 @@ def main(argv: list[str]) -> int:
     sys.path[:0] = _paths(root)
     cache: dict[Path, ModuleType | BaseException] = {}
     with out.open("a", encoding="utf-8") as sink:
-        for prop, module_path, function, case, case_path in plan:
+        for n, (prop, module_path, function, case, case_path) in enumerate(plan):
             data = Path(case_path).read_bytes()
             module, error = _module(Path(module_path), cache), ""
             try:
@@ -70,9 +70,9 @@ def main(argv: list[str]) -> int:
             except BaseException as exc:  # SystemExit too: a case that exits did not pass
                 error = f"{type(exc).__name__}: {str(exc)[:200]}"
             sink.write(json.dumps({"property": prop, "case": case, "input_sha256": hashlib.sha256(data).hexdigest(),
-                                   "passed": not error, "error": error}) + "\n")
+                                   "passed": not error, "error": error, "n": n}) + "\n")
             sink.flush()
-        sink.write(json.dumps({"finished": len(plan)}) + "\n")
+        sink.write(json.dumps({"finished": len(plan), "records": len(plan), "n": len(plan)}) + "\n")
     return 0
 
 

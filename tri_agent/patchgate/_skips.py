@@ -7,12 +7,8 @@ resolved), never grepped:
   xfail, importorskip or ``pytest.skip`` call, a retry (flaky, reruns), a timeout, or a pytest hook that drops or
   rewrites outcomes, added by the patch, is refused (12). Rule 11 refuses the change of the file as well; this
   rule says which line did it;
-- **in the code under test**: code that reaches into the test runner or the process (imports pytest, Hypothesis,
-  unittest, inspect, gc, ctypes or importlib; names a skip outcome or a stack frame; reads ``sys.modules``,
-  ``sys.argv``, ``sys._getframe`` or the tracer; ends the process with ``os._exit``; defines a ``pytest_*`` hook;
-  or holds a string that names the runner, as ``PYTEST_CURRENT_TEST`` or ``"hypothesis"``) is refused (12): a
-  module that skips whoever imports it, or answers one way under test and another for a user, passes a suite
-  without being right;
+- **in the code under test**: code that reaches into the test runner or the process, or makes a comparison
+  unable to fail (``_reach``), is refused (12);
 - **in the visible suite**: every skip or xfail mark must name a test that has a row on the flake ledger (13).
   A skip the base already had without one is refused too (the message says so): a person adds the row on the
   base.
@@ -29,62 +25,15 @@ from collections.abc import Callable
 from .._errors import ExitCode
 from ..testcode import added, flaky_marks, hooks, parse, skip_marks, timeouts
 from ._map import is_test_file, printable
+from ._reach import LINES, reach_ins
 
 Found = list[tuple[int | None, str]]
 _LINE_MARKS = re.compile(r"\b(skip|skipif|skipIf|skipUnless|skipTest|SkipTest|xfail|importorskip|flaky|reruns|"
                          r"timeout)\b|\bdef\s+pytest_\w+")
-# What code under test has no business with: the runner and its plugins, the call stack, the process's own
-# description of itself. Each lets code tell a test run from a user, or end, skip or forge a run. Closed tables.
-_RUNNER_MODULES = {"pytest", "_pytest", "pluggy", "py", "hypothesis", "unittest", "doctest", "nose", "coverage",
-                   "xdist", "inspect", "gc", "builtins", "ctypes", "importlib"}
-_OUTCOMES = {"SkipTest", "skipTest", "Skipped", "XFailed", "Exit", "OutcomeException", "importorskip"}
-_OWNED = {("sys", "modules"), ("sys", "argv"), ("sys", "_getframe"), ("sys", "settrace"), ("sys", "gettrace"),
-          ("sys", "setprofile"), ("sys", "getprofile"), ("sys", "_current_frames"), ("os", "_exit"),
-          ("os", "abort"), ("os", "kill"), ("signal", "signal")}
-_FRAMES = {"f_back", "f_globals", "f_locals", "f_code", "f_builtins", "tb_frame", "__builtins__", "__import__",
-           "exec", "eval", "compile"}  # code built at run time: what it does, no rule can read
-_WORDS = ("pytest", "hypothesis", "unittest", "tri_agent", "tri-agent", "witness", "/proc/", "conftest",
-          "site-packages", "pythonhashseed")
-_LINE_REACH = re.compile("|".join([*(re.escape(w) for w in _WORDS), *sorted(_OUTCOMES), *sorted(_FRAMES),
-                                   r"\bimport\s+(" + "|".join(sorted(_RUNNER_MODULES)) + r")\b"]), re.IGNORECASE)
-
-
 def surface_marks(tree: ast.Module) -> Found:
     """Everything in a file of the scoring surface that takes a test off the run or changes its outcome."""
     return [*((line, what) for line, what, _soft in skip_marks(tree)), *flaky_marks(tree), *timeouts(tree),
             *hooks(tree)]
-
-
-def _imported(node: ast.Import | ast.ImportFrom) -> list[str]:
-    if isinstance(node, ast.Import):
-        return [a.name.split(".")[0] for a in node.names]
-    return [] if node.level else [str(node.module).split(".")[0]]
-
-
-def _reach(node: ast.AST) -> str | None:
-    """Why one node reaches into the runner or the process, or None."""
-    if isinstance(node, ast.Import | ast.ImportFrom):
-        roots = [r for r in _imported(node) if r in _RUNNER_MODULES]
-        return f"import {roots[0]}" if roots else None
-    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
-    if name in _OUTCOMES or name in _FRAMES:
-        return f"names {name}"
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and (node.value.id, node.attr) in _OWNED:
-        return f"reads {node.value.id}.{node.attr}"
-    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("pytest_"):
-        return f"defines the hook {node.name}"
-    if isinstance(node, ast.Constant) and isinstance(node.value, str | bytes):
-        text = node.value.lower() if isinstance(node.value, str) else node.value.decode("latin-1").lower()
-        word = next((w for w in _WORDS if w in text), None)
-        return f"the string {node.value[:40]!r} (it names {word})" if word else None
-    return None
-
-
-def reach_ins(tree: ast.Module) -> Found:
-    """Places where code under test touches the test runner, or can tell that it runs under one: the runner's
-    modules and outcomes, the call stack, the process's description of itself, and strings that name any of
-    them (``PYTEST_CURRENT_TEST``, ``sys.modules["hypothesis"]``)."""
-    return [(getattr(node, "lineno", None), why) for node in ast.walk(tree) if (why := _reach(node)) is not None]
 
 
 def _both(old: str, new: str, read: Callable[[ast.Module], Found], lines: re.Pattern[str]) -> tuple[Found, Found]:
@@ -104,7 +53,7 @@ def marks_added(path: str, old: str, new: str, on_surface: bool) -> list[tuple[E
         before, after = _both(old, new, surface_marks, _LINE_MARKS)
         why = "a test taken off the run or its outcome rewritten, on the scoring surface"
     elif not is_test_file(path):
-        before, after = _both(old, new, reach_ins, _LINE_REACH)
+        before, after = _both(old, new, lambda tree: reach_ins(tree, path), LINES)
         why = "code under test reaches into the test runner (it can skip or tell apart whoever runs it)"
     else:
         return []

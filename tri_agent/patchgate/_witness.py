@@ -4,7 +4,9 @@ appended to a file outside the tree under test, one JSON line each, as pytest re
 Standalone (the standard library and pytest only): it runs in the jail, where tri_agent is not importable. The
 file's path arrives in ``TRI_AGENT_WITNESS`` and the variable is removed before any test module is imported, so
 the code under test is not told where it is. A run cut short (``os._exit`` in the code, a crash) leaves no
-``finished`` line, and the verdict counts every test without a complete record as not passed.
+``finished`` line, and the verdict counts every test without a complete record as not passed. Records are
+numbered, and the last one counts those before it: a file with a gap, a repeated record or anything after its end
+was written by someone else too, and voids the run.
 """
 
 from __future__ import annotations
@@ -14,12 +16,15 @@ import os
 from typing import IO, Any
 
 _SINK: IO[str] | None = None
+_COUNT = [0]
 
 
 def _write(record: dict[str, Any]) -> None:
+    """One record, numbered: the verdict takes a gap, a repeat or a record after the end for a forged file."""
     if _SINK is not None:
-        _SINK.write(json.dumps(record) + "\n")
+        _SINK.write(json.dumps({**record, "n": _COUNT[0]}) + "\n")
         _SINK.flush()
+        _COUNT[0] += 1
 
 
 def pytest_configure(config: Any) -> None:
@@ -44,6 +49,6 @@ def pytest_runtest_logreport(report: Any) -> None:
 
 
 def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
-    _write({"finished": int(exitstatus)})
+    _write({"finished": int(exitstatus), "records": _COUNT[0]})
     if _SINK is not None:
         _SINK.close()
