@@ -62,6 +62,7 @@ def test_an_oracle_that_copies_the_patch_is_refused(tmp_path: Path, held_out: st
      "def loyalty_bonus(n):\n    return n * 2\n", "Add loyalty_bonus(n).\n"),
     # values too plain to be a copy
     ("def test_h():\n    assert [1, 2, 100, True] and 'ok'\n", "RATE = 100\nLIMIT = 2\nON = True\nTAG = 'ok'\n", ""),
+    ("def test_h():\n    assert {'total': 1, 'x': 0.75, 'y': 0.3}\n", "ROW = {'total': 0.75, 'z': 0.3}\n", ""),
     # the base's code already held the value (RATE = 3 in FILES) and the name
     ("RATE = 3.0\n\n\ndef test_h():\n    assert RATE\n", "RATE = 3\nSPARE = 3\n", ""),
     # the oracle binds a name of its own that the patch binds too: a coincidence of names, not a copy

@@ -8,7 +8,8 @@ value, and values are compared as numbers (``0.37``, ``Decimal("0.37")`` and ``3
 
 Introduced means: bound at module or class level in a code file the patch changed (a function, a class, a
 constant), or a literal of such a file, that the base's code nowhere holds and the spec does not name. Values
-too plain to be copied (small integers, powers of ten, booleans, short strings) are never counted.
+too plain to be copied (one significant digit, quarters, booleans, short strings, strings that are one word
+such as a field name) are never counted.
 """
 
 from __future__ import annotations
@@ -65,7 +66,8 @@ def _key(value: object) -> str | None:
             return None if _plain(number) else f"n:{number.normalize()}"
         except ArithmeticError:  # decimal's Overflow and InvalidOperation: no copy of anything
             return None
-    if isinstance(value, str) and len(value.strip()) >= 4 and any(c.isalnum() for c in value):
+    if isinstance(value, str) and len(value.strip()) >= 4 and any(c.isalnum() for c in value) \
+            and not value.isidentifier():  # a key or a field name ('total') is a name both sides may use
         return f"s:{value}"
     return None
 
