@@ -5,7 +5,8 @@ cannot edit and a held-out suite it never saw, policy before verdict (docs/gate.
 - ``_map``: the test map, every test file of a revision with its one ownership class;
 - ``_checkout``: the agent's checkout of the base, without anything that scores it, and without history;
 - ``_policy``: ``gate check``'s policy before any verdict: forbidden paths (10), the scoring surface (11), the flake
-  ledger (13), the fixture lock (14); with ``_skips`` (12, and every visible skip on the ledger) and ``_oracle`` (15);
+  ledger (13), the fixture lock (14); with ``_skips`` (12, and every visible skip on the ledger), ``_reach`` (the
+  code that asks whether it is being scored, 12) and ``_oracle`` (15);
 - ``_verdict``: the clean checkout with the patch applied, the pinned run and the corpus replay in the jail, at the
   base and the head (``_witness`` and ``_replay`` are the standalone files it runs there);
 - ``_check``: policy, then verdict, composed (``gate check``); ``_report``: its Markdown and JUnit XML views.

@@ -2,6 +2,8 @@
 
 A leaf of the package (stdlib only), shared by the judge's smells and the patch gate, so both agree on what a
 skip, a retry, a timeout or an outcome-rewriting hook is.
+
+- ``_reading``: parsing, alias resolution and the tables of marks and hooks (``SKIPS``, ``FLAKY``, ``HOOKS``).
 """
 
 from ._reading import (
