@@ -192,3 +192,22 @@ def test_without_a_sandbox_or_landlock_inputs_are_not_batched(toy_build: Path, t
     monkeypatch.undo()
     monkeypatch.setattr(_confine, "landlock_abi", lambda: 0)
     assert not batchable(target)
+
+
+def test_the_entry_runs_with_the_globals_the_interpreter_gives_it(toy_build: Path, tmp_path: Path) -> None:
+    """What a script sees of itself as ``__main__`` is the same on the fork server and through the gateway, so a
+    target that reads its own globals cannot be told apart by the harness that hunts it."""
+    toy = toy_copy(tmp_path / "toy", fixed=True)
+    grades = toy / "target" / "grades.py"
+    probe = ("import sys as _s\nprint(sorted((k, type(v).__name__) for k, v in dict(globals()).items()), __name__,"
+             " __package__, __spec__, type(__loader__).__name__, _s.modules['__main__'].__dict__ is globals(),"
+             " _s.path[0] == __import__('os').path.dirname(__file__))\n")
+    grades.write_text(probe + grades.read_text())
+    target = Target.load(toy / "target.yaml")
+    visible = toy_build / "visible"
+    gateway = Gateway(target, visible, tmp_path / "g")
+    cases = read_cases(visible / "cases.jsonl")[:2]
+    prints = run_batch(target, gateway.built, [(visible, c) for c in cases], tmp_path / "b")
+    for case, fp in zip(cases, prints, strict=True):
+        p = gateway.run_case(case).provenance
+        assert (fp.stdout_sha256, fp.exit_code) == (p.stdout_sha256, p.exit_code)
