@@ -15,7 +15,9 @@ Every command exits with one of these codes, and every error the library raises 
     │   └── NotDeterministic      7  two runs of the same cases differed (it names them)
     └── Escalation                8  a ticket exhausted its fix attempts; a human must decide
 
-    (exit 9 is a result, not an error: the protocol passed but the run cannot certify acceptance)
+    (exit 9 is a result, not an error: the protocol passed but the run cannot certify acceptance; so are
+    16 to 18, the test signals of ``tri-agent evidence``: no run of this very tree, tests removed since the base
+    without a reason on record, tests a judge flagged as weakened)
 
 The patch gate's rules each have a code of their own, so a dashboard never lumps "the agent cheated the suite"
 with "the agent broke an invariant": 10 a forbidden path touched, 11 the scoring surface changed, 12 a test
@@ -53,6 +55,9 @@ class ExitCode(IntEnum):
     GATE_LEDGER = 13
     GATE_FIXTURES = 14
     GATE_ORACLE = 15
+    EVIDENCE_MISSING = 16
+    TESTS_REDUCED = 17
+    TESTS_WEAKENED = 18
 
 
 MEANING: dict[ExitCode, str] = {  # what each code says, in the words of every help text and document
@@ -63,6 +68,8 @@ MEANING: dict[ExitCode, str] = {  # what each code says, in the words of every h
     ExitCode.GATE_FORBIDDEN: "gate: forbidden path", ExitCode.GATE_SURFACE: "gate: scoring surface changed",
     ExitCode.GATE_MARKS: "gate: a test taken off the run", ExitCode.GATE_LEDGER: "gate: flake ledger",
     ExitCode.GATE_FIXTURES: "gate: fixture lock", ExitCode.GATE_ORACLE: "gate: oracle independence",
+    ExitCode.EVIDENCE_MISSING: "evidence: no test run of this tree", ExitCode.TESTS_REDUCED: "evidence: tests removed",
+    ExitCode.TESTS_WEAKENED: "evidence: tests weakened",
 }
 
 

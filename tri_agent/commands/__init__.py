@@ -5,7 +5,8 @@
 - ``_exams``: ``exam build``, ``exam run``, ``exam score``, ``rerun``, ``mutate``, ``presets``;
 - ``_projects``: ``new``, ``init``, ``check``, ``accept``, ``install-skill``, ``contract show``, ``workspace``,
   ``doctor``;
-- ``_gates``: ``gate map``.
+- ``_gates``: ``gate map``, ``gate workspace``, ``gate check``;
+- ``_signals``: ``evidence``, a change's own test evidence.
 
 A handler parses nothing and decides nothing: it calls the library (``_api`` for the main job) and prints what
 it returned. ``_cli`` builds the parser from the modules' ``COMMANDS``, in this order.

@@ -15,10 +15,12 @@ It sits beside ``acceptance`` (the same row of the layers), reuses ``evidence`` 
 ``isolation`` (the contract's globs) and ``scoring``, and never imports ``acceptance``; import-linter checks both.
 """
 
+from ..repository import files_at
+from ..testcode import is_test_file
 from ._check import GateReport, check, commit_patch
 from ._checkout import AgentCheckout, checkout, omitted
 from ._gatefile import FLAKE_CLASSES, GATE_FILE, Classes, Fixtures, GateFile, Invocation, load_gate, parse_gate
-from ._map import MapEntry, TestMap, added_scoring, classify, files_at, gate_at, is_test_file, map_against, map_of
+from ._map import MapEntry, TestMap, added_scoring, classify, gate_at, map_against, map_of
 from ._policy import Finding, Ledger, LedgerEntry, PolicyReport, Removal, Stability, check_policy, parse_ledger
 from ._report import junit, markdown
 from ._verdict import CaseOutcome, Side, TestOutcome, Verdict

@@ -18,7 +18,8 @@ from pydantic import Field
 
 from .._errors import MEANING, ExitCode, UsageError
 from .._model import Record
-from ._map import clean_env, gate_at, git_out
+from ..repository import clean_env, git_out
+from ._map import gate_at
 from ._policy import Finding, PolicyReport, check_policy
 from ._verdict import Verdict, diff, verdict
 

@@ -10,7 +10,6 @@ symbolic links and submodules are not written (a link could name an omitted file
 from __future__ import annotations
 
 import hashlib
-import os
 import subprocess
 from pathlib import Path
 from typing import Literal
@@ -20,10 +19,10 @@ from pydantic import Field
 from .._errors import UsageError
 from .._model import Record
 from ..isolation._contract import glob_regex
+from ..repository import clean_env, git_out, top_level, tree_of, write_files
 from ._gatefile import GATE_FILE, GateFile
-from ._map import cat_blobs, clean_env, gate_at, git_out, printable, top_level
+from ._map import gate_at, printable
 
-_REGULAR, _EXECUTABLE = "100644", "100755"
 _IDENTITY = ["-c", "user.name=tri-agent", "-c", "user.email=workspace@tri-agent.invalid", "-c", "commit.gpgsign=false"]
 
 
@@ -70,43 +69,12 @@ def checkout(repo: Path, base: str, dest: Path) -> AgentCheckout:
                          not_written=sorted(printable(p) for m, b, p in shown if (m, b, p) not in set(files)))
 
 
-def _plain(path: str) -> bool:
-    """A path that stays inside the checkout and out of its git folder (a crafted tree may hold neither)."""
-    parts = path.split("/")
-    return not path.startswith("/") and ".." not in parts and ".git" not in [x.lower() for x in parts]
 
 
-def tree_of(repo: Path, sha: str) -> list[tuple[str, str, str]]:
-    """(mode, object id, path) of every entry of the commit's tree, recursively."""
-    out = []
-    for line in git_out(repo, "ls-tree", "-r", "-z", "--full-tree", sha).decode("utf-8", "surrogateescape").split("\0"):
-        if line:
-            meta, _, path = line.partition("\t")
-            mode, _, blob = meta.split(" ")
-            out.append((mode, blob, path))
-    return out
 
 
-def write_files(repo: Path, dest: Path, entries: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
-    """The regular files of ``entries`` that stay inside ``dest``, from git's objects into ``dest``; the entries
-    written (links, submodules and unsafe paths are not)."""
-    files = [(m, b, p) for m, b, p in entries if m in (_REGULAR, _EXECUTABLE) and _plain(p)]
-    dest.mkdir(parents=True, exist_ok=True)
-    _write(repo, dest, files)
-    return files
 
 
-def _write(repo: Path, dest: Path, files: list[tuple[str, str, str]]) -> int:
-    """Each blob from git's object store into ``dest`` (one ``cat-file --batch`` for all of them)."""
-    for (mode, _, path), body in zip(files, cat_blobs(repo, [b for _, b, _ in files]), strict=True):
-        if body is None:
-            continue
-        target = dest / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(body)
-        if mode == _EXECUTABLE:
-            os.chmod(target, 0o755)
-    return len(files)
 
 
 def _commit(repo: Path, base: str, dest: Path) -> str:

@@ -8,11 +8,7 @@ agent's workspace.
 
 from __future__ import annotations
 
-import os
-import re
-import subprocess
-from functools import lru_cache
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Literal
 
 from pydantic import Field
@@ -20,6 +16,8 @@ from pydantic import Field
 from .._errors import MalformedInput, PolicyViolation, UsageError
 from .._model import Record
 from ..isolation._contract import glob_regex
+from ..repository import files_at, git_out
+from ..testcode import is_test_file
 from ._gatefile import GATE_FILE, GateFile, parse_gate
 
 Kind = Literal["scoring_properties", "scoring_fixtures", "diagnostic", "ledger"]
@@ -49,12 +47,6 @@ class TestMap(Record):
     def scoring(self) -> set[str]:
         """The paths on the scoring surface."""
         return {e.path for e in self.entries if e.cls in SCORING}
-
-
-def is_test_file(path: str) -> bool:
-    """A file pytest collects tests or fixtures from by its name."""
-    name = PurePosixPath(path).name
-    return name == "conftest.py" or (name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")))
 
 
 def printable(path: str) -> str:
@@ -99,73 +91,20 @@ def added_scoring(base: TestMap, head: TestMap, gate_changed: bool) -> list[str]
 
 # --- revisions, as git holds them -------------------------------------------------------------------------------
 
-def clean_env() -> dict[str, str]:
-    """The environment git runs in here: no ``GIT_*`` variable of the caller (``GIT_DIR`` would point every command
-    at another repository) and no replace refs (a ``git replace`` must not rewrite the history that is read)."""
-    return {**{k: v for k, v in os.environ.items() if not k.startswith("GIT_")}, "GIT_NO_REPLACE_OBJECTS": "1"}
 
 
-def git_out(repo: Path, *args: str) -> bytes:
-    """What ``git ARGS`` printed in ``repo``; its failure is a usage error naming the command and git's reason."""
-    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=False, env=clean_env())
-    if done.returncode != 0:
-        tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit {done.returncode}"]
-        shown = " ".join(args)
-        raise UsageError(f"git {shown if len(shown) <= 80 else shown[:77] + '...'} in {repo} failed: {tail[0]}",
-                         hint="pass a git repository and a revision it has")
-    return done.stdout
 
 
-def cat_blobs(repo: Path, names: list[str]) -> list[bytes | None]:
-    """The bytes of each object named (a blob id, or ``rev:path``), in one ``git cat-file --batch``; None for a name
-    git does not have (a path not in the revision) or cannot be asked for on one line (a newline in it)."""
-    asked = [n for n in names if "\n" not in n and "\r" not in n]
-    if not asked:
-        return [None] * len(names)
-    done = subprocess.run(["git", "-C", str(repo), "cat-file", "--batch"], capture_output=True, check=True,
-                          input="".join(f"{n}\n" for n in asked).encode("utf-8", "surrogateescape"), env=clean_env())
-    data, at, found = done.stdout, 0, {}
-    for name in asked:
-        header_end = data.index(b"\n", at)
-        header = data[at:header_end].split()
-        if header[-1] == b"missing" or len(header) != 3:
-            at = header_end + 1
-            continue
-        size = int(header[2])
-        found[name] = data[header_end + 1:header_end + 1 + size]
-        at = header_end + 1 + size + 1
-    return [found.get(n) for n in names]
 
 
-def top_level(repo: Path) -> Path:
-    """``repo``, which must be the top of its work tree: paths are read from the root the gate file's globs name."""
-    top = Path(git_out(repo, "rev-parse", "--show-toplevel").decode("utf-8", "surrogateescape").strip())
-    if top.resolve() != repo.resolve():
-        raise UsageError(f"{repo} is inside the repository {top}, not its top", hint=f"pass {top}")
-    return repo
 
 
-_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
-def files_at(repo: Path, rev: str | None) -> list[str]:
-    """The files of ``rev`` (None: the working tree, tracked and untracked but not ignored, as git sees them). A
-    commit named by its full id never changes: its listing is read once per process, however many rules ask."""
-    if rev is not None and _COMMIT.fullmatch(rev):
-        return list(_commit_files(repo.resolve(), rev))
-    return _listed(repo, rev)
 
 
-@lru_cache(maxsize=64)
-def _commit_files(repo: Path, sha: str) -> tuple[str, ...]:
-    return tuple(_listed(repo, sha))
 
 
-def _listed(repo: Path, rev: str | None) -> list[str]:
-    top_level(repo)
-    out = git_out(repo, "ls-tree", "-r", "-z", "--full-tree", "--name-only", rev) if rev else \
-        git_out(repo, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
-    return sorted({p for p in out.decode("utf-8", "surrogateescape").split("\0") if p})
 
 
 def gate_at(repo: Path, rev: str | None) -> GateFile:

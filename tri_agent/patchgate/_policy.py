@@ -35,9 +35,11 @@ from .. import _yamldoc
 from .._errors import ExitCode, UsageError
 from .._model import Record, Written
 from ..isolation._contract import glob_regex
+from ..repository import cat_blobs, clean_env, files_at, git_out
+from ..testcode import is_test_file
 from ._checkout import omitted
 from ._gatefile import FLAKE_CLASSES, GATE_FILE, GateFile
-from ._map import cat_blobs, clean_env, files_at, gate_at, git_out, is_test_file
+from ._map import gate_at
 from ._oracle import introduced, leaning
 from ._reach import shadows
 from ._skips import marks_added, unledgered

@@ -23,8 +23,8 @@ import re
 from collections.abc import Callable
 
 from .._errors import ExitCode
-from ..testcode import added, flaky_marks, hooks, parse, skip_marks, timeouts
-from ._map import is_test_file, printable
+from ..testcode import added, flaky_marks, hooks, is_test_file, parse, skip_marks, timeouts
+from ._map import printable
 from ._reach import LINES, reach_ins
 
 Found = list[tuple[int | None, str]]

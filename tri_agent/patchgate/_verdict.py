@@ -35,11 +35,11 @@ from pydantic import Field
 
 from .._errors import InfrastructureFailure, MalformedInput, UsageError
 from .._model import Record
+from ..repository import clean_env, git_out, tree_of, write_files
 from ..sandbox._jail import Jail
 from ..sandbox._process import base_env
-from ._checkout import tree_of, write_files
 from ._gatefile import GateFile
-from ._map import clean_env, git_out, printable
+from ._map import printable
 
 _DATED = re.compile(r"\d{4}-\d{2}-\d{2}")
 _HERE = Path(__file__).parent
@@ -163,6 +163,7 @@ def _env(gate: GateFile, work: Path, witness: Path) -> dict[str, str]:
 def _argv(gate: GateFile) -> list[str]:
     seed = [f"--hypothesis-seed={gate.invocation.seed}"] if find_spec("hypothesis") else []
     return [sys.executable, "-m", "pytest", "-p", "tri_agent_witness", "-p", "no:cacheprovider", "-p", "no:xdist",
+            "-p", "no:tri_agent",  # the spool plugin: this run is the gate's, not the repository's own
             *seed, *gate.invocation.pytest_args]
 
 

@@ -3,7 +3,8 @@
 A leaf of the package (stdlib only), shared by the judge's smells and the patch gate, so both agree on what a
 skip, a retry, a timeout or an outcome-rewriting hook is.
 
-- ``_reading``: parsing, alias resolution and the tables of marks and hooks (``SKIPS``, ``FLAKY``, ``HOOKS``).
+- ``_reading``: parsing, alias resolution, the tables of marks and hooks (``SKIPS``, ``FLAKY``, ``HOOKS``), and
+  which files are test files.
 """
 
 from ._reading import (
@@ -18,6 +19,7 @@ from ._reading import (
     flaky_marks,
     hooks,
     is_decorator,
+    is_test_file,
     name_of,
     owner_of,
     parents_of,
@@ -27,5 +29,5 @@ from ._reading import (
 )
 
 __all__ = ["BIG_NODES", "CONDITIONAL", "FLAKY", "HOOKS", "SKIPS", "added", "calls_named", "enclosing",
-           "flaky_marks", "hooks", "is_decorator", "name_of", "owner_of", "parents_of", "parse", "skip_marks",
-           "timeouts"]
+           "flaky_marks", "hooks", "is_decorator", "is_test_file", "name_of", "owner_of", "parents_of", "parse",
+           "skip_marks", "timeouts"]

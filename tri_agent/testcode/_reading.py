@@ -214,3 +214,9 @@ def added(old: Sequence[tuple[int | None, str]], new: Sequence[tuple[int | None,
         else:
             out.append((line, what))
     return out
+
+
+def is_test_file(path: str) -> bool:
+    """A file pytest collects tests or fixtures from by its name (``test_*.py``, ``*_test.py``, ``conftest.py``)."""
+    name = path.rsplit("/", 1)[-1]
+    return name == "conftest.py" or (name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")))

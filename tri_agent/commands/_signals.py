@@ -1,0 +1,45 @@
+"""``tri-agent evidence``: a change's own test evidence, three signals (docs/evidence.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ._table import arg, command, say, write
+
+
+@command(
+    "evidence",
+    "what a change's own tests say, never re-run: passed (harvested from a run of this very tree, a report bound to "
+    "the head commit, or one found on disk), reduced (test ids collected at BASE and gone at HEAD, unless on "
+    "record with a reason), weakened (a judge that can only flag)",
+    arg("base", metavar="BASE", help="the base revision"),
+    arg("head", metavar="HEAD", nargs="?", help="the head revision (default: the working tree, as it is now)"),
+    arg("--repo", type=Path, default=Path("."), help="the repository (default: the current folder)"),
+    arg("--report", type=Path, action="append", default=[], metavar="XML",
+        help="a JUnit XML report to harvest (repeatable): bound when it names the head commit, else taken only when "
+             "no older than the tree's last edit"),
+    arg("--reports", action="append", default=[], metavar="GLOB",
+        help="a glob of JUnit XML reports under the repository (repeatable)"),
+    arg("--json", type=Path, metavar="OUT", help="write the evidence report as JSON ('-' for stdout)"),
+    arg("--markdown", type=Path, metavar="OUT", help="write it as Markdown (a pull-request comment)"),
+    arg("--junit", type=Path, metavar="OUT", help="write it as JUnit XML (one case per signal)"),
+    arg("--timeout", type=float, default=600.0, help="seconds each collection may take (default 600)"),
+    arg("--force", action="store_true", help="replace output files that exist"),
+)
+def _evidence(args: argparse.Namespace) -> int:
+    from ..testsignals import evidence, junit, lines, markdown
+
+    found = sorted({p for g in args.reports for p in args.repo.glob(g) if p.is_file()})
+    report = evidence(args.repo, args.base, args.head, reports=[*args.report, *found], timeout=args.timeout)
+    write(args.json, report.model_dump_json(indent=1) + "\n")
+    write(args.markdown, markdown(report))
+    write(args.junit, junit(report))
+    to_stdout = "-" in (str(args.markdown), str(args.junit))
+    for line in lines(report):
+        print(line, file=sys.stderr) if to_stdout else say(args, line)
+    return report.exit_code
+
+
+COMMANDS = (_evidence,)

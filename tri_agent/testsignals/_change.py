@@ -1,0 +1,71 @@
+"""A change's test evidence, composed: the tree judged, the test files it touched, and the three signals."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from ..repository import cat_blobs, git_out, top_level
+from ..testcode import is_test_file
+from ._passed import harvest
+from ._plugin import spool_dir
+from ._reduced import REMOVALS, collect, reduced, removals_text, write_commit, write_working
+from ._report import EvidenceReport, exit_code
+from ._tree import commit_tree, listed, working_tree
+from ._weakened import FLOOR, K, Weakened, judged, not_judged
+
+Ask = Callable[[str], str]
+
+
+def evidence(repo: Path, base: str, head: str | None = None, *, reports: list[Path] | None = None,
+             judge: tuple[str, Ask] | None = None, k: int = K, floor: float = FLOOR,
+             timeout: float = 600.0) -> EvidenceReport:
+    """The evidence of the change from ``base`` to ``head`` (None: the working tree) in ``repo``."""
+    top_level(repo)
+    base_sha = _sha(repo, base)
+    head_sha = _sha(repo, head) if head is not None else None
+    tree = commit_tree(repo, head_sha) if head_sha else working_tree(repo)
+    current = _sha(repo, "HEAD")
+    commit = head_sha or (current if commit_tree(repo, current).sha256 == tree.sha256 else None)
+    changed = _changed_tests(repo, base_sha, head_sha)
+    passed = harvest(tree.sha256, tree.newest, spool_dir(repo), list(reports or []), commit, changed)
+    with tempfile.TemporaryDirectory(prefix="tri-evidence-") as tmp:
+        base_ids = collect(write_commit(repo, base_sha, Path(tmp) / "base"), timeout)
+        head_tree = write_commit(repo, head_sha, Path(tmp) / "head") if head_sha else \
+            write_working(repo, Path(tmp) / "head")
+        head_ids = collect(head_tree, timeout)
+    shown = cat_blobs(repo, [f"{head_sha}:{REMOVALS}"])[0] if head_sha else None
+    gone = reduced(base_ids, head_ids, removals_text(repo, head_sha, shown))
+    weak = _weakened(repo, base_sha, head_sha, changed, judge, k, floor)
+    return EvidenceReport(base=base_sha, head=head_sha, tree_sha256=tree.sha256, changed_tests=changed,
+                          passed=passed, reduced=gone, weakened=weak, exit_code=int(exit_code(passed, gone, weak)))
+
+
+def _sha(repo: Path, rev: str) -> str:
+    return git_out(repo, "rev-parse", "--verify", "--end-of-options", f"{rev}^{{commit}}").decode().strip()
+
+
+def _changed_tests(repo: Path, base: str, head: str | None) -> list[str]:
+    """Test files whose content differs between the base and the head (added, changed or deleted)."""
+    args = ["diff", "--no-renames", "--name-only", "-z", base, *([head] if head else [])]
+    names = set(git_out(repo, *args).decode("utf-8", "surrogateescape").split("\0")) - {""}
+    if head is None:  # untracked files are part of the working tree
+        tracked = set(git_out(repo, "ls-files", "-z").decode("utf-8", "surrogateescape").split("\0"))
+        names |= set(listed(repo)) - tracked
+    return sorted(n for n in names if is_test_file(n))
+
+
+def _weakened(repo: Path, base: str, head: str | None, changed: list[str], judge: tuple[str, Ask] | None,
+              k: int, floor: float) -> Weakened:
+    if judge is None:
+        return not_judged(changed, "no judge was configured" if changed else "no test file changed", k, floor)
+    before = cat_blobs(repo, [f"{base}:{p}" for p in changed])
+    after = cat_blobs(repo, [f"{head}:{p}" for p in changed]) if head else \
+        [(repo / p).read_bytes() if (repo / p).is_file() else None for p in changed]
+    files = [(p, _text(b), _text(a)) for p, b, a in zip(changed, before, after, strict=True)]
+    return judged(judge[1], judge[0], files, k=k, floor=floor)
+
+
+def _text(raw: bytes | None) -> str | None:
+    return None if raw is None else raw.decode("utf-8", "replace")
