@@ -39,6 +39,8 @@ from .targets._target import TargetConfig
 from .targets._trace import Coverage
 from .targets.browser._pages import UiPlan
 from .targets.service._requests import RequestPlan
+from .testsignals._report import EvidenceReport
+from .testsignals._spool import SpoolEntry
 
 FORMATS: dict[str, type[BaseModel]] = {
     "caliber": Caliber,
@@ -89,6 +91,8 @@ FORMATS: dict[str, type[BaseModel]] = {
     "agent-checkout": AgentCheckout,
     "flake-ledger": Ledger,
     "gate-report": GateReport,
+    "spool-entry": SpoolEntry,
+    "evidence-report": EvidenceReport,
 }
 
 

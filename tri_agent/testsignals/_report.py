@@ -27,9 +27,9 @@ class EvidenceReport(Record):
     head: str | None = Field(description="The head commit; null: the working tree.")
     tree_sha256: str = Field(description="The hash of the tree judged (testsignals._tree).")
     changed_tests: list[str] = Field(description="Test files the change touched.")
-    passed: Passed
-    reduced: Reduced
-    weakened: Weakened
+    passed: Passed = Field(description="Whether the tests ran and passed on this very tree (harvested).")
+    reduced: Reduced = Field(description="Tests collected at the base and gone at the head.")
+    weakened: Weakened = Field(description="Tests a judge flagged as checking less than before (flag-only).")
     exit_code: int = Field(description="17 reduced, 18 weakened, 16 no run of this tree, 1 tests failed, 0; the "
                                        "first that holds, in that order.")
 
