@@ -1,0 +1,108 @@
+"""The weakened signal: K samples, a floor, citations that must resolve, retries, masking, and no pass."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+
+import pytest
+from conftest import Repo
+
+from tri_agent.testsignals import evidence, junit, lines
+from tri_agent.testsignals._weakened import Weakened, judged, masked
+
+BEFORE = "def test_total():\n    assert total([1, 2]) == 3\n"
+AFTER = "def test_total():\n    assert True\n"
+FLAG = json.dumps({"flags": [{"category": "weakened", "location": "after/tests/test_t.py:2",
+                              "reason": "assert True cannot fail"}]})
+SILENT = json.dumps({"flags": []})
+
+
+def replies(*texts: str) -> Callable[[str], str]:
+    it: Iterator[str] = iter(texts)
+    return lambda question: next(it)
+
+
+def ruled(*texts: str, **kw: object) -> Weakened:
+    return judged(replies(*texts), "recorded", [("tests/test_t.py", BEFORE, AFTER)], **kw)  # type: ignore[arg-type]
+
+
+def test_four_of_five_agreeing_flag_and_three_do_not() -> None:
+    flagged = ruled(FLAG, FLAG, FLAG, FLAG, SILENT)
+    assert flagged.state == "flagged" and flagged.flags[0].location == "after/tests/test_t.py:2"
+    assert flagged.samples == 5 and flagged.k == 5
+    assert ruled(FLAG, FLAG, FLAG, SILENT, SILENT).state == "silent"
+    assert ruled(FLAG, FLAG, FLAG, SILENT, SILENT, k=5, floor=0.6).state == "flagged"  # the floor is a setting
+
+
+def test_a_citation_that_does_not_resolve_drops_its_sample() -> None:
+    nowhere = FLAG.replace("test_t.py:2", "test_t.py:99")
+    found = ruled(nowhere, nowhere, FLAG, FLAG, FLAG)
+    assert found.state == "inconclusive" and found.samples == 3  # 3 of 5 readable: below the floor
+    assert any("past the end" in d for d in found.dropped)
+
+
+def test_a_failing_transport_is_asked_again() -> None:
+    calls = []
+
+    def flaky(question: str) -> str:
+        calls.append(question)
+        if len(calls) % 2:
+            raise ConnectionError("reset")
+        return FLAG
+    assert judged(flaky, "flaky", [("tests/test_t.py", BEFORE, AFTER)]).state == "flagged"
+    assert len(calls) == 10
+
+
+def test_no_field_of_the_reply_can_say_pass() -> None:
+    passed = json.dumps({"flags": [], "verdict": "pass", "ok": True})
+    found = ruled(*[passed] * 5)
+    assert found.state == "inconclusive" and found.samples == 0  # an unknown field makes the reply unreadable
+
+
+def test_secrets_are_masked_before_anything_is_sent(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PAYMENTS_API_KEY", "s3cr3t-value-123")
+    asked: list[str] = []
+    text = f"KEY = 's3cr3t-value-123'\ntoken = 'ghp_{'a' * 30}'\n"
+    judged(lambda q: asked.append(q) or SILENT, "j", [("tests/test_t.py", text, text)], k=1, floor=1.0)
+    assert "s3cr3t-value-123" not in asked[0] and "ghp_" not in asked[0]
+    assert "[masked:PAYMENTS_API_KEY]" in masked("x s3cr3t-value-123 y")
+
+
+def test_silence_is_never_shown_as_a_pass(repo: Repo) -> None:
+    base = repo.git("rev-parse", "HEAD")
+    repo.write("tests/test_calc.py", "from calc import add\n\n\ndef test_add():\n    assert True\n\n\n"
+                                     "def test_zero():\n    assert add(0, 0) == 0\n")
+    repo.pytest()
+    report = evidence(repo.path, base, judge=("recorded", replies(*[SILENT] * 5)))
+    assert report.weakened.state == "silent" and report.exit_code == 0
+    assert "✓" not in lines(report)[2] and "<skipped" in junit(report).split('name="weakened"')[1]
+    flag = FLAG.replace("tests/test_t.py:2", "tests/test_calc.py:5")
+    report = evidence(repo.path, base, judge=("recorded", replies(*[flag] * 5)))
+    assert (report.weakened.state, report.exit_code) == ("flagged", 18)
+    assert "<failure" in junit(report).split('name="weakened"')[1]
+
+
+@pytest.mark.parametrize("after", [
+    "def test_add():\n    pass\n",  # body emptied
+    "def test_add():\n    return\n    assert add(1, 2) == 3\n",  # early return
+    "def test_add():\n    add(1, 2)\n",  # assertion deleted
+])
+def test_a_weakened_test_reaches_the_judge_with_its_before_and_after(repo: Repo, after: str) -> None:
+    base = repo.git("rev-parse", "HEAD")
+    repo.write("tests/test_calc.py", "from calc import add\n\n\n" + after)
+    asked: list[str] = []
+    evidence(repo.path, base, judge=("j", lambda q: asked.append(q) or SILENT), k=1, floor=1.0)
+    assert "=== before/tests/test_calc.py ===" in asked[0] and "=== after/tests/test_calc.py ===" in asked[0]
+    assert after.splitlines()[1].strip() in asked[0]
+
+
+def test_the_cli_reports_not_judged_with_null_samples(repo: Repo) -> None:
+    base = repo.git("rev-parse", "HEAD")
+    repo.write("tests/test_calc.py", "def test_add():\n    assert True\n")
+    repo.pytest()
+    done = subprocess.run([sys.executable, "-m", "tri_agent", "evidence", base, "--repo", str(repo.path)],
+                          capture_output=True, text=True)
+    assert "weakened  - not judged" in done.stdout and "✓" not in done.stdout.splitlines()[2]
