@@ -1,5 +1,6 @@
-"""A change's evidence end to end, one scenario per way an agent reports green without the work, each with the
-signals and the exit code it must give (the command's own exit code, through the CLI)."""
+"""A change's evidence end to end through the command line (its exit codes), and what the API binds a run to: a
+committed head, a report naming the commit, a forged entry. The example (examples/test-evidence) plays the whole
+set of scenarios."""
 
 from __future__ import annotations
 
@@ -32,12 +33,6 @@ def deleted_test(repo: Repo) -> None:
     repo.pytest()
 
 
-def disclosed_removal(repo: Repo) -> None:
-    deleted_test(repo)
-    repo.write(".tri-agent/test-removals", "tests/test_calc.py::test_zero\tcovered by test_add's identity case\n")
-    repo.pytest()
-
-
 def bare_removal_entry(repo: Repo) -> None:
     deleted_test(repo)
     repo.write(".tri-agent/test-removals", "tests/test_calc.py::test_zero\n")
@@ -55,23 +50,15 @@ def edit_after_the_run(repo: Repo) -> None:
     repo.write("calc.py", "def add(a, b):\n    return 3\n")
 
 
-def changed_test_not_collected(repo: Repo) -> None:
-    repo.write("tests/test_more.py", "from calc import add\n\n\ndef test_neg():\n    assert add(-1, 1) == 0\n")
-    repo.pytest("tests/test_calc.py")  # the run leaves the new test out
-
-
 def no_run_at_all(repo: Repo) -> None:
     repo.write("calc.py", "def add(a, b):\n    return b + a\n")
 
 
 SCENARIOS: dict[str, tuple[Callable[[Repo], None], int, str, str]] = {  # change, exit, passed, reduced
-    "honest refactor": (honest_refactor, 0, "passed", "none"),
     "deleted test": (deleted_test, 17, "passed", "reduced"),
-    "disclosed removal": (disclosed_removal, 0, "passed", "disclosed"),
     "bare removal entry": (bare_removal_entry, 17, "passed", "reduced"),
     "|| true": (or_true, 1, "failed", "none"),
     "edit after the run": (edit_after_the_run, 16, "stale", "none"),
-    "changed test file not collected": (changed_test_not_collected, 16, "no_evidence", "none"),
     "no run at all": (no_run_at_all, 16, "not_checked", "none"),
 }
 
@@ -86,8 +73,6 @@ def test_each_scenario_gives_its_signals_and_exit_code(repo: Repo, name: str) ->
     assert report["weakened"]["samples"] is None  # no judge ran: never a made-up figure
     if name == "bare removal entry":
         assert report["reduced"]["bare"] == [".tri-agent/test-removals:1 tests/test_calc.py::test_zero"]
-    if name == "disclosed removal":
-        assert report["reduced"]["disclosed"][0]["reason"].startswith("covered by")
 
 
 def test_a_committed_head_is_judged_by_its_own_tree(repo: Repo) -> None:
