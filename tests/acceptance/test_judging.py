@@ -30,7 +30,7 @@ def test_no_test_file_changed_means_no_question() -> None:
 def test_agreeing_samples_flag_and_the_builder_gets_a_blocker_ticket() -> None:
     questions: list[str] = []
     ruling = weakened_ruling(lambda q: questions.append(q) or _flag(), [LOOSENED])
-    assert ruling is not None and ruling.verdict == "flagged" and ruling.samples == 3
+    assert ruling is not None and ruling.verdict == "flagged" and ruling.samples == 5 and ruling.floor == 0.8
     assert "   2  |     assert total([1, 2]) >= 0" in questions[0]
     assert "before/target/tests/test_total.py" in questions[0]
     [ticket] = weakened_tickets(ruling)

@@ -7,6 +7,8 @@
 - ``_llm``: tool-use loops over the official Anthropic and OpenAI SDKs;
 - ``_fakes``: loopback servers speaking those APIs' wire formats (shipped: the self-test uses them);
 - ``_rulings``: LLM rulings as a measuring instrument (K samples, agreement floor, fail closed);
+- ``_weakening``: the weakened-test question (masked, retried, 4 of 5 samples), shared by the acceptance's
+  ruling and ``tri-agent evidence``;
 - ``_socket``: a server on a unix socket in a CLI agent's HOME, the one thing its sandbox shares with us;
 - ``_mcp``: the engine's tools for CLI agents over the Model Context Protocol, served on such a socket;
 - ``_relay``: the bridge a CLI agent starts as its MCP server, copied into its sandbox and run there alone;
