@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tri_agent.testsignals import Judge
+
 GIT = ["git", "-c", "user.name=example", "-c", "user.email=example@tri-agent.invalid", "-c", "commit.gpgsign=false"]
 PRICES = '''from decimal import Decimal
 
@@ -151,12 +153,12 @@ def make(dest: Path) -> str:
                           text=True).stdout.strip()
 
 
-def judge_for(scenario: Scenario) -> tuple[str, Callable[[str], str]]:
+def judge_for(scenario: Scenario) -> Judge:
     """A recorded judge: five times the same reply, flagging ``flag_at`` or nothing."""
     flags = [] if scenario.flag_at is None else [{"category": "weakened", "location": f"after/{scenario.flag_at}",
                                                   "reason": "the test checks less than before"}]
     reply = json.dumps({"flags": flags})
-    return "recorded reply", lambda question: reply
+    return Judge("recorded reply", lambda question: reply)
 
 
 @dataclass

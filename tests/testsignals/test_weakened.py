@@ -11,7 +11,7 @@ import pytest
 from conftest import Repo
 
 from tri_agent.testsignals import evidence, junit, lines
-from tri_agent.testsignals._weakened import Weakened, judged, masked
+from tri_agent.testsignals._weakened import Judge, Weakened, judged, masked
 
 BEFORE = "def test_total():\n    assert total([1, 2]) == 3\n"
 AFTER = "def test_total():\n    assert True\n"
@@ -26,7 +26,7 @@ def replies(*texts: str) -> Callable[[str], str]:
 
 
 def ruled(*texts: str, **kw: object) -> Weakened:
-    return judged(replies(*texts), "recorded", [("tests/test_t.py", BEFORE, AFTER)], **kw)  # type: ignore[arg-type]
+    return judged(Judge("recorded", replies(*texts)), [("tests/test_t.py", BEFORE, AFTER)], **kw)  # type: ignore[arg-type]
 
 
 def test_four_of_five_agreeing_flag_and_three_do_not() -> None:
@@ -52,7 +52,7 @@ def test_a_failing_transport_is_asked_again() -> None:
         if len(calls) % 2:
             raise ConnectionError("reset")
         return FLAG
-    assert judged(flaky, "flaky", [("tests/test_t.py", BEFORE, AFTER)]).state == "flagged"
+    assert judged(Judge("flaky", flaky), [("tests/test_t.py", BEFORE, AFTER)]).state == "flagged"
     assert len(calls) == 10
 
 
@@ -66,7 +66,7 @@ def test_secrets_are_masked_before_anything_is_sent(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("PAYMENTS_API_KEY", "s3cr3t-value-123")
     asked: list[str] = []
     text = f"KEY = 's3cr3t-value-123'\ntoken = 'ghp_{'a' * 30}'\n"
-    judged(lambda q: asked.append(q) or SILENT, "j", [("tests/test_t.py", text, text)], k=1, floor=1.0)
+    judged(Judge("j", lambda q: asked.append(q) or SILENT), [("tests/test_t.py", text, text)], k=1, floor=1.0)
     assert "s3cr3t-value-123" not in asked[0] and "ghp_" not in asked[0]
     assert "[masked:PAYMENTS_API_KEY]" in masked("x s3cr3t-value-123 y")
 
@@ -76,11 +76,11 @@ def test_silence_is_never_shown_as_a_pass(repo: Repo) -> None:
     repo.write("tests/test_calc.py", "from calc import add\n\n\ndef test_add():\n    assert True\n\n\n"
                                      "def test_zero():\n    assert add(0, 0) == 0\n")
     repo.pytest()
-    report = evidence(repo.path, base, judge=("recorded", replies(*[SILENT] * 5)))
+    report = evidence(repo.path, base, judge=Judge("recorded", replies(*[SILENT] * 5)))
     assert report.weakened.state == "silent" and report.exit_code == 0
     assert "✓" not in lines(report)[2] and "<skipped" in junit(report).split('name="weakened"')[1]
     flag = FLAG.replace("tests/test_t.py:2", "tests/test_calc.py:5")
-    report = evidence(repo.path, base, judge=("recorded", replies(*[flag] * 5)))
+    report = evidence(repo.path, base, judge=Judge("recorded", replies(*[flag] * 5)))
     assert (report.weakened.state, report.exit_code) == ("flagged", 18)
     assert "<failure" in junit(report).split('name="weakened"')[1]
 
@@ -94,7 +94,7 @@ def test_a_weakened_test_reaches_the_judge_with_its_before_and_after(repo: Repo,
     base = repo.git("rev-parse", "HEAD")
     repo.write("tests/test_calc.py", "from calc import add\n\n\n" + after)
     asked: list[str] = []
-    evidence(repo.path, base, judge=("j", lambda q: asked.append(q) or SILENT), k=1, floor=1.0)
+    evidence(repo.path, base, judge=Judge("j", lambda q: asked.append(q) or SILENT), k=1, floor=1.0)
     assert "=== before/tests/test_calc.py ===" in asked[0] and "=== after/tests/test_calc.py ===" in asked[0]
     assert after.splitlines()[1].strip() in asked[0]
 
@@ -106,3 +106,54 @@ def test_the_cli_reports_not_judged_with_null_samples(repo: Repo) -> None:
     done = subprocess.run([sys.executable, "-m", "tri_agent", "evidence", base, "--repo", str(repo.path)],
                           capture_output=True, text=True)
     assert "weakened  - not judged" in done.stdout and "✓" not in done.stdout.splitlines()[2]
+
+
+@pytest.mark.parametrize("provider,api", [("anthropic", None), ("openai", "chat")])
+def test_a_model_judges_through_the_real_sdk_and_its_usage_is_recorded(provider: str, api: str | None, repo: Repo,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from tri_agent.drivers._fakes import FakeModelServer, Move
+    from tri_agent.testsignals import api_judge
+
+    base = repo.git("rev-parse", "HEAD")
+    repo.write("tests/test_calc.py", "from calc import add\n\n\ndef test_add():\n    assert True\n\n\n"
+                                     "def test_zero():\n    assert add(0, 0) == 0\n")
+    flag = FLAG.replace("tests/test_t.py:2", "tests/test_calc.py:5")
+    monkeypatch.setenv("JUDGE_KEY", "sk-fake-judge-0123456789")
+    with FakeModelServer(lambda _results: Move(text=flag)) as server:
+        url = server.base_url if provider == "anthropic" else server.base_url + "/v1"
+        judge = api_judge(provider, "fake-model-1", base_url=url, key_env="JUDGE_KEY")
+        report = evidence(repo.path, base, judge=judge)
+        sent = json.dumps(server.requests[-1]["body"])
+    assert (report.weakened.state, report.weakened.samples, report.exit_code) == ("flagged", 5, 18)
+    assert report.weakened.judge == f"{provider}:fake-model-1" and report.weakened.usage is not None
+    assert report.weakened.usage.input_tokens > 0 and "sk-fake-judge-0123456789" not in sent
+
+
+def test_a_judge_without_its_key_is_one_clear_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tri_agent._errors import UsageError
+    from tri_agent.testsignals import api_judge
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with pytest.raises(UsageError, match="needs ANTHROPIC_API_KEY"):
+        api_judge("anthropic", "m")
+    with pytest.raises(UsageError, match="not a judge"):
+        api_judge("gemini", "m")
+
+
+def test_the_cli_judges_with_a_model_and_its_settings(repo: Repo) -> None:
+    from tri_agent.drivers._fakes import FakeModelServer, Move
+
+    base = repo.git("rev-parse", "HEAD")
+    repo.write("tests/test_calc.py", "from calc import add\n\n\ndef test_add():\n    assert True\n\n\n"
+                                     "def test_zero():\n    assert add(0, 0) == 0\n")
+    repo.pytest()
+    flag = FLAG.replace("tests/test_t.py:2", "tests/test_calc.py:5")
+    with FakeModelServer(lambda _results: Move(text=flag)) as server:
+        done = subprocess.run([sys.executable, "-m", "tri_agent", "evidence", base, "--repo", str(repo.path),
+                               "--judge", "openai", "--model", "fake-model-1", "--base-url", server.base_url + "/v1",
+                               "--key-env", "JUDGE_KEY", "--samples", "3", "--floor", "1", "--json", "-"],
+                              capture_output=True, text=True, env={**__import__("os").environ, "JUDGE_KEY": "sk-x"})
+        asked = len(server.requests)
+    report = json.loads(done.stdout)
+    assert done.returncode == 18 and report["weakened"]["k"] == 3 and report["weakened"]["samples"] == 3
+    assert asked == 3 and "flagged" in done.stderr

@@ -22,6 +22,14 @@ from ._table import arg, command, say, write
              "no older than the tree's last edit"),
     arg("--reports", action="append", default=[], metavar="GLOB",
         help="a glob of JUnit XML reports under the repository (repeatable)"),
+    arg("--judge", choices=("anthropic", "openai"), help="the model provider that rules on weakened tests (default: "
+        "none, and weakened is not judged)"),
+    arg("--model", help="the judge's model (with --judge)"),
+    arg("--base-url", metavar="URL", help="a compatible server for the judge's SDK (OpenAI's: Chat Completions)"),
+    arg("--key-env", metavar="VAR", help="the variable holding the judge's API key (default: ANTHROPIC_API_KEY or "
+        "OPENAI_API_KEY)"),
+    arg("--samples", type=int, default=5, metavar="K", help="samples the judge is asked (default 5)"),
+    arg("--floor", type=float, default=0.8, help="share of the samples a flag needs (default 0.8: 4 of 5)"),
     arg("--json", type=Path, metavar="OUT", help="write the evidence report as JSON ('-' for stdout)"),
     arg("--markdown", type=Path, metavar="OUT", help="write it as Markdown (a pull-request comment)"),
     arg("--junit", type=Path, metavar="OUT", help="write it as JUnit XML (one case per signal)"),
@@ -29,10 +37,18 @@ from ._table import arg, command, say, write
     arg("--force", action="store_true", help="replace output files that exist"),
 )
 def _evidence(args: argparse.Namespace) -> int:
-    from ..testsignals import evidence, junit, lines, markdown
+    from .._errors import UsageError
+    from ..testsignals import api_judge, evidence, junit, lines, markdown
 
+    if args.samples < 1 or not 0 < args.floor <= 1:
+        raise UsageError(f"--samples {args.samples} --floor {args.floor}: K must be at least 1 and the floor in (0, 1]",
+                         hint="the defaults are --samples 5 --floor 0.8")
+    if args.judge and not args.model:
+        raise UsageError(f"--judge {args.judge} needs --model", hint="name the judge's model, e.g. --model NAME")
+    judge = api_judge(args.judge, args.model, base_url=args.base_url, key_env=args.key_env) if args.judge else None
     found = sorted({p for g in args.reports for p in args.repo.glob(g) if p.is_file()})
-    report = evidence(args.repo, args.base, args.head, reports=[*args.report, *found], timeout=args.timeout)
+    report = evidence(args.repo, args.base, args.head, reports=[*args.report, *found], judge=judge, k=args.samples,
+                      floor=args.floor, timeout=args.timeout)
     write(args.json, report.model_dump_json(indent=1) + "\n")
     write(args.markdown, markdown(report))
     write(args.junit, junit(report))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 from ..repository import cat_blobs, git_out, top_level
@@ -13,13 +12,11 @@ from ._plugin import spool_dir
 from ._reduced import REMOVALS, collect, reduced, removals_text, write_commit, write_working
 from ._report import EvidenceReport, exit_code
 from ._tree import commit_tree, listed, working_tree
-from ._weakened import FLOOR, K, Weakened, judged, not_judged
-
-Ask = Callable[[str], str]
+from ._weakened import FLOOR, Judge, K, Weakened, judged, not_judged
 
 
 def evidence(repo: Path, base: str, head: str | None = None, *, reports: list[Path] | None = None,
-             judge: tuple[str, Ask] | None = None, k: int = K, floor: float = FLOOR,
+             judge: Judge | None = None, k: int = K, floor: float = FLOOR,
              timeout: float = 600.0) -> EvidenceReport:
     """The evidence of the change from ``base`` to ``head`` (None: the working tree) in ``repo``."""
     top_level(repo)
@@ -56,7 +53,7 @@ def _changed_tests(repo: Path, base: str, head: str | None) -> list[str]:
     return sorted(n for n in names if is_test_file(n))
 
 
-def _weakened(repo: Path, base: str, head: str | None, changed: list[str], judge: tuple[str, Ask] | None,
+def _weakened(repo: Path, base: str, head: str | None, changed: list[str], judge: Judge | None,
               k: int, floor: float) -> Weakened:
     if judge is None:
         return not_judged(changed, "no judge was configured" if changed else "no test file changed", k, floor)
@@ -64,7 +61,7 @@ def _weakened(repo: Path, base: str, head: str | None, changed: list[str], judge
     after = cat_blobs(repo, [f"{head}:{p}" for p in changed]) if head else \
         [(repo / p).read_bytes() if (repo / p).is_file() else None for p in changed]
     files = [(p, _text(b), _text(a)) for p, b, a in zip(changed, before, after, strict=True)]
-    return judged(judge[1], judge[0], files, k=k, floor=floor)
+    return judged(judge, files, k=k, floor=floor)
 
 
 def _text(raw: bytes | None) -> str | None:

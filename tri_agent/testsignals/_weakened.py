@@ -8,16 +8,20 @@ only when at least ``floor`` of the K samples raise it; too few readable samples
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import Field
 
+from .._errors import UsageError
 from .._model import Record
-from ..drivers._rulings import Claim
+from ..drivers._episode import Usage
+from ..drivers._rulings import Claim, Ruling
 from ..drivers._weakening import FLOOR, Changed, K, masked, weakening
 
-__all__ = ["FLOOR", "K", "Weakened", "judged", "masked", "not_judged"]
+__all__ = ["FLOOR", "Judge", "K", "Weakened", "api_judge", "judged", "masked", "not_judged"]
 
 
 class Weakened(Record):
@@ -33,8 +37,40 @@ class Weakened(Record):
     flags: list[Claim] = Field(description="The claims that reached the floor, each at a real file:line.")
     dropped: list[str] = Field(description="Samples and claims not counted, and why.")
     judge: str | None = Field(description="The judge's model or driver identity; null when none ran.")
+    usage: Usage | None = Field(default=None, description="Tokens the judge's samples used, as its provider "
+                                                          "reported them; null when none ran or none were told.")
     files: list[str] = Field(description="The changed test files asked about.")
     reason: str = Field(description="Why the state is what it is, in words.")
+
+
+@dataclass(frozen=True)
+class Judge:
+    """Who rules on weakening: a name for the record, the call that asks, and what it has spent so far."""
+
+    name: str
+    ask: Callable[[str], str]
+    spent: Callable[[], Usage] | None = None
+
+
+SYSTEM = ("You review changes to a repository's tests. You rule only on the files in the message, you cite them by "
+          "file:line, and you can only raise flags: you never certify anything.")
+_KEYS = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+
+
+def api_judge(provider: str, model: str, *, base_url: str | None = None, key_env: str | None = None) -> Judge:
+    """A model behind the Anthropic or OpenAI SDK as the judge (``base_url``: a compatible server; an OpenAI one
+    is then spoken to through Chat Completions)."""
+    from ..drivers._llm import anthropic_driver, openai_driver
+
+    env = key_env or _KEYS.get(provider, "")
+    if provider not in _KEYS:
+        raise UsageError(f"--judge {provider!r} is not a judge", hint="use anthropic or openai")
+    key = os.environ.get(env)
+    if not key:
+        raise UsageError(f"the {provider} judge needs {env}", hint=f"export {env}, or name the variable with --key-env")
+    driver = anthropic_driver(model, api_key=key, base_url=base_url) if provider == "anthropic" else \
+        openai_driver(model, api_key=key, base_url=base_url, api="chat" if base_url else "responses")
+    return Judge(f"{provider}:{model}", lambda q: driver.ask_text(SYSTEM, q), lambda: driver.spent)
 
 
 def not_judged(files: list[str], why: str, k: int = K, floor: float = FLOOR) -> Weakened:
@@ -42,19 +78,23 @@ def not_judged(files: list[str], why: str, k: int = K, floor: float = FLOOR) -> 
                     files=files, reason=why)
 
 
-def judged(ask: Callable[[str], str], judge: str, changed: list[Changed], *,
-           k: int = K, floor: float = FLOOR, retries: int = 2) -> Weakened:
-    """Ask ``ask`` about ``changed`` (path, before, after) ``k`` times; flag what ``floor`` of them agree on."""
+def judged(judge: Judge, changed: list[Changed], *, k: int = K, floor: float = FLOOR, retries: int = 2) -> Weakened:
+    """Ask ``judge`` about ``changed`` (path, before, after) ``k`` times; flag what ``floor`` of them agree on."""
     files = [p for p, _, _ in changed]
     if not changed:
         return not_judged(files, "no test file changed", k, floor)
-    ruling = weakening(ask, changed, k=k, floor=floor, retries=retries)
+    ruling = weakening(judge.ask, changed, k=k, floor=floor, retries=retries)
+    spent = judge.spent() if judge.spent else None
+    return _weakened(ruling, judge, files, k, floor).model_copy(update={"usage": spent})
+
+
+def _weakened(ruling: Ruling, judge: Judge, files: list[str], k: int, floor: float) -> Weakened:
     if ruling.verdict == "inconclusive":
         return Weakened(state="inconclusive", samples=ruling.readable_samples, k=k, floor=floor, flags=[],
-                        dropped=ruling.dropped, judge=judge, files=files,
+                        dropped=ruling.dropped, judge=judge.name, files=files,
                         reason=f"{ruling.readable_samples} of {k} samples were readable, below the floor")
     state: Literal["flagged", "silent"] = "flagged" if ruling.flags else "silent"
     return Weakened(state=state, samples=ruling.readable_samples, k=k, floor=floor, flags=ruling.flags,
-                    dropped=ruling.dropped, judge=judge, files=files,
+                    dropped=ruling.dropped, judge=judge.name, files=files,
                     reason=f"{len(ruling.flags)} claim(s) reached {floor:.0%} of {k} samples" if ruling.flags
                     else "no claim reached the floor: nothing to report (not a pass)")
