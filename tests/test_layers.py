@@ -193,3 +193,10 @@ def test_a_long_function_is_seen(tmp_path: Path) -> None:
 
 def test_the_command_line_module_is_thin() -> None:
     assert len((ROOT / "tri_agent" / "_cli.py").read_text(encoding="utf-8").splitlines()) < 300
+
+
+def test_no_second_conftest_shadows_the_one_tests_import_from() -> None:
+    """Test files import helpers with ``from conftest import ...``: a conftest.py in a subfolder would take that
+    name for every file collected after it (it broke 32 test files once)."""
+    found = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "tests").rglob("conftest.py"))
+    assert found == ["tests/conftest.py"]

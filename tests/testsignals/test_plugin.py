@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import Repo
+from signals_repo import Repo, repo  # noqa: F401  (repo: the fixture)
 
 from tri_agent.testsignals._plugin import outcome
 from tri_agent.testsignals._spool import SpoolEntry, read_entries

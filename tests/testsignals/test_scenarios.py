@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import Repo
+from signals_repo import Repo, repo  # noqa: F401  (repo: the fixture)
 
 from tri_agent.testsignals import evidence
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from conftest import Repo
+from signals_repo import Repo, repo  # noqa: F401  (repo: the fixture)
 
 from tri_agent.testsignals._tree import commit_tree, working_tree
 

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Iterator
 
 import pytest
-from conftest import Repo
+from signals_repo import Repo, repo  # noqa: F401  (repo: the fixture)
 
 from tri_agent.testsignals import evidence, junit, lines
 from tri_agent.testsignals._weakened import Judge, Weakened, judged, masked

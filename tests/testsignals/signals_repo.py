@@ -1,4 +1,6 @@
-"""A small repository with a test suite, built fresh for each test: the code, its tests, and git history."""
+"""A small repository with a test suite, built fresh for each test: the code, its tests, and git history. Named
+signals_repo, not conftest: a second conftest module would shadow tests/conftest.py for every file that imports
+from it."""
 
 from __future__ import annotations
 
