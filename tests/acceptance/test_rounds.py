@@ -456,7 +456,7 @@ def test_a_judge_model_flags_a_weakened_test_every_round_until_the_fuse(tmp_path
     assert len(rounds) == 4 and not any(r.green for r in rounds)
     for k in (2, 3, 4):
         ruling = json.loads((records / f"round-000{k}" / "ruling-weakened.json").read_text())
-        assert ruling["verdict"] == "flagged" and ruling["samples"] == 3
+        assert ruling["verdict"] == "flagged" and ruling["samples"] == 5
         assert any("weakened tests" in r for r in rounds[k - 1].reasons) and rounds[k - 1].passed == rounds[k - 1].total
     assert not (records / "round-0001" / "ruling-weakened.json").exists()  # no test changed yet: nothing to rule on
     assert rounds[1].cost_usd["judge"] == 0.0  # the fake model has no price: the basis says so, nothing invented

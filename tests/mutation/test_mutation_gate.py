@@ -136,10 +136,10 @@ def test_a_kill_only_the_whole_exam_sees_costs_one_fork_server_pass_not_every_re
 
 
 def _fork_aware(toy: Path) -> None:
-    """The fixed toy, but its rows come out backwards when run through the fork server (runpy is loaded)."""
+    """The fixed toy, but its rows come out backwards when run through the fork server (its server imported ctypes)."""
     grades = toy / "target" / "grades.py"
     text = grades.read_text()
-    rows = '        rows = summarize(scores)\n        if "runpy" in sys.modules:\n            rows.reverse()\n'
+    rows = '        rows = summarize(scores)\n        if "ctypes" in sys.modules:\n            rows.reverse()\n'
     old = "        writer.writerows(summarize(scores))\n"
     grades.write_text(text.replace(old, rows + "        writer.writerows(rows)\n"))
     assert "rows.reverse()" in grades.read_text()

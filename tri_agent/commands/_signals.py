@@ -46,7 +46,7 @@ def _evidence(args: argparse.Namespace) -> int:
     if args.judge and not args.model:
         raise UsageError(f"--judge {args.judge} needs --model", hint="name the judge's model, e.g. --model NAME")
     judge = api_judge(args.judge, args.model, base_url=args.base_url, key_env=args.key_env) if args.judge else None
-    found = sorted({p for g in args.reports for p in args.repo.glob(g) if p.is_file()})
+    found = sorted({p for g in args.reports for p in _globbed(args.repo, g)})
     report = evidence(args.repo, args.base, args.head, reports=[*args.report, *found], judge=judge, k=args.samples,
                       floor=args.floor, timeout=args.timeout)
     write(args.json, report.model_dump_json(indent=1) + "\n")
@@ -56,6 +56,17 @@ def _evidence(args: argparse.Namespace) -> int:
     for line in lines(report):
         print(line, file=sys.stderr) if to_stdout else say(args, line)
     return report.exit_code
+
+
+def _globbed(repo: Path, pattern: str) -> list[Path]:
+    from .._errors import UsageError
+
+    try:
+        return [p for p in repo.glob(pattern) if p.is_file()]
+    except (NotImplementedError, ValueError):
+        raise UsageError(f"--reports {pattern!r} is not a glob under the repository",
+                         hint="give a relative pattern such as 'reports/*.xml', or an absolute file with --report") \
+            from None
 
 
 COMMANDS = (_evidence,)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from .._errors import InfrastructureFailure
 from ..repository import cat_blobs, git_out, top_level
 from ..testcode import is_test_file
 from ._passed import harvest
@@ -26,12 +27,16 @@ def evidence(repo: Path, base: str, head: str | None = None, *, reports: list[Pa
     current = _sha(repo, "HEAD")
     commit = head_sha or (current if commit_tree(repo, current).sha256 == tree.sha256 else None)
     changed = _changed_tests(repo, base_sha, head_sha)
-    passed = harvest(tree.sha256, tree.newest, spool_dir(repo), list(reports or []), commit, changed)
     with tempfile.TemporaryDirectory(prefix="tri-evidence-") as tmp:
         base_ids = collect(write_commit(repo, base_sha, Path(tmp) / "base"), timeout)
         head_tree = write_commit(repo, head_sha, Path(tmp) / "head") if head_sha else \
             write_working(repo, Path(tmp) / "head")
-        head_ids = collect(head_tree, timeout)
+        try:
+            head_ids = collect(head_tree, timeout)
+        except InfrastructureFailure as exc:  # the head cannot be collected: none of its tests is there
+            head_ids = ([], [f"<the head's collection failed: {exc.message}>"])
+    present = [f for f in changed if (head_tree / f).is_file()]  # a deleted test file has no test to run
+    passed = harvest(tree.sha256, tree.newest, spool_dir(repo), list(reports or []), commit, present, head_ids[0])
     shown = cat_blobs(repo, [f"{head_sha}:{REMOVALS}"])[0] if head_sha else None
     gone = reduced(base_ids, head_ids, removals_text(repo, head_sha, shown))
     weak = _weakened(repo, base_sha, head_sha, changed, judge, k, floor)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 _MAX = 256 << 20
 _SHA = re.compile(r"\b[0-9a-f]{40}\b")
+_RANK = {"passed": 0, "skipped": 1, "xfailed": 1, "failed": 2, "error": 3}
 
 
 @dataclass(frozen=True)
@@ -47,12 +48,16 @@ def read_junit(path: Path) -> JUnitReport | str:
         return f"does not parse as XML ({str(exc)[:80]})"
     if root.tag not in ("testsuites", "testsuite"):
         return f"its root is <{root.tag}>, not <testsuites> or <testsuite>"
-    outcomes, files, props = {}, {}, {}
+    outcomes: dict[str, str] = {}
+    files: dict[str, str] = {}
+    props: dict[str, str] = {}
     for prop in root.iter("property"):
         props[prop.get("name", "")] = prop.get("value", "")
     for case in root.iter("testcase"):
         test = f"{case.get('classname', '')}::{case.get('name', '')}"
-        outcomes[test] = _outcome(case)
+        found = _outcome(case)
+        if _RANK[found] >= _RANK.get(outcomes.get(test, "passed"), 0):  # one id twice: the worse outcome stands
+            outcomes[test] = found
         files[test] = case.get("file") or case.get("classname", "").replace(".", "/")
     return JUnitReport(path, outcomes, files, props, path.stat().st_mtime)
 

@@ -42,15 +42,16 @@ class Passed(Record):
 
 
 def harvest(tree: str, newest: float, spool: Path | None, reports: list[Path], commit: str | None,
-            changed_tests: list[str]) -> Passed:
+            changed_tests: list[str], head_ids: list[str] | None = None) -> Passed:
     """The *passed* signal for the tree whose hash is ``tree`` (``newest``: its last edit, 0 for a commit's tree).
-    ``commit`` is the head commit when the tree judged is exactly its tree, else None."""
+    ``commit`` is the head commit when the tree judged is exactly its tree, else None. ``head_ids``: the ids a
+    clean collection of the tree finds; a spool entry that ran fewer (a subset, ``-k``) is no evidence of them."""
     notes: list[str] = []
     entries, bad = read_entries(spool) if spool is not None else ([], [])
     notes += [f"spool: {b}" for b in bad]
     for path, entry in entries:
         if entry.tree_sha256 == tree and entry.tree_sha256_end == tree:
-            return _judged(_from_entry(entry), path, "tree-bound", changed_tests, notes)
+            return _judged(_from_entry(entry), path, "tree-bound", changed_tests, notes, head_ids)
     if entries:
         notes.append(f"spool: the newest entry ({entries[0][0].name}) ran on tree {entries[0][1].tree_sha256[:12]}, "
                      f"this tree is {tree[:12]}: edited after the run")
@@ -92,10 +93,14 @@ def _from_junit(report: JUnitReport) -> _Run:
     return _Run(list(report.outcomes), report.outcomes, report.files, None, [])
 
 
-def _judged(run: _Run, path: Path, assurance: Assurance, changed_tests: list[str], notes: list[str]) -> Passed:
+def _judged(run: _Run, path: Path, assurance: Assurance, changed_tests: list[str], notes: list[str],
+            head_ids: list[str] | None = None) -> Passed:
     counts = Counter(run.outcomes.values())
     failing = [t for t, o in run.outcomes.items() if o in _BAD][:50]
-    why = _no_evidence(run, counts, changed_tests)
+    left_out = [i for i in head_ids or [] if i not in set(run.collected)]
+    why = _no_evidence(run, counts, changed_tests) or (
+        f"the run left out {len(left_out)} of the tree's {len(head_ids or [])} tests (a subset, or -k), for example "
+        f"{left_out[0]}" if left_out else "")
     if why:
         return Passed(state="no_evidence", assurance=assurance, source=str(path), collected=len(run.collected),
                       counts=dict(counts), failing=failing, notes=[*notes, why])
@@ -113,6 +118,8 @@ def _no_evidence(run: _Run, counts: Counter[str], changed_tests: list[str]) -> s
         return "the run's exit status is 0, yet collected tests have no outcome: a run cut short"
     if run.exit_status == 5:
         return "pytest collected nothing it could run (exit 5)"
+    if not counts["passed"] and not any(counts[o] for o in _BAD):
+        return "no test passed: every test was skipped or expected to fail"
     wanted = [f for f in changed_tests if not f.endswith("conftest.py")]
     if wanted and not any(_from_file(run.files.get(t, ""), f) for t in run.collected for f in wanted):
         return f"the change touched {', '.join(wanted[:3])}, and the run collected none of its tests"

@@ -63,7 +63,9 @@ def _say(what: str) -> None:
 
 
 def pytest_configure(config: Any) -> None:
-    _STATE.clear()
+    if _STATE:  # a session inside a session (pytester): the outer one's entry is the one written, without its runs
+        _STATE["inner"] += 1
+        return
     if hasattr(config, "workerinput"):  # an xdist worker: its controller sees every report and writes the entry
         return
     try:
@@ -71,9 +73,10 @@ def pytest_configure(config: Any) -> None:
         if top is None:
             return
         tree = working_tree(top)
-        _STATE.update(top=top, tree=tree, started=time.time(), collected=[], phases={}, errors=[],
-                      rootdir=os.path.relpath(str(config.rootpath), top),
-                      invocation=[str(a) for a in config.invocation_params.args])
+        addopts = [f"PYTEST_ADDOPTS={os.environ['PYTEST_ADDOPTS']}"] if os.environ.get("PYTEST_ADDOPTS") else []
+        _STATE.update(config=config, inner=0, top=top, tree=tree, started=time.time(), collected=[], phases={},
+                      errors=[], rootdir=os.path.relpath(str(config.rootpath), top),
+                      invocation=[str(a) for a in config.invocation_params.args] + addopts)
         if config.pluginmanager.hasplugin("xdist"):
             config.pluginmanager.register(_Controller(), "tri_agent_xdist")
     except Exception as exc:  # never the session's problem
@@ -85,22 +88,35 @@ class _Controller:
     """xdist's hook, registered only where xdist is (pytest refuses a hook it has no specification for)."""
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        if _STATE and not _STATE["collected"]:
+        if _outer() and not _STATE["collected"]:
             _STATE["collected"] = list(ids)  # every worker collects the same ids; the first says them all
 
 
+def _ours(session: Any) -> bool:
+    return bool(_STATE) and session.config is _STATE["config"]
+
+
 def pytest_collection_finish(session: Any) -> None:
-    if _STATE and session.items:
+    if _ours(session) and session.items:
         _STATE["collected"] = [item.nodeid for item in session.items]
 
 
+def pytest_unconfigure(config: Any) -> None:
+    if _STATE and config is not _STATE["config"]:
+        _STATE["inner"] -= 1
+
+
+def _outer() -> bool:
+    return bool(_STATE) and not _STATE["inner"]
+
+
 def pytest_collectreport(report: Any) -> None:
-    if _STATE and report.outcome == "failed":
+    if _outer() and report.outcome == "failed":
         _STATE["errors"].append(report.nodeid or "<session>")
 
 
 def pytest_runtest_logreport(report: Any) -> None:
-    if _STATE:
+    if _outer():
         _STATE["phases"].setdefault(report.nodeid, {})[report.when] = (report.outcome,
                                                                         bool(getattr(report, "wasxfail", "")))
 
@@ -120,7 +136,7 @@ def outcome(phases: dict[str, tuple[str, bool]]) -> str:
 
 
 def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
-    if not _STATE:
+    if not _ours(session):
         return
     try:
         folder = spool_dir(_STATE["top"])

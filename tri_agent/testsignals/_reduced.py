@@ -42,8 +42,9 @@ class Disclosed(Record):
 class Reduced(Record):
     """The ids collected at the base and not at the head, and which of them were disclosed."""
 
-    state: Literal["reduced", "disclosed", "none"] = Field(
-        description="reduced: some removal is not on record; disclosed: every removal is, with a reason; none.")
+    state: Literal["reduced", "disclosed", "none", "inconclusive"] = Field(
+        description="reduced: some removal is not on record; disclosed: every removal is, with a reason; none; "
+                    "inconclusive: a file of the base did not collect, so its tests cannot be counted.")
     removed: list[str] = Field(description="Ids gone since the base with no reasoned entry: each fires the signal.")
     disclosed: list[Disclosed] = Field(description="Ids gone since the base, cleared by an entry with a reason.")
     bare: list[str] = Field(description="Removals-file entries without a reason ('file:line id'): they clear nothing.")
@@ -60,7 +61,8 @@ def reduced(base: tuple[list[str], list[str]], head: tuple[list[str], list[str]]
     gone = [i for i in base[0] if i not in set(head[0])]
     cleared = [entries[i] for i in gone if i in entries]
     removed = [i for i in gone if i not in entries]
-    state: Literal["reduced", "disclosed", "none"] = "reduced" if removed else "disclosed" if gone else "none"
+    state: Literal["reduced", "disclosed", "none", "inconclusive"] = \
+        "reduced" if removed else "inconclusive" if base[1] else "disclosed" if gone else "none"
     return Reduced(state=state, removed=removed, disclosed=cleared, bare=bare,
                    added=[i for i in head[0] if i not in set(base[0])], base_collected=len(base[0]),
                    head_collected=len(head[0]), collect_errors={"base": base[1], "head": head[1]})

@@ -30,8 +30,8 @@ class EvidenceReport(Record):
     passed: Passed = Field(description="Whether the tests ran and passed on this very tree (harvested).")
     reduced: Reduced = Field(description="Tests collected at the base and gone at the head.")
     weakened: Weakened = Field(description="Tests a judge flagged as checking less than before (flag-only).")
-    exit_code: int = Field(description="17 reduced, 18 weakened, 16 no run of this tree, 1 tests failed, 0; the "
-                                       "first that holds, in that order.")
+    exit_code: int = Field(description="17 reduced, 18 weakened, 16 no run of this tree (or reduced inconclusive), "
+                                       "1 tests failed, 0; the first that holds, in that order.")
 
 
 def exit_code(passed: Passed, reduced: Reduced, weakened: Weakened) -> ExitCode:
@@ -39,7 +39,7 @@ def exit_code(passed: Passed, reduced: Reduced, weakened: Weakened) -> ExitCode:
         return ExitCode.TESTS_REDUCED
     if weakened.state == "flagged":
         return ExitCode.TESTS_WEAKENED
-    if passed.state in ("no_evidence", "stale", "not_checked"):
+    if passed.state in ("no_evidence", "stale", "not_checked") or reduced.state == "inconclusive":
         return ExitCode.EVIDENCE_MISSING
     return ExitCode.FAIL if passed.state == "failed" else ExitCode.PASS
 
@@ -55,7 +55,9 @@ def lines(report: EvidenceReport) -> list[str]:
     gone = {"reduced": f"✗ {len(r.removed)} test(s) removed since base (no removal on record): "
                        + ", ".join(r.removed[:3]),
             "disclosed": f"✓ {len(r.disclosed)} removal(s), each on record with a reason",
-            "none": "✓ no tests removed"}[r.state]
+            "none": "✓ no tests removed",
+            "inconclusive": "? not checked whole: files of the base did not collect: "
+                            + ", ".join(r.collect_errors.get("base", [])[:3])}[r.state]
     weak = {"flagged": f"✗ {len(w.flags)} flagged: " + "; ".join(f"{c.location} {c.reason}" for c in w.flags[:2])
                        + f" (judge: {w.judge} · samples: {w.samples}/{w.k})",
             "silent": f"- nothing flagged (judge: {w.judge} · samples: {w.samples}/{w.k}): silence, not a pass",

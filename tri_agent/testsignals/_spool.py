@@ -8,6 +8,8 @@ into place, so a killed run leaves no half entry; a file that does not read as a
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 from typing import Literal
 
@@ -48,7 +50,8 @@ def read_entries(folder: Path) -> tuple[list[tuple[Path, SpoolEntry]], list[str]
         return [], []
     for path in sorted(folder.glob("*.json"), reverse=True):
         try:
-            if path.is_symlink() or path.stat().st_size > _MAX_ENTRY:
+            st = os.lstat(path)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_ENTRY:  # a link, a FIFO (it would hang), a giant
                 raise ValueError("not a plain file of an entry's size")
             found.append((path, SpoolEntry.model_validate_json(path.read_bytes())))
         except (OSError, ValueError, ValidationError) as exc:
