@@ -175,16 +175,18 @@ corpus: tests/scoring/corpus
 {"schema_version": 1, "tree_sha256": "59d1", "tree_sha256_end": "59d1", "files": 3, "rootdir": ".",
  "invocation": ["-q"], "started": 1796285374.87, "finished": 1796285374.9,
  "collected": ["tests/test_calc.py::test_add"], "outcomes": {"tests/test_calc.py::test_add": "passed"},
- "collect_errors": [], "exit_status": 0, "plugin": "0.1.0"}
+ "collect_errors": [], "exit_status": 0, "hooks": {"tests/conftest.py": ["pytest_runtest_makereport"]},
+ "plugin": "0.1.0"}
 """),
     "evidence-report": Doc("`tri-agent evidence BASE [HEAD] --json OUT`", "`evidence`", "json", """\
 {"schema_version": 1, "base": "98bbc3f6", "head": null, "tree_sha256": "9cfe", "changed_tests": [],
+ "changed_infrastructure": [],
  "passed": {"state": "passed", "assurance": "tree-bound", "source": ".git/tri-agent/spool/0017.json",
             "collected": 2, "counts": {"passed": 2}, "failing": [], "notes": []},
  "reduced": {"state": "none", "removed": [], "disclosed": [], "bare": [], "added": [], "base_collected": 2,
              "head_collected": 2, "collect_errors": {"base": [], "head": []}},
- "weakened": {"state": "not_judged", "samples": null, "k": 5, "floor": 0.8, "flags": [], "dropped": [],
-              "judge": null, "files": [], "reason": "no test file changed"},
+ "weakened": {"state": "not_judged", "samples": null, "k": 5, "floor": 0.8, "flags": [], "forged": [],
+              "dropped": [], "judge": null, "files": [], "reason": "no test file changed"},
  "exit_code": 0}
 """),
     "build-record": Doc("`builds/<id>/build.json`", "`exam build`", "json", """\

@@ -33,6 +33,9 @@ Flag a change only when it makes a test check less than it did: an assertion rep
 `return` before the checks, a body emptied, a case dropped, a skip added, an expected exception or failure
 loosened until it constrains nothing. Renaming a test, moving or splitting it, or restructuring its body while its
 real checks stay is NOT weakening: stay silent on it. When unsure, stay silent.
+Files that are not tests themselves (a conftest, a helper, a plugin, pytest's settings) weaken the tests when they
+make them check less: a helper whose check no longer fails, a hook that rewrites or skips outcomes, a setting that
+skips, deselects or stops reporting tests.
 Answer with JSON only: {{"flags": [{{"category": "weakened", "location": "after/<path>:<line>", "reason": "<why>"}}]}}
 Cite a line of the after file (of the before file for a removed check). An empty list says nothing was found; it
 never says the tests are fine."""

@@ -8,7 +8,8 @@
 - ``_passed``: *passed*, harvested from the spool, a report bound to the commit, or one found on disk;
 - ``_reduced``: *reduced*, the ids collected at the base and gone at the head, with the removals file
   (``_collector`` is the standalone plugin the collection runs with, in the jail);
-- ``_weakened``: *weakened*, a K-sampled judge that can only flag;
+- ``_weakened``: *weakened*, a K-sampled judge that can only flag; ``_infrastructure``: the files around the tests
+  the judge also reads, and the moves that forge outcomes (each flags without a judge);
 - ``_report``: the report, its exit code and its terminal, Markdown and JUnit views; ``_change``: the three,
   composed (``tri-agent evidence``).
 

@@ -6,14 +6,15 @@ import tempfile
 from pathlib import Path
 
 from .._errors import InfrastructureFailure
-from ..repository import cat_blobs, git_out, top_level
+from ..repository import cat_blobs, git_out, top_level, tree_of
 from ..testcode import is_test_file
+from ._infrastructure import CONFIG_FILES, forged, infrastructure
 from ._passed import harvest
 from ._plugin import spool_dir
 from ._reduced import REMOVALS, collect, reduced, removals_text, write_commit, write_working
 from ._report import EvidenceReport, exit_code
 from ._tree import commit_tree, listed, working_tree
-from ._weakened import FLOOR, Judge, K, Weakened, judged, not_judged
+from ._weakened import FLOOR, Judge, K, Weakened, judged, not_judged, with_forged
 
 
 def evidence(repo: Path, base: str, head: str | None = None, *, reports: list[Path] | None = None,
@@ -26,7 +27,11 @@ def evidence(repo: Path, base: str, head: str | None = None, *, reports: list[Pa
     tree = commit_tree(repo, head_sha) if head_sha else working_tree(repo)
     current = _sha(repo, "HEAD")
     commit = head_sha or (current if commit_tree(repo, current).sha256 == tree.sha256 else None)
-    changed = _changed_tests(repo, base_sha, head_sha)
+    names = _changed(repo, base_sha, head_sha)
+    texts = _texts(repo, base_sha, head_sha, [n for n in names if n.endswith(".py") or is_test_file(n)
+                                               or n.rsplit("/", 1)[-1] in CONFIG_FILES])
+    changed = [n for n in names if is_test_file(n)]
+    around = [n for n in names if n in texts and infrastructure(n, *texts[n])]
     with tempfile.TemporaryDirectory(prefix="tri-evidence-") as tmp:
         base_ids = collect(write_commit(repo, base_sha, Path(tmp) / "base"), timeout)
         head_tree = write_commit(repo, head_sha, Path(tmp) / "head") if head_sha else \
@@ -36,37 +41,45 @@ def evidence(repo: Path, base: str, head: str | None = None, *, reports: list[Pa
         except InfrastructureFailure as exc:  # the head cannot be collected: none of its tests is there
             head_ids = ([], [f"<the head's collection failed: {exc.message}>"])
     present = [f for f in changed if (head_tree / f).is_file()]  # a deleted test file has no test to run
-    passed = harvest(tree.sha256, tree.newest, spool_dir(repo), list(reports or []), commit, present, head_ids[0])
+    files = {p for _, _, p in tree_of(repo, head_sha)} if head_sha else set(listed(repo))
+    passed = harvest(tree.sha256, tree.newest, spool_dir(repo), list(reports or []), commit, present, head_ids[0],
+                     files)
     shown = cat_blobs(repo, [f"{head_sha}:{REMOVALS}"])[0] if head_sha else None
     gone = reduced(base_ids, head_ids, removals_text(repo, head_sha, shown))
-    weak = _weakened(repo, base_sha, head_sha, changed, judge, k, floor)
+    weak = with_forged(_weakened(changed + around, texts, judge, k, floor),
+                       [c for n, (b, a) in texts.items() for c in forged(n, b, a)])
     return EvidenceReport(base=base_sha, head=head_sha, tree_sha256=tree.sha256, changed_tests=changed,
-                          passed=passed, reduced=gone, weakened=weak, exit_code=int(exit_code(passed, gone, weak)))
+                          changed_infrastructure=around, passed=passed, reduced=gone, weakened=weak,
+                          exit_code=int(exit_code(passed, gone, weak)))
 
 
 def _sha(repo: Path, rev: str) -> str:
     return git_out(repo, "rev-parse", "--verify", "--end-of-options", f"{rev}^{{commit}}").decode().strip()
 
 
-def _changed_tests(repo: Path, base: str, head: str | None) -> list[str]:
-    """Test files whose content differs between the base and the head (added, changed or deleted)."""
+def _changed(repo: Path, base: str, head: str | None) -> list[str]:
+    """Files whose content differs between the base and the head (added, changed or deleted)."""
     args = ["diff", "--no-renames", "--name-only", "-z", base, *([head] if head else [])]
     names = set(git_out(repo, *args).decode("utf-8", "surrogateescape").split("\0")) - {""}
     if head is None:  # untracked files are part of the working tree
         tracked = set(git_out(repo, "ls-files", "-z").decode("utf-8", "surrogateescape").split("\0"))
         names |= set(listed(repo)) - tracked
-    return sorted(n for n in names if is_test_file(n))
+    return sorted(names)
 
 
-def _weakened(repo: Path, base: str, head: str | None, changed: list[str], judge: Judge | None,
+def _texts(repo: Path, base: str, head: str | None, names: list[str]) -> dict[str, tuple[str | None, str | None]]:
+    """Each file's text at the base and at the head (None: not there)."""
+    before = cat_blobs(repo, [f"{base}:{p}" for p in names])
+    after = cat_blobs(repo, [f"{head}:{p}" for p in names]) if head else \
+        [(repo / p).read_bytes() if (repo / p).is_file() and not (repo / p).is_symlink() else None for p in names]
+    return {p: (_text(b), _text(a)) for p, b, a in zip(names, before, after, strict=True)}
+
+
+def _weakened(asked: list[str], texts: dict[str, tuple[str | None, str | None]], judge: Judge | None,
               k: int, floor: float) -> Weakened:
     if judge is None:
-        return not_judged(changed, "no judge was configured" if changed else "no test file changed", k, floor)
-    before = cat_blobs(repo, [f"{base}:{p}" for p in changed])
-    after = cat_blobs(repo, [f"{head}:{p}" for p in changed]) if head else \
-        [(repo / p).read_bytes() if (repo / p).is_file() else None for p in changed]
-    files = [(p, _text(b), _text(a)) for p, b, a in zip(changed, before, after, strict=True)]
-    return judged(judge, files, k=k, floor=floor)
+        return not_judged(asked, "no judge was configured" if asked else "no test file changed", k, floor)
+    return judged(judge, [(p, *texts[p]) for p in asked], k=k, floor=floor)
 
 
 def _text(raw: bytes | None) -> str | None:

@@ -13,6 +13,8 @@ about them). A report that does not parse is no evidence, whatever exit the shel
 
 from __future__ import annotations
 
+import os
+import sysconfig
 from collections import Counter
 from pathlib import Path
 from typing import Literal
@@ -42,16 +44,20 @@ class Passed(Record):
 
 
 def harvest(tree: str, newest: float, spool: Path | None, reports: list[Path], commit: str | None,
-            changed_tests: list[str], head_ids: list[str] | None = None) -> Passed:
+            changed_tests: list[str], head_ids: list[str] | None = None, tree_files: set[str] | None = None) -> Passed:
     """The *passed* signal for the tree whose hash is ``tree`` (``newest``: its last edit, 0 for a commit's tree).
     ``commit`` is the head commit when the tree judged is exactly its tree, else None. ``head_ids``: the ids a
-    clean collection of the tree finds; a spool entry that ran fewer (a subset, ``-k``) is no evidence of them."""
+    clean collection of the tree finds; a spool entry that ran fewer (a subset, ``-k``) is no evidence of them.
+    ``tree_files``: the files the tree's hash covers; an outcome hook run from a file of the work tree outside them
+    (ignored, excluded) makes the entry no evidence."""
     notes: list[str] = []
     entries, bad = read_entries(spool) if spool is not None else ([], [])
     notes += [f"spool: {b}" for b in bad]
     for path, entry in entries:
         if entry.tree_sha256 == tree and entry.tree_sha256_end == tree:
-            return _judged(_from_entry(entry), path, "tree-bound", changed_tests, notes, head_ids)
+            hooks = _hooks(entry.hooks, tree_files)
+            return _judged(_from_entry(entry), path, "tree-bound", changed_tests, [*notes, *hooks[1]], head_ids,
+                           hooks[0])
     if entries:
         notes.append(f"spool: the newest entry ({entries[0][0].name}) ran on tree {entries[0][1].tree_sha256[:12]}, "
                      f"this tree is {tree[:12]}: edited after the run")
@@ -94,11 +100,11 @@ def _from_junit(report: JUnitReport) -> _Run:
 
 
 def _judged(run: _Run, path: Path, assurance: Assurance, changed_tests: list[str], notes: list[str],
-            head_ids: list[str] | None = None) -> Passed:
+            head_ids: list[str] | None = None, unseen: str = "") -> Passed:
     counts = Counter(run.outcomes.values())
     failing = [t for t, o in run.outcomes.items() if o in _BAD][:50]
     left_out = [i for i in head_ids or [] if i not in set(run.collected)]
-    why = _no_evidence(run, counts, changed_tests) or (
+    why = unseen or _no_evidence(run, counts, changed_tests) or (
         f"the run left out {len(left_out)} of the tree's {len(head_ids or [])} tests (a subset, or -k), for example "
         f"{left_out[0]}" if left_out else "")
     if why:
@@ -124,6 +130,31 @@ def _no_evidence(run: _Run, counts: Counter[str], changed_tests: list[str]) -> s
     if wanted and not any(_from_file(run.files.get(t, ""), f) for t in run.collected for f in wanted):
         return f"the change touched {', '.join(wanted[:3])}, and the run collected none of its tests"
     return ""
+
+
+def _hooks(hooks: dict[str, list[str]], tree_files: set[str] | None) -> tuple[str, list[str]]:
+    """Why the run's outcome hooks make it no evidence ('' when they do not), and what is disclosed about them."""
+    installed = sorted(f for f in hooks if _installed(f))
+    inside = sorted(f for f in hooks if f not in installed and not os.path.isabs(f) and not f.startswith("<"))
+    shown = [f"{f} ({' '.join(hooks[f])})" for f in inside[:5]]
+    notes = [f"outcome hooks in the tree: {', '.join(shown)}"] if inside else []
+    notes += [f"outcome hooks of {len(installed)} installed plugin(s), named not judged: {', '.join(installed[:3])}"] \
+        if installed else []
+    outside = [f for f in hooks if f not in installed and f not in inside]
+    if outside:
+        return (f"{outside[0]} implements {hooks[outside[0]][0]} from outside the tree and the installed packages: "
+                "the run's outcomes may come from code no evidence covers"), notes
+    unseen = [f for f in inside if tree_files is not None and f not in tree_files]
+    if unseen:
+        return (f"{unseen[0]} implements {hooks[unseen[0]][0]}, and the tree's hash does not cover it (ignored, "
+                "excluded, or in the git folder): the run's outcomes may come from code no evidence covers"), notes
+    return "", notes
+
+
+def _installed(path: str) -> bool:
+    parts = path.replace(os.sep, "/").split("/")
+    return "site-packages" in parts or "dist-packages" in parts or (
+        os.path.isabs(path) and path.startswith(sysconfig.get_paths()["stdlib"] + os.sep))
 
 
 def _from_file(test_file: str, changed: str) -> bool:

@@ -25,6 +25,11 @@ from ..repository import clean_env
 from ._tree import working_tree
 
 _STATE: dict[str, Any] = {}
+# hooks that can decide what runs and what a run reports; who implements them is recorded (pytest's own and
+# pluggy's implementations, and this plugin's, are not)
+OUTCOME_HOOKS = ("pytest_runtest_protocol", "pytest_runtest_setup", "pytest_runtest_call", "pytest_pyfunc_call",
+                 "pytest_runtest_teardown", "pytest_runtest_makereport", "pytest_report_teststatus",
+                 "pytest_runtest_logreport", "pytest_runtestloop", "pytest_collection_modifyitems")
 
 
 def spool_dir(repo: Path) -> Path | None:
@@ -135,6 +140,25 @@ def outcome(phases: dict[str, tuple[str, bool]]) -> str:
     return "xpassed" if xfail else "passed"
 
 
+def hook_files(config: Any, top: Path) -> dict[str, list[str]]:
+    """Each file (relative to ``top`` when inside it, else absolute) whose code implements one of ``OUTCOME_HOOKS``
+    in this session, with the hooks it implements."""
+    files = [getattr(sys.modules.get(m), "__file__", None) for m in ("_pytest", "pluggy")]
+    own = [os.path.dirname(os.path.realpath(f)) for f in files if f] + \
+        [os.path.dirname(os.path.dirname(os.path.realpath(__file__)))]
+    root, found = os.path.realpath(top), dict[str, list[str]]()
+    for name in OUTCOME_HOOKS:
+        caller = getattr(config.hook, name, None)
+        for impl in caller.get_hookimpls() if caller is not None else []:
+            code = getattr(getattr(impl, "function", None), "__code__", None)
+            where = os.path.realpath(code.co_filename) if code is not None else f"<{impl.plugin_name}>"
+            if any(d and where.startswith(d + os.sep) for d in own):
+                continue
+            shown = os.path.relpath(where, root) if where.startswith(root + os.sep) else where
+            found.setdefault(shown, []).append(name)
+    return found
+
+
 def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
     if not _ours(session):
         return
@@ -148,7 +172,8 @@ def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
             "rootdir": _STATE["rootdir"], "invocation": _STATE["invocation"], "started": _STATE["started"],
             "finished": time.time(), "collected": _STATE["collected"],
             "outcomes": {k: outcome(v) for k, v in _STATE["phases"].items()}, "collect_errors": _STATE["errors"],
-            "exit_status": int(exitstatus), "plugin": __version__})
+            "exit_status": int(exitstatus), "hooks": hook_files(session.config, _STATE["top"]),
+            "plugin": __version__})
     except Exception as exc:
         _say(f"{type(exc).__name__}: {exc}")
     finally:

@@ -27,6 +27,9 @@ class EvidenceReport(Record):
     head: str | None = Field(description="The head commit; null: the working tree.")
     tree_sha256: str = Field(description="The hash of the tree judged (testsignals._tree).")
     changed_tests: list[str] = Field(description="Test files the change touched.")
+    changed_infrastructure: list[str] = Field(default_factory=list, description=(
+        "Files the change touched that are not tests yet shape them (conftest files aside: modules under a test "
+        "folder or importing pytest, pytest's settings): asked about beside the tests."))
     passed: Passed = Field(description="Whether the tests ran and passed on this very tree (harvested).")
     reduced: Reduced = Field(description="Tests collected at the base and gone at the head.")
     weakened: Weakened = Field(description="Tests a judge flagged as checking less than before (flag-only).")
@@ -58,8 +61,10 @@ def lines(report: EvidenceReport) -> list[str]:
             "none": "✓ no tests removed",
             "inconclusive": "? not checked whole: files of the base did not collect: "
                             + ", ".join(r.collect_errors.get("base", [])[:3])}[r.state]
-    weak = {"flagged": f"✗ {len(w.flags)} flagged: " + "; ".join(f"{c.location} {c.reason}" for c in w.flags[:2])
-                       + f" (judge: {w.judge} · samples: {w.samples}/{w.k})",
+    claims = [*w.forged, *w.flags]
+    who = f"judge: {w.judge} · samples: {w.samples}/{w.k}" if w.judge else "found without a judge"
+    weak = {"flagged": f"✗ {len(claims)} flagged: " + "; ".join(f"{c.location} {c.reason}" for c in claims[:2])
+                       + f" ({who})",
             "silent": f"- nothing flagged (judge: {w.judge} · samples: {w.samples}/{w.k}): silence, not a pass",
             "inconclusive": f"? inconclusive: {w.reason}",
             "not_judged": f"- not judged: {w.reason}"}[w.state]
@@ -77,6 +82,7 @@ def markdown(report: EvidenceReport) -> str:
                                                            for d in r.disclosed),
                *(f"- bare removal entry (clears nothing): `{b}`" for b in r.bare),
                *(f"- added: `{i}`" for i in r.added[:20]),
+               *(f"- forged outcome: `{c.location}`: {c.reason}" for c in w.forged),
                *(f"- weakened: `{c.location}`: {c.reason}" for c in w.flags)]
     return "\n".join([*out, "", *details, "", f"Exit code {report.exit_code}.", ""])
 

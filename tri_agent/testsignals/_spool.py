@@ -40,6 +40,10 @@ class SpoolEntry(Record):
                                                      "when setup, call and teardown all passed.")
     collect_errors: list[str] = Field(description="Files or nodes that failed to collect.")
     exit_status: int = Field(description="The session's own exit status (a shell's `|| true` cannot change it).")
+    hooks: dict[str, list[str]] = Field(default_factory=dict, description=(
+        "Files whose code implements a hook that can decide what runs or what a run reports (testsignals._plugin."
+        "OUTCOME_HOOKS), pytest's own left out: relative to the top of the work tree when inside it, else "
+        "absolute; each with the hooks it implements."))
     plugin: str = Field(description="The tri_agent version whose plugin wrote the entry.")
 
 

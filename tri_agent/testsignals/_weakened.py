@@ -21,25 +21,29 @@ from ..drivers._episode import Usage
 from ..drivers._rulings import Claim, Ruling
 from ..drivers._weakening import FLOOR, Changed, K, masked, weakening
 
-__all__ = ["FLOOR", "Judge", "K", "Weakened", "api_judge", "judged", "masked", "not_judged"]
+__all__ = ["FLOOR", "Judge", "K", "Weakened", "api_judge", "judged", "masked", "not_judged", "with_forged"]
 
 
 class Weakened(Record):
     """The judge's finding on the changed test files, and who judged."""
 
     state: Literal["flagged", "silent", "inconclusive", "not_judged"] = Field(
-        description="flagged: claims at or above the floor; silent: the judge found nothing to report (never a "
-                    "pass); inconclusive: too few readable samples; not_judged: no judge, or no test file changed.")
+        description="flagged: a forged outcome, or claims at or above the floor; silent: the judge found nothing "
+                    "to report (never a pass); inconclusive: too few readable samples; not_judged: no judge, or no "
+                    "test file changed.")
     samples: int | None = Field(description="Samples that counted (readable, every citation resolved); null when "
                                             "no judge ran.")
     k: int = Field(description="Samples asked for.")
     floor: float = Field(description="Share of the K samples a flag needs.")
-    flags: list[Claim] = Field(description="The claims that reached the floor, each at a real file:line.")
+    flags: list[Claim] = Field(description="The judge's claims that reached the floor, each at a real file:line.")
+    forged: list[Claim] = Field(default_factory=list, description=(
+        "Moves the change added that forge outcomes (testsignals._infrastructure.RULES), found without a judge: "
+        "each flags by itself."))
     dropped: list[str] = Field(description="Samples and claims not counted, and why.")
     judge: str | None = Field(description="The judge's model or driver identity; null when none ran.")
     usage: Usage | None = Field(default=None, description="Tokens the judge's samples used, as its provider "
                                                           "reported them; null when none ran or none were told.")
-    files: list[str] = Field(description="The changed test files asked about.")
+    files: list[str] = Field(description="The changed test files, and the infrastructure around them, asked about.")
     reason: str = Field(description="Why the state is what it is, in words.")
 
 
@@ -76,6 +80,14 @@ def api_judge(provider: str, model: str, *, base_url: str | None = None, key_env
 def not_judged(files: list[str], why: str, k: int = K, floor: float = FLOOR) -> Weakened:
     return Weakened(state="not_judged", samples=None, k=k, floor=floor, flags=[], dropped=[], judge=None,
                     files=files, reason=why)
+
+
+def with_forged(weakened: Weakened, forged: list[Claim]) -> Weakened:
+    """``weakened`` with the forged outcomes the scan found: any one of them flags, whatever the judge said."""
+    if not forged:
+        return weakened
+    return weakened.model_copy(update={"state": "flagged", "forged": forged, "reason": (
+        f"{len(forged)} move(s) that forge outcomes, found without a judge; the judge: {weakened.reason}")})
 
 
 def judged(judge: Judge, changed: list[Changed], *, k: int = K, floor: float = FLOOR, retries: int = 2) -> Weakened:
