@@ -510,6 +510,29 @@ def test_a_judge_api_failure_is_an_inconclusive_ruling_not_a_crash(tmp_path: Pat
     assert all("no answer: " in d for d in ruling.dropped)
 
 
+def test_the_rulings_samples_and_floor_come_from_acceptance_yaml(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from tri_agent.acceptance._config import load_config
+    from tri_agent.acceptance._rounds import _ruling
+    from tri_agent.acceptance._smells import Change
+    from tri_agent.drivers._fakes import FakeModelServer, Move
+
+    project = _project(tmp_path / "toy")
+    flag = json.dumps({"flags": [{"category": "weakened", "location": "after/target/tests/test_a.py:2",
+                                  "reason": "the expected value was dropped"}]})
+    replies = iter([flag, flag, "{}"])  # 2 of 3 samples flag: below 0.8, at 0.6
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-oai-fake-0123456789")
+    with FakeModelServer(lambda _r: Move(text=next(replies))) as server:
+        config = project / "acceptance.yaml"
+        config.write_text(config.read_text().replace("judge: scripted}", "judge: openai}")
+                          + f"models:\n  judge: {{model: m, base_url: '{server.base_url}/v1', api: chat}}\n"
+                          + "weakening: {samples: 3, floor: 0.6}\n")
+        changed = [Change(path="target/tests/test_a.py", old="def test_a():\n    assert f() == 1\n",
+                          new="def test_a():\n    assert f()\n")]
+        ruling, _ = _ruling(load_config(project), project, tmp_path / "transcripts", 2, changed)
+    assert ruling is not None and (ruling.samples, ruling.floor, ruling.verdict) == (3, 0.6, "flagged")
+
+
 def test_fingerprint_reruns_catch_a_target_that_changed_since_its_run(toy_build: Path, tmp_path: Path) -> None:
     from conftest import toy_copy
 

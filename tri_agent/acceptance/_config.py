@@ -23,6 +23,7 @@ from .. import _yamldoc
 from .._errors import UsageError
 from .._model import Written
 from ..drivers._episode import Limits
+from ..drivers._weakening import FLOOR, K
 from ..targets._presets import preset_names
 
 Depth = Literal["quick", "standard", "deep"]
@@ -71,6 +72,13 @@ class MutationSettings(Written):
     jobs: int = Field(default=2, ge=1, le=64, description="Mutants judged side by side.")
 
 
+class WeakeningSettings(Written):
+    """How the judge rules on the builder's own test changes: the same sampling as ``tri-agent evidence``."""
+
+    samples: int = Field(default=K, ge=1, le=20, description="Times the judge's model is asked (K).")
+    floor: float = Field(default=FLOOR, gt=0, le=1, description="Share of the samples a flag needs (0.8: 4 of 5).")
+
+
 class AcceptanceConfig(Written):
     """``acceptance.yaml`` at the project root."""
 
@@ -97,6 +105,8 @@ class AcceptanceConfig(Written):
                                        "900 s, $2, 1 MiB out, 64 MiB written).")
     mutation: MutationSettings = Field(default_factory=MutationSettings, description="The mutation gate: mutmut "
                                        "volume, the hunt's fresh seeds, mutants judged side by side.")
+    weakening: WeakeningSettings = Field(default_factory=WeakeningSettings, description="The judge's ruling on "
+                                         "the builder's test changes: samples (K) and the floor a flag needs.")
     consent: Consent = Field(description="When the survey was answered, and the cost note it showed.")
 
 

@@ -741,7 +741,7 @@ def _ruling(config: AcceptanceConfig, project: Path, transcripts: Path, k: int,
         except judge.errors as exc:  # an API failure is an unreadable sample: the ruling fails closed
             return f"(no answer: {type(exc).__name__})"
 
-    ruling = judging.weakened_ruling(ask, diff)
+    ruling = judging.weakened_ruling(ask, diff, k=config.weakening.samples, floor=config.weakening.floor)
     return ruling, judge.spent_usd()
 
 
