@@ -13,6 +13,7 @@ from tri_agent.acceptance._config import (
     AcceptanceConfig,
     ModelSpec,
     MutationSettings,
+    WeakeningSettings,
     check_git,
     check_spec,
     cost_note,
@@ -114,7 +115,8 @@ EVERY_FLAG = ("--scope", "grades", "--spec", "spec/README.md", "--depth", "deep"
               "--model-option", "judge.temperature=none", "--command", "builder=agent --flag 'two words'",
               "--limit", "tester.turns=5", "--limit", "tester.seconds=60", "--limit", "tester.budget_usd=0.5",
               "--limit", "tester.output_bytes=2048", "--limit", "tester.write_bytes=131072",
-              "--mutmut", "4", "--hunt-seeds", "3", "--jobs", "1", "--non-interactive")
+              "--mutmut", "4", "--hunt-seeds", "3", "--jobs", "1", "--samples", "3", "--floor", "0.6",
+              "--non-interactive")
 
 
 def test_init_sets_every_field_by_flag_and_prints_the_cost_note_it_records(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
@@ -134,9 +136,10 @@ def test_init_sets_every_field_by_flag_and_prints_the_cost_note_it_records(tmp_p
         "commands": {"builder": ["agent", "--flag", "two words"]},
         "limits": {"tester": {"turns": 5, "seconds": 60.0, "budget_usd": 0.5, "output_bytes": 2048,
                               "write_bytes": 131072}},
-        "mutation": {"mutmut": 4, "hunt_seeds": 3, "jobs": 1}}
+        "mutation": {"mutmut": 4, "hunt_seeds": 3, "jobs": 1}, "weakening": {"samples": 3, "floor": 0.6}}
+    # a field added later without a flag fails here
     for model, name in ((AcceptanceConfig, ""), (ModelSpec, "models.judge"), (Limits, "limits.tester"),
-                        (MutationSettings, "mutation")):  # a field added later without a flag fails here
+                        (MutationSettings, "mutation"), (WeakeningSettings, "weakening")):
         value = config if not name else _at(config, name)
         for field, info in model.model_fields.items():
             if field not in ("schema_version", "consent") and not info.is_required():

@@ -185,8 +185,9 @@ def flag_settings(flags: dict[str, Any]) -> dict[str, object]:
         models.setdefault(role, {}).update({k: None if v.lower() in NONE_WORDS else v for k, v in options.items()})
     commands = {r: _argv(line, r) for r, line in _by_role(flags.get("commands") or [], "--command").items()}
     mutation = {k: flags[k] for k in ("mutmut", "hunt_seeds", "jobs") if flags.get(k) is not None}
+    weakening = {k: flags[k] for k in ("samples", "floor") if flags.get(k) is not None}
     limits = _by_role_key(flags.get("limit") or [], "--limit")
-    extra = {"models": models, "commands": commands, "limits": limits, "mutation": mutation}
+    extra = {"models": models, "commands": commands, "limits": limits, "mutation": mutation, "weakening": weakening}
     return out | {k: v for k, v in extra.items() if v}
 
 

@@ -81,6 +81,8 @@ def _new(args: argparse.Namespace) -> int:
     arg("--mutmut", metavar="N", help="mutmut's syntactic mutants per round (0)"),
     arg("--hunt-seeds", metavar="N", help="fresh generator seeds a survivor is hunted over (20)"),
     arg("--jobs", metavar="J", help="mutants the gate judges side by side (2)"),
+    arg("--samples", metavar="K", help="times the judge is asked about the builder's test changes (5)"),
+    arg("--floor", metavar="F", help="share of the samples a weakened flag needs (0.8)"),
     arg("--non-interactive", action="store_true", help="never ask; every answer comes from a flag"),
 )
 def _init(args: argparse.Namespace) -> int:
