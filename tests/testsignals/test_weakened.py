@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from signals_repo import Repo, repo  # noqa: F401  (repo: the fixture)
@@ -157,3 +159,60 @@ def test_the_cli_judges_with_a_model_and_its_settings(repo: Repo) -> None:
     report = json.loads(done.stdout)
     assert done.returncode == 18 and report["weakened"]["k"] == 3 and report["weakened"]["samples"] == 3
     assert asked == 3 and "flagged" in done.stderr
+
+
+# A CLI agent asked one plain question: it refuses to answer unless started with no tools, no MCP server and no
+# project settings, reads the question on stdin, and answers in its own output format (FLAG_FILE: the reply).
+FAKE_AGENT = r'''
+import json, os, sys
+args, question = sys.argv[1:], sys.stdin.read()
+assert "=== after/tests/test_calc.py ===" in question and os.listdir(".") == [], "the question, in an empty folder"
+reply = open(os.environ["FLAG_FILE"]).read()
+if args[0] == "-p":
+    assert args[args.index("--tools") + 1] == "" and "--strict-mcp-config" in args, "no tools at all"
+    assert args[args.index("--setting-sources") + 1] == "user" and args[args.index("--max-turns") + 1] == "1"
+    assert "never certify" in args[args.index("--append-system-prompt") + 1]
+    print(json.dumps({"type": "result", "subtype": "success", "is_error": False, "result": reply,
+                      "usage": {"input_tokens": 40, "output_tokens": 7, "cache_read_input_tokens": 3}}))
+else:
+    assert args[:2] == ["exec", "--json"] and args[args.index("--sandbox") + 1] == "read-only" and args[-1] == "-"
+    assert "mcp_servers={}" in args and "never certify" in question
+    events = [{"type": "item.completed", "item": {"type": "agent_message", "text": reply}},
+              {"type": "turn.completed", "usage": {"input_tokens": 30, "cached_input_tokens": 2, "output_tokens": 5}}]
+    print("\n".join(json.dumps(e) for e in events))
+'''
+
+
+@pytest.mark.parametrize("profile", ["claude", "codex"])
+def test_a_cli_agent_judges_through_its_profile(profile: str, repo: Repo, tmp_path: Path) -> None:
+    base = repo.git("rev-parse", "HEAD")
+    repo.write("tests/test_calc.py", "from calc import add\n\n\ndef test_add():\n    assert True\n\n\n"
+                                     "def test_zero():\n    assert add(0, 0) == 0\n")
+    (tmp_path / "agent.py").write_text(FAKE_AGENT)
+    (tmp_path / "flag.json").write_text(FLAG.replace("tests/test_t.py:2", "tests/test_calc.py:5"))
+    agent = tmp_path / profile
+    agent.write_text(f"#!/bin/sh\nexec {sys.executable} {tmp_path / 'agent.py'} \"$@\"\n")
+    agent.chmod(0o755)
+    repo.pytest()
+    out = tmp_path / "report.json"
+    done = subprocess.run([sys.executable, "-m", "tri_agent", "evidence", base, "--repo", str(repo.path), "--judge",
+                           profile, "--agent-bin", str(agent), "--json", str(out)], capture_output=True, text=True,
+                          env={**os.environ, "FLAG_FILE": str(tmp_path / "flag.json")})
+    report = json.loads(out.read_text())
+    assert done.returncode == 18, done.stderr
+    weak = report["weakened"]
+    assert (weak["state"], weak["samples"], weak["judge"]) == ("flagged", 5, f"{profile}-cli:default")
+    assert weak["usage"]["input_tokens"] == 5 * (40 if profile == "claude" else 30)
+
+
+def test_a_cli_agent_that_answers_nothing_is_an_unreadable_sample(repo: Repo, tmp_path: Path) -> None:
+    from tri_agent.testsignals import agent_judge
+
+    base = repo.git("rev-parse", "HEAD")
+    repo.write("tests/test_calc.py", "def test_add():\n    assert True\n")
+    agent = tmp_path / "claude"
+    agent.write_text("#!/bin/sh\necho 'not logged in' >&2\nexit 1\n")
+    agent.chmod(0o755)
+    report = evidence(repo.path, base, judge=agent_judge("claude", binary=str(agent)))
+    assert report.weakened.state == "inconclusive" and report.weakened.samples == 0
+    assert all("AgentFailed" in d for d in report.weakened.dropped)

@@ -5,8 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ._table import arg, command, say, write
+
+if TYPE_CHECKING:
+    from ..testsignals import Judge
 
 
 @command(
@@ -22,9 +26,11 @@ from ._table import arg, command, say, write
              "no older than the tree's last edit"),
     arg("--reports", action="append", default=[], metavar="GLOB",
         help="a glob of JUnit XML reports under the repository (repeatable)"),
-    arg("--judge", choices=("anthropic", "openai"), help="the model provider that rules on weakened tests (default: "
-        "none, and weakened is not judged)"),
-    arg("--model", help="the judge's model (with --judge)"),
+    arg("--judge", choices=("anthropic", "openai", "claude", "codex"), help="who rules on weakened tests: a model "
+        "behind its SDK (anthropic, openai) or a CLI agent through its profile (claude, codex); default none, and "
+        "weakened is not judged"),
+    arg("--model", help="the judge's model (needed for anthropic and openai; a CLI agent's own default otherwise)"),
+    arg("--agent-bin", metavar="PATH", help="the CLI agent's program (default: claude or codex on PATH)"),
     arg("--base-url", metavar="URL", help="a compatible server for the judge's SDK (OpenAI's: Chat Completions)"),
     arg("--key-env", metavar="VAR", help="the variable holding the judge's API key (default: ANTHROPIC_API_KEY or "
         "OPENAI_API_KEY)"),
@@ -38,14 +44,12 @@ from ._table import arg, command, say, write
 )
 def _evidence(args: argparse.Namespace) -> int:
     from .._errors import UsageError
-    from ..testsignals import api_judge, evidence, junit, lines, markdown
+    from ..testsignals import evidence, junit, lines, markdown
 
     if args.samples < 1 or not 0 < args.floor <= 1:
         raise UsageError(f"--samples {args.samples} --floor {args.floor}: K must be at least 1 and the floor in (0, 1]",
                          hint="the defaults are --samples 5 --floor 0.8")
-    if args.judge and not args.model:
-        raise UsageError(f"--judge {args.judge} needs --model", hint="name the judge's model, e.g. --model NAME")
-    judge = api_judge(args.judge, args.model, base_url=args.base_url, key_env=args.key_env) if args.judge else None
+    judge = _judge(args)
     found = sorted({p for g in args.reports for p in _globbed(args.repo, g)})
     report = evidence(args.repo, args.base, args.head, reports=[*args.report, *found], judge=judge, k=args.samples,
                       floor=args.floor, timeout=args.timeout)
@@ -56,6 +60,17 @@ def _evidence(args: argparse.Namespace) -> int:
     for line in lines(report):
         print(line, file=sys.stderr) if to_stdout else say(args, line)
     return report.exit_code
+
+
+def _judge(args: argparse.Namespace) -> Judge | None:
+    from .._errors import UsageError
+    from ..testsignals import agent_judge, api_judge
+
+    if args.judge in ("claude", "codex"):
+        return agent_judge(args.judge, args.model, binary=args.agent_bin)
+    if args.judge and not args.model:
+        raise UsageError(f"--judge {args.judge} needs --model", hint="name the judge's model, e.g. --model NAME")
+    return api_judge(args.judge, args.model, base_url=args.base_url, key_env=args.key_env) if args.judge else None
 
 
 def _globbed(repo: Path, pattern: str) -> list[Path]:

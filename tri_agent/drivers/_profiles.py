@@ -148,8 +148,8 @@ def codex_argv(binary: str, request: Request) -> list[str]:
     return [*argv, *(["-m", model] if model else []), request.charter + VERDICT_INSTRUCTIONS + "\n\n" + request.task]
 
 
-def codex_response(stdout: str) -> dict[str, Any]:
-    """The executor response for the JSONL events of ``codex exec --json``."""
+def codex_events(stdout: str) -> tuple[dict[str, int], str, str | None]:
+    """The usage, the last agent message and the failure (None: none) of ``codex exec --json``'s events."""
     usage = {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0, "cache_write_tokens": 0}
     last_message, failure = "", None
     for line in stdout.splitlines():
@@ -157,7 +157,7 @@ def codex_response(stdout: str) -> dict[str, Any]:
             event = json.loads(line)
         except ValueError:
             continue  # progress noise
-        kind = event.get("type")
+        kind = event.get("type") if isinstance(event, dict) else None
         if kind == "turn.completed":
             u = event.get("usage") or {}
             usage["input_tokens"] += u.get("input_tokens", 0)
@@ -167,6 +167,12 @@ def codex_response(stdout: str) -> dict[str, Any]:
             last_message = str(event["item"].get("text", ""))
         elif kind in ("turn.failed", "error"):
             failure = (event.get("error") or {}).get("message") or event.get("message") or kind
+    return usage, last_message, failure
+
+
+def codex_response(stdout: str) -> dict[str, Any]:
+    """The executor response for the JSONL events of ``codex exec --json``."""
+    usage, last_message, failure = codex_events(stdout)
     base = {"protocol": PROTOCOL, "model": os.environ.get("TRI_AGENT_MODEL"), "usage": usage, "cost_usd": 0.0}
     if failure:
         return {**base, "status": "error", "reason": f"codex: {failure}"}
@@ -224,6 +230,57 @@ def _run_agent(argv: list[str], env: dict[str, str], request: Request,
 
 
 PROFILES = {"claude": run_claude, "codex": run_codex}
+
+
+class AgentFailed(RuntimeError):
+    """A CLI agent asked a plain question gave no answer (its run failed, timed out, or printed none)."""
+
+
+def ask_argv(profile: str, binary: str, system: str, model: str | None, folder: Path) -> list[str]:
+    """How a CLI agent is asked one plain question, read from stdin: no tools at all (built-in or MCP), no
+    project settings, one turn, in an empty folder."""
+    if profile == "claude":
+        return [binary, "-p", "--output-format", "json", "--tools", "", "--strict-mcp-config", "--setting-sources",
+                "user", "--max-turns", "1", "--append-system-prompt", system, *(["--model", model] if model else [])]
+    return [binary, "exec", "--json", "--sandbox", "read-only", "--skip-git-repo-check", "--ephemeral", "-C",
+            str(folder), "-c", 'approval_policy="never"', "-c", "mcp_servers={}",
+            *(["-m", model] if model else []), "-"]
+
+
+def ask_agent(profile: str, question: str, system: str, *, binary: str | None = None, model: str | None = None,
+              timeout: float = 600.0) -> tuple[str, dict[str, int]]:
+    """Ask the ``profile`` CLI agent (claude or codex) ``question``; its answer's text and the tokens it reported.
+    For codex, ``system`` leads the question (it has no separate system prompt)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="tri-ask-") as folder:
+        argv = ask_argv(profile, binary or profile, system, model, Path(folder))
+        stdin = question if profile == "claude" else f"{system}\n\n{question}"
+        try:
+            done = subprocess.run(argv, input=stdin, capture_output=True, text=True, cwd=folder, timeout=timeout,
+                                  check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise AgentFailed(f"{profile}: {exc}") from None
+    text, usage, failure = _claude_answer(done.stdout) if profile == "claude" else _codex_answer(done.stdout)
+    if failure or not text:
+        tail = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+        raise AgentFailed(f"{profile}: {failure or 'no answer'} ({tail[:200]})")
+    return text, usage
+
+
+def _claude_answer(stdout: str) -> tuple[str, dict[str, int], str | None]:
+    out = _last_json(stdout) or {}
+    u = out.get("usage") or {}
+    usage = {"input_tokens": u.get("input_tokens", 0), "output_tokens": u.get("output_tokens", 0),
+             "cache_read_tokens": u.get("cache_read_input_tokens", 0),
+             "cache_write_tokens": u.get("cache_creation_input_tokens", 0)}
+    failure = str(out.get("subtype") or "an error") if out.get("is_error") else None
+    return str(out.get("result") or ""), usage, failure
+
+
+def _codex_answer(stdout: str) -> tuple[str, dict[str, int], str | None]:
+    usage, text, failure = codex_events(stdout)
+    return text, usage, failure
 
 
 def main(argv: list[str]) -> int:

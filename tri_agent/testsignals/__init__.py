@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 _EXPORTS = {"evidence": "_change", "EvidenceReport": "_report", "junit": "_report", "markdown": "_report",
             "lines": "_report", "Passed": "_passed", "Reduced": "_reduced", "Weakened": "_weakened",
-            "Judge": "_weakened", "api_judge": "_weakened", "SpoolEntry": "_spool", "Tree": "_tree",
-            "working_tree": "_tree", "commit_tree": "_tree"}
-__all__ = ["EvidenceReport", "Judge", "Passed", "Reduced", "SpoolEntry", "Tree", "Weakened", "api_judge",
-           "commit_tree", "evidence", "junit", "lines", "markdown", "working_tree"]
+            "Judge": "_weakened", "api_judge": "_weakened", "agent_judge": "_weakened", "SpoolEntry": "_spool",
+            "Tree": "_tree", "working_tree": "_tree", "commit_tree": "_tree"}
+__all__ = ["EvidenceReport", "Judge", "Passed", "Reduced", "SpoolEntry", "Tree", "Weakened", "agent_judge",
+           "api_judge", "commit_tree", "evidence", "junit", "lines", "markdown", "working_tree"]
 
 if TYPE_CHECKING:
     from ._change import evidence
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from ._report import EvidenceReport, junit, lines, markdown
     from ._spool import SpoolEntry
     from ._tree import Tree, commit_tree, working_tree
-    from ._weakened import Judge, Weakened, api_judge
+    from ._weakened import Judge, Weakened, agent_judge, api_judge
 
 
 def __getattr__(name: str) -> Any:

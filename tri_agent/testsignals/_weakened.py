@@ -21,7 +21,8 @@ from ..drivers._episode import Usage
 from ..drivers._rulings import Claim, Ruling
 from ..drivers._weakening import FLOOR, Changed, K, masked, weakening
 
-__all__ = ["FLOOR", "Judge", "K", "Weakened", "api_judge", "judged", "masked", "not_judged", "with_forged"]
+__all__ = ["FLOOR", "Judge", "K", "Weakened", "agent_judge", "api_judge", "judged", "masked", "not_judged",
+           "with_forged"]
 
 
 class Weakened(Record):
@@ -75,6 +76,24 @@ def api_judge(provider: str, model: str, *, base_url: str | None = None, key_env
     driver = anthropic_driver(model, api_key=key, base_url=base_url) if provider == "anthropic" else \
         openai_driver(model, api_key=key, base_url=base_url, api="chat" if base_url else "responses")
     return Judge(f"{provider}:{model}", lambda q: driver.ask_text(SYSTEM, q), lambda: driver.spent)
+
+
+def agent_judge(profile: str, model: str | None = None, *, binary: str | None = None,
+                timeout: float = 600.0) -> Judge:
+    """A CLI agent (claude or codex, through its profile) as the judge: each sample one plain question, with no
+    tools and no project settings, in an empty folder; the tokens it reports are added up."""
+    from ..drivers._profiles import ask_agent
+
+    if profile not in ("claude", "codex"):
+        raise UsageError(f"--judge {profile!r} is not a judge", hint="use anthropic, openai, claude or codex")
+    spent = [Usage()]
+
+    def ask(question: str) -> str:
+        text, usage = ask_agent(profile, question, SYSTEM, binary=binary, model=model, timeout=timeout)
+        spent[0] = spent[0] + Usage(**usage)
+        return text
+
+    return Judge(f"{profile}-cli:{model or 'default'}", ask, lambda: spent[0])
 
 
 def not_judged(files: list[str], why: str, k: int = K, floor: float = FLOOR) -> Weakened:
