@@ -14,6 +14,7 @@ import secrets
 import shutil
 import sys
 import tempfile
+import unicodedata
 from pathlib import Path
 from typing import Literal
 
@@ -27,6 +28,7 @@ from ..sandbox._process import base_env
 from ._tree import listed
 
 REMOVALS = ".tri-agent/test-removals"
+MIN_REASON_LETTERS = 3  # a reason is words: fewer letters than this is no reason
 _HERE = Path(__file__).resolve().parent
 _FILE_CAP = 64 << 20
 
@@ -73,15 +75,21 @@ def parse_removals(text: str) -> tuple[dict[str, Disclosed], list[str]]:
     entries: dict[str, Disclosed] = {}
     bare: list[str] = []
     for n, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
+        line = raw.lstrip("\ufeff").strip()  # a BOM before the first id is not part of it
         if not line or line.startswith("#"):
             continue
         test, _, reason = line.partition("\t") if "\t" in line else _split(line)
-        if not reason.strip():
+        if sum(c.isalpha() for c in _visible(reason)) < MIN_REASON_LETTERS:  # "", ".", "-": no reason at all
             bare.append(f"{REMOVALS}:{n} {test.strip()}")
         else:
             entries[test.strip()] = Disclosed(id=test.strip(), reason=reason.strip(), line=n)
     return entries, bare
+
+
+def _visible(text: str) -> str:
+    """``text`` without invisible format characters (a BOM, zero-width spaces and joiners), which can make an empty
+    reason look like one."""
+    return "".join(c for c in text if unicodedata.category(c) != "Cf")
 
 
 def _split(line: str) -> tuple[str, str, str]:
@@ -135,8 +143,10 @@ def write_working(repo: Path, dest: Path) -> Path:
 
 
 def removals_text(repo: Path, head: str | None, show: bytes | None) -> str:
-    """The head's removals file (``show``: its bytes at the head commit, when ``head`` is one)."""
-    raw = show if head is not None else ((repo / REMOVALS).read_bytes() if (repo / REMOVALS).is_file() else None)
+    """The head's removals file (``show``: its bytes at the head commit, when ``head`` is one); a link is not
+    followed (its target's text would land in the report)."""
+    path = repo / REMOVALS
+    raw = show if head is not None else (path.read_bytes() if path.is_file() and not path.is_symlink() else None)
     try:
         return raw.decode("utf-8") if raw is not None else ""
     except UnicodeDecodeError as exc:
