@@ -36,3 +36,12 @@ def test_what_is_not_a_report_says_why(tmp_path: Path) -> None:
         assert why in str(read_junit(tmp_path / name))
     (tmp_path / "link.xml").symlink_to(tmp_path / "html.xml")
     assert read_junit(tmp_path / "link.xml") == "not a plain file"
+
+
+def test_a_document_type_in_utf_16_is_refused_too(tmp_path: Path) -> None:
+    bomb = '<?xml version="1.0" encoding="UTF-16"?><!DOCTYPE l [<!ENTITY a "aaaa">]><testsuite>&a;</testsuite>'
+    (tmp_path / "bomb16.xml").write_bytes(bomb.encode("utf-16"))
+    assert "document type" in str(read_junit(tmp_path / "bomb16.xml"))
+    plain = '<?xml version="1.0" encoding="UTF-16"?><testsuite><testcase classname="t" name="a"/></testsuite>'
+    (tmp_path / "plain16.xml").write_bytes(plain.encode("utf-16"))
+    assert read_junit(tmp_path / "plain16.xml").outcomes == {"t::a": "passed"}  # type: ignore[union-attr]

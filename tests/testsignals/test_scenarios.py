@@ -107,3 +107,23 @@ def test_a_forged_entry_that_says_exit_0_beside_a_failure_is_no_evidence(repo: R
     path.write_text(json.dumps({**entry, "exit_status": 0}))
     report = evidence(repo.path, base)
     assert report.passed.state == "no_evidence" and "exit status is 0 beside failed tests" in report.passed.notes[-1]
+
+
+def test_a_junit_report_names_the_tree_it_ran_on(repo: Repo, tmp_path: Path) -> None:
+    base = repo.git("rev-parse", "HEAD")
+    honest_refactor(repo)
+    head = repo.commit()
+    report_file = tmp_path / f"junit-{head}.xml"  # named for the head commit, as CI names it
+    calc = (repo.path / "calc.py").read_text()
+    repo.write("calc.py", "def add(a, b):\n    return 3\n")  # a dirty checkout of the commit: the run fails
+    repo.pytest(f"--junitxml={report_file}")
+    repo.write("calc.py", calc)  # cleaned up after the run: the tree is the commit's again
+    for path in repo.spool():
+        path.unlink()
+    found = evidence(repo.path, base, head, reports=[report_file])
+    assert found.passed.assurance is None and any("ran on tree" in n for n in found.passed.notes)
+    repo.pytest(f"--junitxml={report_file}")  # a run of the clean tree
+    for path in repo.spool():
+        path.unlink()
+    found = evidence(repo.path, base, reports=[report_file])
+    assert (found.passed.state, found.passed.assurance) == ("passed", "tree-bound")

@@ -10,6 +10,7 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
+from xml.parsers import expat
 
 _MAX = 256 << 20
 _SHA = re.compile(r"\b[0-9a-f]{40}\b")
@@ -41,10 +42,10 @@ def read_junit(path: Path) -> JUnitReport | str:
         if path.stat().st_size > _MAX:
             return "larger than 256 MiB"
         data = path.read_bytes()
-        if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
+        if _declares(data):
             return "holds a document type (entities are refused)"
         root = ET.fromstring(data)
-    except (OSError, ET.ParseError, ValueError) as exc:
+    except (OSError, ET.ParseError, expat.ExpatError, ValueError) as exc:
         return f"does not parse as XML ({str(exc)[:80]})"
     if root.tag not in ("testsuites", "testsuite"):
         return f"its root is <{root.tag}>, not <testsuites> or <testsuite>"
@@ -60,6 +61,27 @@ def read_junit(path: Path) -> JUnitReport | str:
             outcomes[test] = found
         files[test] = case.get("file") or case.get("classname", "").replace(".", "/")
     return JUnitReport(path, outcomes, files, props, path.stat().st_mtime)
+
+
+class _Declared(Exception):
+    pass
+
+
+def _declares(data: bytes) -> bool:
+    """Whether the document declares a type or an entity, in whatever encoding it is written (a byte search
+    misses ``<!DOCTYPE`` in UTF-16): the parser itself is asked, and stopped at the first declaration."""
+    parser = expat.ParserCreate()
+
+    def refuse(*_args: object) -> None:
+        raise _Declared
+
+    parser.StartDoctypeDeclHandler = refuse
+    parser.EntityDeclHandler = refuse
+    try:
+        parser.Parse(data, True)
+    except _Declared:
+        return True
+    return False
 
 
 def _outcome(case: ET.Element) -> str:

@@ -1,7 +1,9 @@
 """The *passed* signal: harvested, never re-run, from the first source that exists, each with its assurance level.
 
 1. a spool entry bound to the exact tree (``tree-bound``: an uncommitted edit after the run unbinds it);
-2. a JUnit XML report naming the head commit, when the tree judged is that commit's (``commit-bound``);
+   a JUnit report whose ``tri_agent.tree`` property (the plugin writes it) names the exact tree is the same;
+2. a JUnit XML report naming the head commit, when the tree judged is that commit's (``commit-bound``), unless
+   the plugin's property says it ran on another tree (a dirty checkout of the commit);
 3. a report found at a configured glob, no older than the tree's last edit (``found-on-disk``);
 4. else ``not_checked``, said so.
 
@@ -69,7 +71,14 @@ def harvest(tree: str, newest: float, spool: Path | None, reports: list[Path], c
             unread += 1
         else:
             read.append(found)
-    bound = [r for r in read if commit is not None and r.commit() == commit]
+    ran = [r for r in read if r.properties.get("tri_agent.tree") == tree
+           and r.properties.get("tri_agent.tree_end", tree) == tree]
+    if ran:  # written by a session of this very tree (the plugin names it in the report)
+        return _judged(_from_junit(ran[0]), ran[0].path, "tree-bound", changed_tests, notes)
+    elsewhere = [r for r in read if r.properties.get("tri_agent.tree") not in (None, tree)]
+    notes += [f"report {r.path}: ran on tree {r.properties['tri_agent.tree'][:12]}, this tree is {tree[:12]}"
+              for r in elsewhere]
+    bound = [r for r in read if commit is not None and r.commit() == commit and r not in elsewhere]
     if bound:
         return _judged(_from_junit(bound[0]), bound[0].path, "commit-bound", changed_tests, notes)
     fresh = [r for r in read if newest and r.mtime >= newest]

@@ -1,5 +1,6 @@
 """The pytest plugin (entry point ``pytest11``: on in every session once tri-agent is installed; ``-p no:tri_agent``
-turns it off): one spool entry per session, bound to the tree the session saw.
+turns it off): one spool entry per session, bound to the tree the session saw, and the tree's hash as a property
+(``tri_agent.tree``) of the JUnit report the session writes, if it writes one.
 
 The entry holds the working tree's hash at the start and at the end, the invocation, every collected node id, each
 test's outcome with its phases combined, and the session's own exit status. It goes to the repository's git folder
@@ -19,6 +20,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from .._version import __version__
 from ..repository import clean_env
@@ -159,14 +162,32 @@ def hook_files(config: Any, top: Path) -> dict[str, list[str]]:
     return found
 
 
+def pytest_sessionstart(session: Any) -> None:
+    """A JUnit report this session writes (``--junitxml``) names the tree it ran on, as the entry does."""
+    if not _ours(session):
+        return
+    try:
+        from _pytest.junitxml import xml_key
+
+        xml = session.config.stash.get(xml_key, None)
+        if xml is not None:
+            xml.add_global_property("tri_agent.tree", _STATE["tree"].sha256)
+            _STATE["xml"] = xml
+    except Exception as exc:  # an older or newer pytest without the stash key: the entry still says it all
+        _say(f"the JUnit report will not name its tree ({type(exc).__name__})")
+
+
+@pytest.hookimpl(tryfirst=True)  # before junitxml's writes its report, so an edited tree is named in it
 def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
     if not _ours(session):
         return
     try:
+        tree, end = _STATE["tree"], working_tree(_STATE["top"])
+        if _STATE.get("xml") is not None and end.sha256 != tree.sha256:
+            _STATE["xml"].add_global_property("tri_agent.tree_end", end.sha256)
         folder = spool_dir(_STATE["top"])
         if folder is None:
             return
-        tree, end = _STATE["tree"], working_tree(_STATE["top"])
         write_entry(folder, {
             "schema_version": 1, "tree_sha256": tree.sha256, "tree_sha256_end": end.sha256, "files": tree.files,
             "rootdir": _STATE["rootdir"], "invocation": _STATE["invocation"], "started": _STATE["started"],
