@@ -12,32 +12,52 @@ import pytest
 from signals_repo import Repo, repo  # noqa: F401  (repo: the fixture)
 
 from tri_agent.testsignals import evidence
-from tri_agent.testsignals._infrastructure import RULES, forged, infrastructure
+from tri_agent.testsignals._infrastructure import RULES, forged, forged_in, infrastructure
 from tri_agent.testsignals._passed import _hooks
 
 WRAPPER = "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n" \
           "    report = (yield).get_result()\n"
-FORGERIES = {  # the move, and the rule that must find it
+FORGERIES = {  # the move, and the rule that must find it (the review's attacks among them)
     "a report's outcome rewritten": (WRAPPER + "    report.outcome = 'passed'\n", "outcome-written"),
     "a report's outcome rewritten by setattr": (WRAPPER + "    setattr(report, 'outcome', 'passed')\n",
                                                 "outcome-written"),
+    "through __dict__": (WRAPPER + "    report.__dict__['outcome'] = 'passed'\n", "outcome-written"),
+    "through vars()": (WRAPPER + "    vars(report).update(outcome='passed', longrepr=None)\n", "outcome-written"),
+    "through object.__setattr__": (WRAPPER + "    object.__setattr__(report, 'outcome', 'passed')\n",
+                                   "outcome-written"),
+    "through a walrus": (WRAPPER + "    (d := report.__dict__).update(outcome='passed')\n", "outcome-written"),
     "the call skipped": ("def pytest_pyfunc_call(pyfuncitem):\n    return True\n", "deciding-hook"),
+    "the call skipped by assignment": ("pytest_pyfunc_call = lambda pyfuncitem: True\n", "deciding-hook"),
+    "the call skipped on a class": ("class Plug:\n    pass\n\n\nPlug.pytest_pyfunc_call = print\n", "deciding-hook"),
+    "the call skipped under another name": (
+        "import pytest\n\n\n@pytest.hookimpl(specname='pytest_pyfunc_call')\ndef pytest_run_it(pyfuncitem):\n"
+        "    return True\n", "deciding-hook"),
+    "hooks put in globals": ("globals()['pytest_' + 'pyfunc_call'] = print\n", "dynamic-code"),
+    "hooks loaded from a text file": ("import runpy\n\nns = runpy.run_path('tests/hooks.txt')\n", "dynamic-code"),
     "the test function replaced": ("def pytest_collection_modifyitems(items):\n    for item in items:\n"
                                    "        item.obj = lambda *a, **k: None\n", "outcome-written"),
-    "the report made here": ("def pytest_runtest_makereport(item, call):\n    return None\n",
-                             "makereport-replaced"),
+    "the test function replaced through _obj": ("def pytest_collection_modifyitems(items):\n    for i in items:\n"
+                                                "        i._obj = lambda **kw: None\n", "outcome-written"),
+    "the report made here": ("def pytest_runtest_makereport(item, call):\n    return None\n", "deciding-hook"),
     "the result forced": (WRAPPER.replace("report = (yield).get_result()", "outcome = yield")
                           + "    outcome.force_result(None)\n", "forced-result"),
     "pytest's runner patched": ("import _pytest.runner as runner\n\nrunner.call_and_report = print\n",
-                                "pytest-patched"),
+                                "internals-patched"),
+    "pytest's runner patched through sys.modules": (
+        "import sys\n\nC = sys.modules['_pytest.runner'].CallInfo\nC.from_call = classmethod(print)\n",
+        "internals-patched"),
     "pytest patched by name": ("def test_x(monkeypatch):\n    monkeypatch.setattr('_pytest.runner.x', 1)\n",
-                               "pytest-patched"),
+                               "internals-patched"),
+    "pytest.fail replaced": ("import pytest\n\npytest.fail = print\n", "internals-patched"),
+    "tri-agent's own plugin patched": (
+        "try:\n    from tri_agent.testsignals import _plugin\nexcept ImportError:\n    _plugin = None\n",
+        "internals-patched"),
     "the exit status set": ("def pytest_sessionfinish(session):\n    session.exitstatus = 0\n", "outcome-written"),
-    "a status rewritten": ("def pytest_report_teststatus(report):\n    return 'passed', '.', 'PASSED'\n",
-                           "deciding-hook"),
     "code built at run time": ("import base64\n\nexec(base64.b64decode(b'cGFzcw=='))\n", "dynamic-code"),
+    "too deep to read": ("X = " + "+".join(["1"] * 6000) + "\n", "unscannable"),
+    "does not parse": ("def pytest_pyfunc_call(pyfuncitem)\n    return True\n", "unscannable"),
 }
-HONEST = {  # conftest code an honest change adds: none of it is flagged
+HONEST = {  # conftest code an honest change adds: none of it is flagged (the review's false positives among them)
     "the documented report wrapper": WRAPPER + "    setattr(item, 'rep_' + report.when, report)\n",
     "markers and a fixture": "import re\n\nimport pytest\n\n\ndef pytest_configure(config):\n"
                              "    config.addinivalue_line('markers', 'slow: slow tests')\n    re.compile('x')\n\n\n"
@@ -45,7 +65,18 @@ HONEST = {  # conftest code an honest change adds: none of it is flagged
     "an attribute of its own": "class Helper:\n    def __init__(self):\n        self.outcome = None\n"
                                "        self.obj = object()\n",
     "a reordering": "def pytest_collection_modifyitems(items):\n    items.sort(key=lambda i: i.name)\n",
+    "a timing wrapper": "import time\n\nimport pytest\n\n\n@pytest.hookimpl(wrapper=True)\n"
+                        "def pytest_runtest_protocol(item, nextitem):\n    t = time.time()\n    yield\n"
+                        "    item.user_properties.append(('seconds', time.time() - t))\n",
+    "a legacy wrapper": "import pytest\n\n\n@pytest.mark.hookwrapper\ndef pytest_runtest_makereport(item, call):"
+                        "\n    yield\n",
+    "a status letter": "def pytest_report_teststatus(report, config):\n    if report.when == 'call' and "
+                       "report.duration > 5:\n        return 'slow', 'S', 'SLOW'\n",
+    "a dynamic import in a fixture": "import importlib\n\nimport pytest\n\n\n@pytest.fixture(params=['json'])\n"
+                                     "def codec(request):\n    return importlib.import_module(request.param)\n",
+    "a shared namespace on pytest": "import pytest\n\n\ndef pytest_configure(config):\n    pytest.shared = {}\n",
 }
+FACTORIES = "import pytest\n\n\ndef match(m):\n    m.outcome = 'draw'\n    m.obj = {}\n    return m\n"
 
 
 def _rule(claim_reason: str) -> str:
@@ -69,6 +100,21 @@ def test_a_move_the_base_had_already_is_not_flagged_again() -> None:
     text = FORGERIES["the call skipped"][0]
     assert forged("conftest.py", text, text) == []
     assert forged("conftest.py", text, text.replace("True", "1")), "a changed hook is a new one"
+    moved = {"tests/conftest.py": (text, None), "conftest.py": (None, text)}  # git mv: the same code, elsewhere
+    assert forged_in(moved) == []
+
+
+def test_a_helper_that_is_no_plugin_may_name_its_attributes_freely() -> None:
+    assert forged("tests/factories.py", None, FACTORIES) == []
+
+
+def test_the_scan_reads_a_file_as_python_does() -> None:
+    from tri_agent.testsignals._infrastructure import source_text
+
+    hook = "def pytest_pyfunc_call(pyfuncitem):\n    return True\n"
+    assert forged("conftest.py", None, source_text(b"\xef\xbb\xbf" + hook.encode()))  # a BOM
+    latin = b"# coding: latin-1\nname = '\xe9'\n" + hook.encode()
+    assert forged("conftest.py", None, source_text(latin))
 
 
 def test_an_outcome_attribute_in_application_code_is_just_a_name() -> None:
@@ -81,6 +127,7 @@ def test_which_changed_files_are_infrastructure() -> None:
     settings = '[tool.pytest.ini_options]\npythonpath = ["."]\n'
     assert infrastructure("tests/checks.py", None, "def check(x):\n    assert x\n")
     assert infrastructure("src/plugin.py", None, "import pytest\n")
+    assert infrastructure("src/plugin.py", None, "import os, pytest\n"), "one import of two names"
     assert infrastructure("pyproject.toml", settings, settings + 'addopts = "-p no:randomly"\n')
     assert not infrastructure("pyproject.toml", settings, settings + '\n[project]\nname = "x"\n')
     assert not infrastructure("src/app.py", None, "x = 1\n")
@@ -127,3 +174,15 @@ def test_an_in_repo_symlink_is_never_read_for_the_judge(repo: Repo, tmp_path: Pa
 
     evidence(repo.path, base, judge=Judge("recorded", lambda q: asked.append(q) or '{"flags": []}'))
     assert not any("hunter2" in q for q in asked)
+
+
+def test_a_code_object_that_claims_an_installed_file_does_not_hide_an_ignored_plugin(repo: Repo) -> None:
+    base = repo.git("rev-parse", "HEAD")
+    fake = os.path.join(sys.prefix, "lib", "site-packages", "pytest_benign", "plugin.py")
+    repo.write("conftest.py", f"def _wrap(item):\n    pass\n\n\n_wrap.__code__ = _wrap.__code__.replace("
+                              f"co_filename={fake!r})\npytest_runtest_setup = _wrap\n")
+    with open(repo.path / ".git" / "info" / "exclude", "a", encoding="utf-8") as f:
+        f.write("/conftest.py\n")
+    repo.pytest()
+    report = evidence(repo.path, base)
+    assert (report.passed.state, report.exit_code) == ("no_evidence", 16), report.passed.notes

@@ -8,7 +8,7 @@ from pathlib import Path
 from .._errors import InfrastructureFailure
 from ..repository import cat_blobs, git_out, top_level, tree_of
 from ..testcode import is_test_file
-from ._infrastructure import CONFIG_FILES, forged, infrastructure
+from ._infrastructure import CONFIG_FILES, forged_in, infrastructure, source_text
 from ._passed import harvest
 from ._plugin import spool_dir
 from ._reduced import REMOVALS, collect, reduced, removals_text, write_commit, write_working
@@ -46,8 +46,7 @@ def evidence(repo: Path, base: str, head: str | None = None, *, reports: list[Pa
                      files)
     shown = cat_blobs(repo, [f"{head_sha}:{REMOVALS}"])[0] if head_sha else None
     gone = reduced(base_ids, head_ids, removals_text(repo, head_sha, shown))
-    weak = with_forged(_weakened(changed + around, texts, judge, k, floor),
-                       [c for n, (b, a) in texts.items() for c in forged(n, b, a)])
+    weak = with_forged(_weakened(changed + around, texts, judge, k, floor), forged_in(texts))
     return EvidenceReport(base=base_sha, head=head_sha, tree_sha256=tree.sha256, changed_tests=changed,
                           changed_infrastructure=around, passed=passed, reduced=gone, weakened=weak,
                           exit_code=int(exit_code(passed, gone, weak)))
@@ -72,7 +71,7 @@ def _texts(repo: Path, base: str, head: str | None, names: list[str]) -> dict[st
     before = cat_blobs(repo, [f"{base}:{p}" for p in names])
     after = cat_blobs(repo, [f"{head}:{p}" for p in names]) if head else \
         [(repo / p).read_bytes() if (repo / p).is_file() and not (repo / p).is_symlink() else None for p in names]
-    return {p: (_text(b), _text(a)) for p, b, a in zip(names, before, after, strict=True)}
+    return {p: (_text(b, p), _text(a, p)) for p, b, a in zip(names, before, after, strict=True)}
 
 
 def _weakened(asked: list[str], texts: dict[str, tuple[str | None, str | None]], judge: Judge | None,
@@ -82,5 +81,8 @@ def _weakened(asked: list[str], texts: dict[str, tuple[str | None, str | None]],
     return judged(judge, [(p, *texts[p]) for p in asked], k=k, floor=floor)
 
 
-def _text(raw: bytes | None) -> str | None:
-    return None if raw is None else raw.decode("utf-8", "replace")
+def _text(raw: bytes | None, path: str) -> str | None:
+    """A file's text; a Python file's as Python reads it (its BOM, its coding cookie)."""
+    if raw is None:
+        return None
+    return source_text(raw) if path.endswith(".py") else raw.decode("utf-8", "replace")

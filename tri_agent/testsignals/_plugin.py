@@ -145,7 +145,9 @@ def outcome(phases: dict[str, tuple[str, bool]]) -> str:
 
 def hook_files(config: Any, top: Path) -> dict[str, list[str]]:
     """Each file (relative to ``top`` when inside it, else absolute) whose code implements one of ``OUTCOME_HOOKS``
-    in this session, with the hooks it implements."""
+    in this session, with the hooks it implements. Both the function's code file and its plugin's module file are
+    named, so a code object that claims another file (``co_filename`` rewritten) does not hide where it was loaded
+    from."""
     files = [getattr(sys.modules.get(m), "__file__", None) for m in ("_pytest", "pluggy")]
     own = [os.path.dirname(os.path.realpath(f)) for f in files if f] + \
         [os.path.dirname(os.path.dirname(os.path.realpath(__file__)))]
@@ -153,13 +155,23 @@ def hook_files(config: Any, top: Path) -> dict[str, list[str]]:
     for name in OUTCOME_HOOKS:
         caller = getattr(config.hook, name, None)
         for impl in caller.get_hookimpls() if caller is not None else []:
-            code = getattr(getattr(impl, "function", None), "__code__", None)
-            where = os.path.realpath(code.co_filename) if code is not None else f"<{impl.plugin_name}>"
-            if any(d and where.startswith(d + os.sep) for d in own):
-                continue
-            shown = os.path.relpath(where, root) if where.startswith(root + os.sep) else where
-            found.setdefault(shown, []).append(name)
+            for where in _sources(impl):
+                if any(d and where.startswith(d + os.sep) for d in own):
+                    continue
+                shown = os.path.relpath(where, root) if where.startswith(root + os.sep) else where
+                if name not in found.setdefault(shown, []):
+                    found[shown].append(name)
     return found
+
+
+def _sources(impl: Any) -> set[str]:
+    """The files a hook implementation comes from: its code's, and its plugin's module's."""
+    code = getattr(getattr(impl, "function", None), "__code__", None)
+    plugin = impl.plugin
+    module = plugin if hasattr(plugin, "__file__") else sys.modules.get(type(plugin).__module__)
+    files = {getattr(code, "co_filename", None), getattr(module, "__file__", None)} - {None}
+    return {os.path.realpath(str(f)) if not str(f).startswith("<") else str(f) for f in files} or \
+        {f"<{impl.plugin_name}>"}
 
 
 def pytest_sessionstart(session: Any) -> None:
