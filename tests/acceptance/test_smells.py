@@ -105,6 +105,8 @@ BAD: dict[str, Change] = {
                             new="import os\nFIXED = os.getppid() == 1\n"),
     "generated-code": Change(path="target/grades.py", old="import zlib\n",
                              new="import zlib\nexec(zlib.decompress(PACKED))\n"),
+    "outcome-forged": Change(path="target/grades.py", old="import os\n",
+                             new="import os\nimport _pytest.runner as r\n\nr.call_and_report = print\n"),
 }
 
 # what each bad diff reports under its own name: (line in the new text, what was found)
@@ -127,6 +129,7 @@ BAD_FOUND: dict[str, list[tuple[int | None, str]]] = {
     "exception-swallowed": [(4, "except Exception:")],
     "harness-probe": [(2, "reads the parent process (os.getppid)")],
     "generated-code": [(2, "exec: exec(zlib.decompress(PACKED))")],
+    "outcome-forged": [(4, "reaches into pytest's, pluggy's or tri-agent's own modules: r.call_and_report = print")],
 }
 
 

@@ -38,7 +38,8 @@ FORGERIES = {  # the move, and the rule that must find it (the review's attacks 
                                    "        item.obj = lambda *a, **k: None\n", "outcome-written"),
     "the test function replaced through _obj": ("def pytest_collection_modifyitems(items):\n    for i in items:\n"
                                                 "        i._obj = lambda **kw: None\n", "outcome-written"),
-    "the report made here": ("def pytest_runtest_makereport(item, call):\n    return None\n", "deciding-hook"),
+    "the report made here": ("def pytest_runtest_makereport(item, call):\n    return forged_report(item, call)\n",
+                             "deciding-hook"),
     "the result forced": (WRAPPER.replace("report = (yield).get_result()", "outcome = yield")
                           + "    outcome.force_result(None)\n", "forced-result"),
     "pytest's runner patched": ("import _pytest.runner as runner\n\nrunner.call_and_report = print\n",
@@ -54,6 +55,30 @@ FORGERIES = {  # the move, and the rule that must find it (the review's attacks 
         "internals-patched"),
     "the exit status set": ("def pytest_sessionfinish(session):\n    session.exitstatus = 0\n", "outcome-written"),
     "code built at run time": ("import base64\n\nexec(base64.b64decode(b'cGFzcw=='))\n", "dynamic-code"),
+    "a plugin object handed over": ("import types\n\n\ndef pytest_configure(config):\n    config.pluginmanager."
+                                    "register(types.SimpleNamespace(pytest_pyfunc_call=lambda pyfuncitem: True))\n",
+                                    "deciding-hook"),
+    "a plugin class built by type()": ("P = type('P', (), {'pytest_pyfunc_call': staticmethod(print)})\n",
+                                       "deciding-hook"),
+    "specname in a variable": ("import pytest\n\nN = 'pytest_pyfunc_call'\n\n\n@pytest.hookimpl(specname=N)\n"
+                               "def pytest_anything(pyfuncitem):\n    return True\n", "deciding-hook"),
+    "a wrapper that is not one": ("import pytest\n\n\n@pytest.hookimpl(hookwrapper=False)\n"
+                                  "def pytest_pyfunc_call(pyfuncitem):\n    return True\n", "deciding-hook"),
+    "a fresh report from a wrapper": (
+        "import pytest\n\n\n@pytest.hookimpl(wrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
+        "    r = yield\n    return pytest.TestReport(r.nodeid, r.location, r.keywords, 'passed', None, r.when)\n",
+        "outcome-written"),
+    "a report rebuilt in place": (WRAPPER + "    report.__init__(report.nodeid, report.location, {}, 'passed', None,"
+                                  " report.when)\n", "outcome-written"),
+    "a tuple target": (WRAPPER + "    report.outcome, report.longrepr = 'passed', None\n", "outcome-written"),
+    "a class of pytest's patched": ("import pytest\n\npytest.TestReport.from_item_and_call = classmethod(print)\n",
+                                    "internals-patched"),
+    "code swapped": ("import pytest\n\npytest.Function.runtest.__code__ = (lambda self: None).__code__\n",
+                     "outcome-written"),
+    "a test's code swapped": ("def pytest_collection_modifyitems(items):\n    for i in items:\n"
+                              "        i.function.__code__ = (lambda: None).__code__\n", "outcome-written"),
+    "exec through builtins": ("import builtins\n\nbuiltins.exec(builtins.compile(SRC, __file__, 'exec'), vars())\n",
+                              "dynamic-code"),
     "too deep to read": ("X = " + "+".join(["1"] * 6000) + "\n", "unscannable"),
     "does not parse": ("def pytest_pyfunc_call(pyfuncitem)\n    return True\n", "unscannable"),
 }
@@ -75,6 +100,19 @@ HONEST = {  # conftest code an honest change adds: none of it is flagged (the re
     "a dynamic import in a fixture": "import importlib\n\nimport pytest\n\n\n@pytest.fixture(params=['json'])\n"
                                      "def codec(request):\n    return importlib.import_module(request.param)\n",
     "a shared namespace on pytest": "import pytest\n\n\ndef pytest_configure(config):\n    pytest.shared = {}\n",
+    "names from pytest, assigned": "from _pytest.monkeypatch import MonkeyPatch\nfrom pytest import approx, param\n\n"
+                                   "CASES = [param(1)]\nexpected = approx(0.3)\nmp = MonkeyPatch()\n",
+    "pytester as a plugin": "import sys\n\npytest_plugins = ['_pytest.pytester']\n"
+                            "HAS_CAPTURE = '_pytest.capture' in sys.modules\n",
+    "a frozen dataclass": "from dataclasses import dataclass\n\n\n@dataclass(frozen=True)\nclass P:\n    a: int\n\n"
+                          "    def __post_init__(self):\n        object.__setattr__(self, 'b', self.a)\n"
+                          "        super().__setattr__('c', 1)\n        self.__dict__.update(d=2)\n",
+    "domain attributes in fixtures": "import pytest\n\n\n@pytest.fixture\ndef result(tmp_path):\n"
+                                     "    r = Result()\n    r.outcome = 'ok'\n    r.exitstatus = 0\n    return r\n",
+    "the incremental example": "def pytest_runtest_makereport(item, call):\n    if 'incremental' in item.keywords:\n"
+                               "        if call.excinfo is not None:\n            item.parent._previousfailed = item\n",
+    "a doctest namespace": "import pytest\n\n\n@pytest.fixture(autouse=True)\ndef ns(doctest_namespace):\n"
+                           "    doctest_namespace.update(globals())\n",
 }
 FACTORIES = "import pytest\n\n\ndef match(m):\n    m.outcome = 'draw'\n    m.obj = {}\n    return m\n"
 
@@ -106,6 +144,13 @@ def test_a_move_the_base_had_already_is_not_flagged_again() -> None:
 
 def test_a_helper_that_is_no_plugin_may_name_its_attributes_freely() -> None:
     assert forged("tests/factories.py", None, FACTORIES) == []
+
+
+def test_names_from_pytest_in_a_test_and_in_application_code_are_not_patches() -> None:
+    assert forged("tests/test_math.py", None, "from pytest import approx\n\n\ndef test_x():\n"
+                                              "    expected = approx(0.3)\n    assert 0.1 + 0.2 == expected\n") == []
+    assert forged("src/app/hooks.py", None, "import pluggy\n\nhookimpl = pluggy.HookimplMarker('app')\n"
+                                            "pm = pluggy.PluginManager('app')\n") == []
 
 
 def test_the_scan_reads_a_file_as_python_does() -> None:

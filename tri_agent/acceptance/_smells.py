@@ -39,10 +39,11 @@ from typing import Literal
 from pydantic import Field
 
 from .._model import Record
-from ..testcode import HOOKS, flaky_marks, hooks, timeouts
+from ..testcode import FORGING_RULES, HOOKS, flaky_marks, hooks, timeouts
 from ..testcode import added as _added
 from ..testcode import calls_named as _calls
 from ..testcode import enclosing as _enclosing
+from ..testcode import forging_moves as _forging_moves
 from ..testcode import name_of as _name
 from ..testcode import parents_of as _parents
 from ..testcode import parse as _parse
@@ -90,6 +91,7 @@ class _Side:
     text: str
     tree: ast.Module | None
     options: dict[str, list[str]] | None = None  # pytest's options, when both sides of a config file parse
+    path: str = ""
 
 
 @dataclass(frozen=True)
@@ -111,16 +113,16 @@ class _Kind:
 # --- reading a change: both sides as syntax trees, or both as lines ------------------------------------------
 
 def _sides(change: Change) -> tuple[_Side, _Side]:
-    old, new = change.old or "", change.new or ""
-    if change.path.endswith(".py"):
+    old, new, path = change.old or "", change.new or "", change.path
+    if path.endswith(".py"):
         trees = [_parse(old), _parse(new)]
         if trees[0] is not None and trees[1] is not None:
-            return _Side(old, trees[0]), _Side(new, trees[1])
-    if is_config_file(change.path):
-        options = [_options(old, change.path), _options(new, change.path)]
+            return _Side(old, trees[0], path=path), _Side(new, trees[1], path=path)
+    if is_config_file(path):
+        options = [_options(old, path), _options(new, path)]
         if options[0] is not None and options[1] is not None:
-            return _Side(old, None, options[0]), _Side(new, None, options[1])
-    return _Side(old, None), _Side(new, None)
+            return _Side(old, None, options[0], path), _Side(new, None, options[1], path)
+    return _Side(old, None, path=path), _Side(new, None, path=path)
 
 
 def _lines(text: str, pattern: re.Pattern[str]) -> list[tuple[int, str]]:
@@ -541,6 +543,25 @@ def _generated_added(old: _Side, new: _Side, _ctx: _Context) -> Found:
     return _added(calls(old), calls(new))
 
 
+def _forged(old: _Side, new: _Side, _ctx: _Context) -> Found:
+    """The moves that forge outcomes (``testcode._forging``, the same scan as ``tri-agent evidence``) the change
+    added: compared by their whole source, so a hook whose body changed is a new one. Python that does not parse
+    is read as lines by the other smells here, so the scan's "unscannable" is not repeated."""
+    if not new.path.endswith(".py") or new.tree is None:
+        return []
+    before = Counter((rule, key) for rule, _, key in _forging_moves(old.path, old.text)) if old.text else Counter()
+    out: Found = []
+    for rule, line, key in _forging_moves(new.path, new.text):
+        if rule == "unscannable":
+            continue
+        if before[(rule, key)] > 0:
+            before[(rule, key)] -= 1
+        else:
+            shown = next((x for x in key.splitlines() if not x.lstrip().startswith("@")), "").strip()
+            out.append((line, f"{FORGING_RULES[rule]}: {shown[:100]}"))
+    return out
+
+
 def _swallowed(old: _Side, new: _Side, _ctx: _Context) -> Found:
     return _added(_lines(old.text, _SWALLOW), _lines(new.text, _SWALLOW))
 
@@ -568,6 +589,7 @@ SMELLS: dict[str, _Kind] = {
                            "that can tell the exam from a user can pass one and fail the other", _probe_added),
     "generated-code": _Kind("blocker", "code", "the code runs code built at run time, which no bug class can "
                             "reach: the mutation gate cannot test it", _generated_added),
+    "outcome-forged": _Kind("blocker", "any", "the code forges what a test run reports", _forged),
     "exception-swallowed": _Kind("note", "any", "an error is caught and dropped", _swallowed),
 }
 

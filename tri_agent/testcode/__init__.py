@@ -1,12 +1,17 @@
 """Test code as pytest runs it: syntax trees with aliases resolved, and the marks that take a test off a run.
 
-A leaf of the package (stdlib only), shared by the judge's smells and the patch gate, so both agree on what a
-skip, a retry, a timeout or an outcome-rewriting hook is.
+A leaf of the package (stdlib only; pytest's own names are read from pytest where it is installed), shared by the
+judge's smells, the patch gate and the test evidence, so all agree on what a skip, a retry, a timeout, an
+outcome-rewriting hook or a forged outcome is.
 
 - ``_reading``: parsing, alias resolution, the tables of marks and hooks (``SKIPS``, ``FLAKY``, ``HOOKS``), and
-  which files are test files.
+  which files are test files;
+- ``_forging``: the moves that forge outcomes (``RULES``), read from the syntax tree, shared by the test evidence
+  of a change and an acceptance's smells.
 """
 
+from ._forging import RULES as FORGING_RULES
+from ._forging import moves as forging_moves
 from ._reading import (
     BIG_NODES,
     CONDITIONAL,
@@ -28,6 +33,6 @@ from ._reading import (
     timeouts,
 )
 
-__all__ = ["BIG_NODES", "CONDITIONAL", "FLAKY", "HOOKS", "SKIPS", "added", "calls_named", "enclosing",
-           "flaky_marks", "hooks", "is_decorator", "is_test_file", "name_of", "owner_of", "parents_of", "parse",
-           "skip_marks", "timeouts"]
+__all__ = ["BIG_NODES", "CONDITIONAL", "FLAKY", "FORGING_RULES", "HOOKS", "SKIPS", "added", "calls_named",
+           "enclosing", "flaky_marks", "forging_moves", "hooks", "is_decorator", "is_test_file", "name_of",
+           "owner_of", "parents_of", "parse", "skip_marks", "timeouts"]
