@@ -93,3 +93,13 @@ def test_a_pytester_session_inside_the_suite_leaves_the_outer_entry_whole(repo: 
     entry = json.loads(path.read_text())
     assert "tests/test_inner.py::test_inner" in entry["collected"] and len(entry["collected"]) == 3
     assert entry["outcomes"]["tests/test_inner.py::test_inner"] == "passed" and len(entry["outcomes"]) == 3
+
+
+def test_a_file_name_that_is_not_utf_8_is_shown_escaped_never_an_internal_error(repo: Repo) -> None:
+    base = repo.git("rev-parse", "HEAD")
+    name = os.fsdecode(b"tests/test_\xff.py")
+    (repo.path / name).write_text("def test_b():\n    assert 1\n")
+    repo.pytest()
+    report = evidence(repo.path, base)
+    assert "tests/test_\\xff.py" in report.changed_tests
+    assert json.loads(report.model_dump_json())["changed_tests"] == report.changed_tests

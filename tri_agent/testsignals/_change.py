@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from .._errors import InfrastructureFailure
 from ..repository import cat_blobs, git_out, top_level, tree_of
@@ -47,9 +48,25 @@ def evidence(repo: Path, base: str, head: str | None = None, *, reports: list[Pa
     shown = cat_blobs(repo, [f"{head_sha}:{REMOVALS}"])[0] if head_sha else None
     gone = reduced(base_ids, head_ids, removals_text(repo, head_sha, shown))
     weak = with_forged(_weakened(changed + around, texts, judge, k, floor), forged_in(texts))
-    return EvidenceReport(base=base_sha, head=head_sha, tree_sha256=tree.sha256, changed_tests=changed,
-                          changed_infrastructure=around, passed=passed, reduced=gone, weakened=weak,
-                          exit_code=int(exit_code(passed, gone, weak)))
+    report = EvidenceReport(base=base_sha, head=head_sha, tree_sha256=tree.sha256, changed_tests=changed,
+                            changed_infrastructure=around, passed=passed, reduced=gone, weakened=weak,
+                            exit_code=int(exit_code(passed, gone, weak)))
+    return EvidenceReport.model_validate(_shown(report.model_dump()))
+
+
+def _shown(value: Any) -> Any:
+    """``value`` with every string made printable: a file name that is not UTF-8 (git hands it over as surrogate
+    escapes) is shown with its bytes escaped (``test_\\xff.py``), so the report can always be written."""
+    if isinstance(value, str):
+        try:
+            return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:  # a surrogate that is no escaped byte
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_shown(k): _shown(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shown(v) for v in value]
+    return value
 
 
 def _sha(repo: Path, rev: str) -> str:
