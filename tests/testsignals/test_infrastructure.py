@@ -79,6 +79,12 @@ FORGERIES = {  # the move, and the rule that must find it (the review's attacks 
                               "        i.function.__code__ = (lambda: None).__code__\n", "outcome-written"),
     "exec through builtins": ("import builtins\n\nbuiltins.exec(builtins.compile(SRC, __file__, 'exec'), vars())\n",
                               "dynamic-code"),
+    "setattr under another name": (WRAPPER + "    f = setattr\n    f(report, 'outcome', 'passed')\n", "dynamic-code"),
+    "operator.setitem on vars()": ("import operator\n\n" + WRAPPER.split("\n", 1)[1]
+                                   + "    operator.setitem(vars(report), 'outcome', 'passed')\n", "outcome-written"),
+    "hooks served by name": ("def __getattr__(name):\n    if name == 'pytest_pyfunc_call':\n"
+                             "        return lambda pyfuncitem: True\n    raise AttributeError(name)\n",
+                             "dynamic-code"),
     "too deep to read": ("X = " + "+".join(["1"] * 6000) + "\n", "unscannable"),
     "does not parse": ("def pytest_pyfunc_call(pyfuncitem)\n    return True\n", "unscannable"),
 }

@@ -154,15 +154,19 @@ def _rules_of(node: ast.AST, shapes: bool, in_hook: bool, names: set[str]) -> It
     if any(isinstance(t, ast.Attribute) and t.attr in ("__code__", "__class__") for t in targets) or (in_hook and (
             any(_outcome_target(t) for t in targets) or _behind_the_back(node) or _report_made(node))):
         yield "outcome-written"
-    if _dynamic(node, targets):
+    if _dynamic(node, targets) or (in_hook and isinstance(node, ast.FunctionDef) and node.name in (
+            "__getattr__", "__dir__")):  # a plugin's module-level __getattr__ can hand pytest any hook by name
         yield "dynamic-code"
 
 
 def _dynamic(node: ast.AST, targets: Sequence[ast.expr]) -> bool:
-    """``exec``, ``compile``, ``__import__`` (bare or from ``builtins``), runpy's and importlib's loaders, and a
-    write into ``globals()``."""
+    """``exec``, ``compile``, ``__import__`` (bare or from ``builtins``), runpy's and importlib's loaders, a write
+    into ``globals()``, and one of those or ``setattr`` bound to another name (``f = setattr``)."""
     if any(isinstance(t, ast.Subscript) and isinstance(t.value, ast.Call) and _called(t.value) == "globals"
            for t in targets):
+        return True
+    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and \
+            node.value.id in (*_DYNAMIC, "setattr", "eval"):
         return True
     if not isinstance(node, ast.Call):
         return False
@@ -262,6 +266,8 @@ def _behind_the_back(node: ast.AST) -> bool:
         return any(isinstance(t, ast.Subscript) and _is_dict_of(t.value) for t in _targets(node))
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         if node.func.attr in ("update", "__setitem__", "setdefault") and _is_dict_of(node.func.value):
+            return True
+        if node.func.attr == "setitem" and node.args and _is_dict_of(node.args[0]):  # operator.setitem(vars(x), ..)
             return True
         first = node.args[0] if node.args else None
         return node.func.attr == "__setattr__" and not (isinstance(first, ast.Name) and first.id in ("self", "cls")) \
