@@ -98,6 +98,12 @@ def moves(path: str, text: str) -> list[tuple[str, int, str]]:
         return []
 
 
+def shown(source: str) -> str:
+    """A move's source as one line to show: its first line that is not a decorator."""
+    lines = [line for line in source.splitlines() if not line.lstrip().startswith("@")]
+    return (lines or [""])[0].strip()[:120]
+
+
 def _defines_hooks(tree: ast.AST) -> bool:
     return any(isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name.startswith("pytest_")
                for n in ast.walk(tree))

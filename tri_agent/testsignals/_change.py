@@ -51,10 +51,10 @@ def evidence(repo: Path, base: str, head: str | None = None, *, reports: list[Pa
     report = EvidenceReport(base=base_sha, head=head_sha, tree_sha256=tree.sha256, changed_tests=changed,
                             changed_infrastructure=around, passed=passed, reduced=gone, weakened=weak,
                             exit_code=int(exit_code(passed, gone, weak)))
-    return EvidenceReport.model_validate(_shown(report.model_dump()))
+    return EvidenceReport.model_validate(_printable(report.model_dump()))
 
 
-def _shown(value: Any) -> Any:
+def _printable(value: Any) -> Any:
     """``value`` with every string made printable: a file name that is not UTF-8 (git hands it over as surrogate
     escapes) is shown with its bytes escaped (``test_\\xff.py``), so the report can always be written."""
     if isinstance(value, str):
@@ -63,9 +63,9 @@ def _shown(value: Any) -> Any:
         except UnicodeEncodeError:  # a surrogate that is no escaped byte
             return value.encode("utf-8", "backslashreplace").decode("utf-8")
     if isinstance(value, dict):
-        return {_shown(k): _shown(v) for k, v in value.items()}
+        return {_printable(k): _printable(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_shown(v) for v in value]
+        return [_printable(v) for v in value]
     return value
 
 

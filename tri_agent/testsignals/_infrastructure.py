@@ -20,7 +20,7 @@ import re
 
 from ..drivers._rulings import Claim
 from ..testcode import is_test_file
-from ..testcode._forging import RULES, imports_pytest, in_test_folder, moves, source_text
+from ..testcode._forging import RULES, imports_pytest, in_test_folder, moves, shown, source_text
 
 __all__ = ["CONFIG_FILES", "RULES", "forged", "forged_in", "infrastructure", "is_config", "source_text"]
 
@@ -64,7 +64,7 @@ def forged_in(texts: Texts) -> list[Claim]:
     for path, (before, _) in texts.items():
         if before is not None and path.endswith(".py"):
             seen |= {(rule, key) for rule, _, key in moves(path, before)}
-    return [Claim(category="forged", location=f"after/{path}:{line}", reason=f"{RULES[rule]}: {_shown(key)}")
+    return [Claim(category="forged", location=f"after/{path}:{line}", reason=f"{RULES[rule]}: {shown(key)}")
             for path, (_, after) in texts.items() if after is not None and path.endswith(".py")
             for rule, line, key in moves(path, after) if (rule, key) not in seen]
 
@@ -73,7 +73,3 @@ def forged(path: str, before: str | None, after: str | None) -> list[Claim]:
     """``forged_in`` for one file."""
     return forged_in({path: (before, after)})
 
-
-def _shown(source: str) -> str:
-    lines = [line for line in source.splitlines() if not line.lstrip().startswith("@")]
-    return (lines or [""])[0].strip()[:120]
