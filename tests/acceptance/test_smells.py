@@ -831,6 +831,56 @@ def test_a_weaker_check_beside_or_away_from_an_exact_one_is_not_loosened(new: st
     assert [f for f in found(new) if f[0] == "assertion-loosened"] == []
 
 
+@pytest.mark.parametrize("old,new", [
+    # a comparison with None is an exact check of its own: the value is pinned to None
+    pytest.param("assert total([]) == 0", "assert total([]) == None", id="== None"),
+    # an inequality between two values is a comparison, not an existence check of either
+    pytest.param("assert total([]) == limit", "assert total([]) != limit", id="!= a name"),
+    # the message of assertEqual is no value it checks
+    pytest.param("assert total([]) == 0, note", "assert total([]) == 0\n    assert note", id="a message"),
+])
+def test_a_comparison_is_no_existence_check(old: str, new: str) -> None:
+    before = TEST.replace("assert total([]) == 0", old)
+    assert [f for f in found(before.replace(old, new), old=before) if f[0] == "assertion-loosened"] == []
+
+
+def test_the_message_of_assert_equal_is_not_a_checked_value() -> None:
+    old = UNIT.replace("self.assertEqual(total([]), 0)", "self.assertEqual(total([]), 0, note)")
+    new = old.replace("self.assertEqual(total([]), 0, note)", "self.assertEqual(total([]), 0)\n        "
+                      "self.assertIsNotNone(note)")
+    assert [f for f in found(new, old=old) if f[0] == "assertion-loosened"] == []
+
+
+@pytest.mark.parametrize("exact,weaker", [
+    # any expression asserted alone is checked only for being true
+    ("assert total([]) + 1 == 1", "assert total([]) + 1"),
+    ("assert (total([]) or spare) == 1", "assert total([]) or spare"),
+    # assertIsNotNone checks its argument as written, a call of bool() included
+    ("self.assertEqual(bool(total([])), False)", "self.assertIsNotNone(bool(total([])))"),
+])
+def test_any_expression_asserted_alone_is_an_existence_check(exact: str, weaker: str) -> None:
+    base = UNIT.replace("self.assertEqual(total([]), 0)", exact) if exact.startswith("self.") else \
+        TEST.replace("assert total([]) == 0", exact)
+    assert found(base.replace(exact, weaker), old=base) == [("assertion-loosened", 9, f"test_empty: {weaker}")]
+
+
+def test_a_loosened_check_is_shown_in_its_first_120_characters() -> None:
+    subject = "total([" + ", ".join(str(n) for n in range(60)) + "])"
+    old = TEST.replace("assert total([]) == 0", f"assert {subject} == 0")
+    weaker = f"assert {subject} is not None"
+    assert found(old.replace(f"assert {subject} == 0", weaker), old=old) == [
+        ("assertion-loosened", 9, f"test_empty: {weaker[:120]}")]
+
+
+def test_odd_calls_in_tests_are_read_without_error() -> None:
+    # an existence check with nothing to check, a raises that names no error, a raises of a builtin that is no
+    # exception: read, never an internal error
+    new = TEST + "\n\ndef test_odd():\n    assert bool()\n    with pytest.raises(match='x'):\n        f()\n" \
+        "    with pytest.raises(len):\n        f()\n"
+    old = TEST + "\n\ndef test_odd():\n    with pytest.raises(ValueError):\n        f()\n"
+    assert [f for f in found(new, old=old) if f[0] in ("assertion-loosened", "raises-widened")] == []
+
+
 def test_an_old_loose_check_is_no_new_one() -> None:
     old = TEST.replace("assert total([]) == 0", "assert total([]) == 0\n    assert total([]) is not None")
     assert found(old.replace("assert total([]) == 0\n", ""), old=old) == [
@@ -917,6 +967,32 @@ def test_a_config_file_that_does_not_parse_is_read_as_lines(path: str, new: str,
      [(2, "testpaths: tests other")]),
     ("target/pytest.ini", "[pytest]\ntestpaths = tests\n", "[pytest]\ntestpaths = tests 'my tests'\n",
      [(2, "testpaths: tests 'my tests'")]),
+    # pyproject.toml: addopts in pytest's own words (shlex), other settings by whitespace, as in an ini file
+    ("target/pyproject.toml", '[tool.pytest.ini_options]\naddopts = "-q"\n',
+     '[tool.pytest.ini_options]\naddopts = "-q -k \'not slow\'"\n', [(2, "addopts: -k not slow")]),
+    ("target/pyproject.toml", '[tool.pytest.ini_options]\ntestpaths = "tests"\n',
+     '[tool.pytest.ini_options]\ntestpaths = "tests \'my tests\'"\n', [(2, "testpaths: tests 'my tests'")]),
+    # a header TOML allows but the line search does not know: the setting is still found from the top
+    ("target/pyproject.toml", '[tool . pytest . ini_options]\naddopts = "-q"\n',
+     '[tool . pytest . ini_options]\naddopts = "-q -x"\n', [(2, "addopts: -x")]),
+    # set in an inline table: no line sets it
+    ("target/pyproject.toml", '[tool.pytest]\nini_options = {addopts = "-q"}\n',
+     '[tool.pytest]\nini_options = {addopts = "-q -x"}\n', [(None, "addopts: -x")]),
+    # a % is no interpolation for pytest
+    ("target/pytest.ini", "[pytest]\naddopts = -q\n", '[pytest]\naddopts = -q -k "100%"\n',
+     [(2, "addopts: -k 100%")]),
+    # a key set twice: the last one counts, found on the line that holds it
+    ("target/pytest.ini", "[pytest]\naddopts = -q\n", "[pytest]\naddopts = -q\naddopts = -q -x\n",
+     [(3, "addopts: -x")]),
+    # a flag that takes no value does not take the next word
+    ("target/pytest.ini", "[pytest]\naddopts = -q\n", "[pytest]\naddopts = --exitfirst tests\n",
+     [(2, "addopts: --exitfirst")]),
+    # -x inside combined short options is on the setting's line
+    ("target/pytest.ini", "[pytest]\ntestpaths = t\naddopts = -q\n", "[pytest]\ntestpaths = t\naddopts = -qx\n",
+     [(3, "addopts: -x")]),
+    # a setting after addopts is found beside addopts' own
+    ("target/pytest.ini", "[pytest]\naddopts = -q\ntestpaths = a\n", "[pytest]\naddopts = -q -x\ntestpaths = a b\n",
+     [(2, "addopts: -x"), (3, "testpaths: a b")]),
 ])
 def test_a_config_loosening_is_found_on_its_line_with_its_words(path: str, old: str, new: str,
                                                                 expected: list[tuple[int, str]]) -> None:

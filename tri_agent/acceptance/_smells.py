@@ -34,16 +34,16 @@ import tomllib
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import Field
 
 from .._model import Record
-from ..testcode import FORGING_RULES, HOOKS, flaky_marks, hooks, timeouts
+from ..testcode import FORGING_RULES, HOOKS, flaky_marks, hooks, is_pytest_config, timeouts
 from ..testcode import added as _added
+from ..testcode import added_forging_moves as _added_forging_moves
 from ..testcode import calls_named as _calls
 from ..testcode import enclosing as _enclosing
-from ..testcode import forging_moves as _forging_moves
 from ..testcode import name_of as _name
 from ..testcode import parents_of as _parents
 from ..testcode import parse as _parse
@@ -52,6 +52,7 @@ from ._probes import Probe, generated, line_generated, line_probes, probes
 
 Severity = Literal["blocker", "note"]
 Found = list[tuple[int | None, str]]  # (line in the new text, what)
+_T = TypeVar("_T")
 _TEST_FILE = re.compile(r"(^|/)(tests?/|__tests__/|test_[^/]*$|[^/]*_test\.[a-z]+$|[^/]*\.(spec|test)\.[jt]sx?$|"
                         r"conftest\.py$)")
 _SKIP = re.compile(r"pytest\.skip\(|pytest\.mark\.(skip|xfail)\b|unittest\.skip\b|\.skipTest\(|SkipTest\b|"
@@ -114,15 +115,16 @@ class _Kind:
 
 def _sides(change: Change) -> tuple[_Side, _Side]:
     old, new, path = change.old or "", change.new or "", change.path
-    if path.endswith(".py"):
-        trees = [_parse(old), _parse(new)]
-        if trees[0] is not None and trees[1] is not None:
-            return _Side(old, trees[0], path=path), _Side(new, trees[1], path=path)
-    if is_config_file(path):
-        options = [_options(old, path), _options(new, path)]
-        if options[0] is not None and options[1] is not None:
-            return _Side(old, None, options[0], path), _Side(new, None, options[1], path)
-    return _Side(old, None, path=path), _Side(new, None, path=path)
+    trees = _both(_parse, old, new) if path.endswith(".py") else (None, None)
+    options = _both(lambda text: _options(text, path), old, new) if trees[0] is None and is_pytest_config(path) \
+        else (None, None)
+    return _Side(old, trees[0], options[0], path), _Side(new, trees[1], options[1], path)
+
+
+def _both(read: Callable[[str], _T | None], old: str, new: str) -> tuple[_T | None, _T | None]:
+    """Both sides read, or neither: a smell compares like with like."""
+    pair = read(old), read(new)
+    return pair if pair[0] is not None and pair[1] is not None else (None, None)
 
 
 def _lines(text: str, pattern: re.Pattern[str]) -> list[tuple[int, str]]:
@@ -265,7 +267,8 @@ def _is_none(node: ast.expr) -> bool:
 
 
 def _weak_subject(test: ast.expr) -> ast.expr | None:
-    """What an existence check checks: ``x is not None``, ``x != None``, ``bool(x)``, ``isinstance(x, T)``, ``x``."""
+    """What an existence check checks: ``x is not None``, ``x != None``, ``bool(x)``, ``isinstance(x, T)``, ``x``
+    (any other expression is checked only for being true); None for any other comparison."""
     if isinstance(test, ast.Compare):
         if len(test.ops) != 1 or not isinstance(test.ops[0], ast.IsNot | ast.NotEq):
             return None
@@ -273,7 +276,7 @@ def _weak_subject(test: ast.expr) -> ast.expr | None:
         return left if _is_none(right) else right if _is_none(left) else None
     if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id in ("bool", "isinstance"):
         return test.args[0] if test.args else None
-    return test if isinstance(test, ast.Name | ast.Attribute | ast.Call | ast.Subscript) else None
+    return test
 
 
 def _weak(node: ast.AST) -> ast.expr | None:
@@ -301,11 +304,13 @@ def _checks(side: _Side) -> tuple[set[tuple[str, str]], list[tuple[int, str, str
     weak: list[tuple[int, str, str, str]] = []
     parents = _parents(side.tree) if side.tree else {}
     for node in ast.walk(side.tree) if side.tree else []:
+        if not isinstance(node, ast.Assert | ast.Call):
+            continue
         where = _enclosing(node, parents)[0]
         exact |= {(where, ast.unparse(v)) for v in _exact(node) if not isinstance(v, ast.Constant)}
         subject = _weak(node)
         if subject is not None and not isinstance(subject, ast.Constant):
-            weak.append((getattr(node, "lineno", 0), where, ast.unparse(subject), ast.unparse(node)[:120]))
+            weak.append((node.lineno, where, ast.unparse(subject), ast.unparse(node)[:120]))
     return exact, weak
 
 
@@ -425,7 +430,6 @@ def _hook_added(old: _Side, new: _Side, _ctx: _Context) -> Found:
     return _added(_collection_hooks(old), _collection_hooks(new))
 
 
-_CONFIG_FILES = {"pytest.ini", ".pytest.ini", "setup.cfg", "tox.ini", "pyproject.toml"}
 _INI_SECTIONS = ("pytest", "tool:pytest")  # pytest.ini and tox.ini, setup.cfg
 # ini options that choose which tests are collected or how long they may take
 _CONFIG_KEYS = {"testpaths", "python_files", "python_classes", "python_functions", "norecursedirs", "timeout",
@@ -438,10 +442,6 @@ _ADDOPTS = {"-k": True, "-m": True, "-p": True, "-o": True, "--override-ini": Tr
             "--co": False, "--collect-only": False, "--continue-on-collection-errors": False}
 _SHORT_VALUED = set("ckmnoprW")  # pytest's short options that take a value: -rxs is -r xs, not -x
 _LINE_CONFIG = re.compile(r"^\s*(addopts|" + "|".join(sorted(_CONFIG_KEYS)) + r")\s*[=:]")
-
-
-def is_config_file(path: str) -> bool:
-    return path.rsplit("/", 1)[-1] in _CONFIG_FILES
 
 
 def _options(text: str, path: str) -> dict[str, list[str]] | None:
@@ -546,20 +546,11 @@ def _generated_added(old: _Side, new: _Side, _ctx: _Context) -> Found:
 def _forged(old: _Side, new: _Side, _ctx: _Context) -> Found:
     """The moves that forge outcomes (``testcode._forging``, the same scan as ``tri-agent evidence``) the change
     added: compared by their whole source, so a hook whose body changed is a new one. Python that does not parse
-    is read as lines by the other smells here, so the scan's "unscannable" is not repeated."""
-    if not new.path.endswith(".py") or new.tree is None:
+    is read as lines by the other smells here, so only a file too large or too deep to scan is "unscannable"."""
+    if new.tree is None:
         return []
-    before = Counter((rule, key) for rule, _, key in _forging_moves(old.path, old.text)) if old.text else Counter()
-    out: Found = []
-    for rule, line, key in _forging_moves(new.path, new.text):
-        if rule == "unscannable":
-            continue
-        if before[(rule, key)] > 0:
-            before[(rule, key)] -= 1
-        else:
-            shown = next((x for x in key.splitlines() if not x.lstrip().startswith("@")), "").strip()
-            out.append((line, f"{FORGING_RULES[rule]}: {shown[:100]}"))
-    return out
+    added = _added_forging_moves({old.path: old.text}, {new.path: new.text})
+    return [(line, f"{FORGING_RULES[rule]}: {shown}") for _, rule, line, shown in added]
 
 
 def _swallowed(old: _Side, new: _Side, _ctx: _Context) -> Found:
@@ -600,8 +591,8 @@ def is_test_file(path: str) -> bool:
 
 def _looked_for(kind: _Kind, path: str) -> bool:
     if kind.files == "code":
-        return not is_test_file(path) and not is_config_file(path)
-    return kind.files == "any" or (is_test_file(path) if kind.files == "tests" else is_config_file(path))
+        return not is_test_file(path) and not is_pytest_config(path)
+    return kind.files == "any" or (is_test_file(path) if kind.files == "tests" else is_pytest_config(path))
 
 
 def smells(changes: list[Change], case_ids: frozenset[str] = frozenset(), spec: str = "") -> list[Smell]:

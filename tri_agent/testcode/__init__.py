@@ -11,6 +11,7 @@ outcome-rewriting hook or a forged outcome is.
 """
 
 from ._forging import RULES as FORGING_RULES
+from ._forging import added_moves as added_forging_moves
 from ._forging import moves as forging_moves
 from ._reading import (
     BIG_NODES,
@@ -24,6 +25,7 @@ from ._reading import (
     flaky_marks,
     hooks,
     is_decorator,
+    is_pytest_config,
     is_test_file,
     name_of,
     owner_of,
@@ -33,6 +35,8 @@ from ._reading import (
     timeouts,
 )
 
-__all__ = ["BIG_NODES", "CONDITIONAL", "FLAKY", "FORGING_RULES", "HOOKS", "SKIPS", "added", "calls_named",
-           "enclosing", "flaky_marks", "forging_moves", "hooks", "is_decorator", "is_test_file", "name_of",
+__all__ = ["BIG_NODES", "CONDITIONAL", "FLAKY", "FORGING_RULES", "HOOKS", "SKIPS", "added", "added_forging_moves",
+           "calls_named",
+           "enclosing", "flaky_marks", "forging_moves", "hooks", "is_decorator", "is_pytest_config",
+           "is_test_file", "name_of",
            "owner_of", "parents_of", "parse", "skip_marks", "timeouts"]

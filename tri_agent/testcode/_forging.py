@@ -15,7 +15,7 @@ import ast
 import io
 import re
 import tokenize
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from ._reading import is_test_file
 
@@ -96,6 +96,16 @@ def moves(path: str, text: str) -> list[tuple[str, int, str]]:
         if isinstance(exc, RecursionError | MemoryError) or test or in_test_folder(path) or imports_pytest(text):
             return [("unscannable", getattr(exc, "lineno", None) or 1, type(exc).__name__)]
         return []
+
+
+def added_moves(before: Mapping[str, str | None], after: Mapping[str, str | None]) -> list[tuple[str, str, int, str]]:
+    """(path, rule, line, the move shown as one line) for each move in ``after``'s Python files that no Python file
+    of ``before`` had. Moves compare by rule and whole source, so a file moved with ``git mv`` adds none and a hook
+    whose body changed is a new one."""
+    seen = {(rule, key) for path, text in before.items() if text and path.endswith(".py")
+            for rule, _, key in moves(path, text)}
+    return [(path, rule, line, shown(key)) for path, text in after.items() if text and path.endswith(".py")
+            for rule, line, key in moves(path, text) if (rule, key) not in seen]
 
 
 def shown(source: str) -> str:

@@ -216,6 +216,14 @@ def added(old: Sequence[tuple[int | None, str]], new: Sequence[tuple[int | None,
     return out
 
 
+PYTEST_CONFIG_FILES = frozenset({"pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml"})
+
+
+def is_pytest_config(path: str) -> bool:
+    """A file pytest may read its settings from, by its name."""
+    return path.rsplit("/", 1)[-1] in PYTEST_CONFIG_FILES
+
+
 def is_test_file(path: str) -> bool:
     """A file pytest collects tests or fixtures from by its name (``test_*.py``, ``*_test.py``, ``conftest.py``)."""
     name = path.rsplit("/", 1)[-1]

@@ -8,8 +8,8 @@ from typing import Any
 
 from .._errors import InfrastructureFailure
 from ..repository import cat_blobs, git_out, top_level, tree_of
-from ..testcode import is_test_file
-from ._infrastructure import CONFIG_FILES, forged_in, infrastructure, source_text
+from ..testcode import is_pytest_config, is_test_file
+from ._infrastructure import forged_in, infrastructure, source_text
 from ._passed import harvest
 from ._plugin import spool_dir
 from ._reduced import REMOVALS, collect, reduced, removals_text, write_commit, write_working
@@ -30,7 +30,7 @@ def evidence(repo: Path, base: str, head: str | None = None, *, reports: list[Pa
     commit = head_sha or (current if commit_tree(repo, current).sha256 == tree.sha256 else None)
     names = _changed(repo, base_sha, head_sha)
     texts = _texts(repo, base_sha, head_sha, [n for n in names if n.endswith(".py") or is_test_file(n)
-                                               or n.rsplit("/", 1)[-1] in CONFIG_FILES])
+                                               or is_pytest_config(n)])
     changed = [n for n in names if is_test_file(n)]
     around = [n for n in names if n in texts and infrastructure(n, *texts[n])]
     with tempfile.TemporaryDirectory(prefix="tri-evidence-") as tmp:

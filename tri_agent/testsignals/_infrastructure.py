@@ -19,18 +19,13 @@ from __future__ import annotations
 import re
 
 from ..drivers._rulings import Claim
-from ..testcode import is_test_file
-from ..testcode._forging import RULES, imports_pytest, in_test_folder, moves, shown, source_text
+from ..testcode import is_pytest_config, is_test_file
+from ..testcode._forging import RULES, added_moves, imports_pytest, in_test_folder, source_text
 
-__all__ = ["CONFIG_FILES", "RULES", "forged", "forged_in", "infrastructure", "is_config", "source_text"]
+__all__ = ["RULES", "forged", "forged_in", "infrastructure", "source_text"]
 
-CONFIG_FILES = ("pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml")
 _PYTEST_SECTION = re.compile(r"^\[(?:pytest|tool:pytest|tool\.pytest[^\]]*)\]\s*$", re.MULTILINE)
 Texts = dict[str, tuple[str | None, str | None]]  # path -> (text at the base, text at the head)
-
-
-def is_config(path: str) -> bool:
-    return path.rsplit("/", 1)[-1] in CONFIG_FILES
 
 
 def infrastructure(path: str, before: str | None, after: str | None) -> bool:
@@ -38,7 +33,7 @@ def infrastructure(path: str, before: str | None, after: str | None) -> bool:
     a pytest setting that changed."""
     if is_test_file(path):
         return False
-    if is_config(path):
+    if is_pytest_config(path):
         return _pytest_settings(before) != _pytest_settings(after)
     if not path.endswith(".py"):
         return False
@@ -60,13 +55,10 @@ def _pytest_settings(text: str | None) -> str:
 
 def forged_in(texts: Texts) -> list[Claim]:
     """The moves of ``RULES`` the change added, over every changed Python file, one claim each."""
-    seen: set[tuple[str, str]] = set()
-    for path, (before, _) in texts.items():
-        if before is not None and path.endswith(".py"):
-            seen |= {(rule, key) for rule, _, key in moves(path, before)}
-    return [Claim(category="forged", location=f"after/{path}:{line}", reason=f"{RULES[rule]}: {shown(key)}")
-            for path, (_, after) in texts.items() if after is not None and path.endswith(".py")
-            for rule, line, key in moves(path, after) if (rule, key) not in seen]
+    added = added_moves({path: before for path, (before, _) in texts.items()},
+                        {path: after for path, (_, after) in texts.items()})
+    return [Claim(category="forged", location=f"after/{path}:{line}", reason=f"{RULES[rule]}: {shown}")
+            for path, rule, line, shown in added]
 
 
 def forged(path: str, before: str | None, after: str | None) -> list[Claim]:
