@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from signals_repo import Repo, repo  # noqa: F401  (repo: the fixture)
 
+from tri_agent.collection import parse_removals
 from tri_agent.testsignals import evidence
-from tri_agent.testsignals._reduced import parse_removals
 
 ID = "tests/test_calc.py::test_zero"
 

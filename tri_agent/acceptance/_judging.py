@@ -45,6 +45,7 @@ from ..scoring._grading import score
 from ..scoring._leaks import scan_leaks
 from ..scoring._report import ScoreReport
 from ..targets._gateway import Provenance, canary_score_inputs, rerun
+from ._collected import Collected, collected_of, judged_files, removals_path, removed
 from ._config import MutationSettings
 from ._gate import FUSE
 from ._smells import Change, Smell, is_test_file, smells
@@ -305,6 +306,8 @@ class CodeSnapshot(Record):
     schema_version: Literal[1] = Field(default=1, description="Version of the code snapshot format.")
     files: dict[str, FileState] = Field(description="Project-relative path -> state, for every regular file the "
                                                     "builder may write (caches and environments excluded).")
+    collected: Collected | None = Field(default=None, description="Its tests as pytest collected them (null when "
+                                        "it has no Python test file, or the preflight's had none).")
 
 
 _GONE = FileState(sha256="", text=None)
@@ -343,12 +346,16 @@ def inputs_digest(fingerprint: dict[str, str]) -> str:
     return hashlib.sha256(json.dumps(fingerprint, sort_keys=True).encode()).hexdigest()
 
 
-def code_of(project: Path, role: str) -> CodeSnapshot:
+def code_of(project: Path, role: str, baseline: CodeSnapshot | None = None, *, first: bool = False) -> CodeSnapshot:
+    """The role's writable files; with their tests collected at preflight (``first``), and in a round when the
+    preflight's were (``baseline``)."""
+    written = _writable_files(project, role)
     files = {}
-    for rel, data in _writable_files(project, role):
+    for rel, data in written:
         text = data.decode("utf-8", "replace") if len(data) <= _MAX else None
         files[rel] = FileState(sha256=hashlib.sha256(data).hexdigest(), text=text)
-    return CodeSnapshot(files=files)
+    wanted = first or (baseline is not None and baseline.collected is not None)
+    return CodeSnapshot(files=files, collected=collected_of(written) if wanted else None)
 
 
 def code_changes(before: CodeSnapshot, after: CodeSnapshot) -> list[Change]:
@@ -362,14 +369,19 @@ def code_changes(before: CodeSnapshot, after: CodeSnapshot) -> list[Change]:
             for p in readable]
 
 
-def builder_smells(code: CodeSnapshot, changed: list[Change], case_ids: frozenset[str], spec: str = "") -> list[Smell]:
+def builder_smells(code: CodeSnapshot, changed: list[Change], case_ids: frozenset[str], spec: str = "",
+                   baseline: CodeSnapshot | None = None) -> list[Smell]:
     """Smells in the builder's diff, and case ids anywhere in what the builder may write: code that names a
     case of any round's exam is flagged every round until it is gone, not only in the round it came. ``spec``
-    is the spec's text: a reading of the harness it names is no smell."""
+    is the spec's text: a reading of the harness it names is no smell. Tests collected at preflight
+    (``baseline``) and no longer collected are judged by collection (``_collected``)."""
     touched = {c.path for c in changed}
     standing = [Change(path=rel, old=f.text, new=f.text) for rel, f in code.files.items()
                 if rel not in touched and f.text is not None]
-    return smells(changed + standing, case_ids, spec)
+    before = baseline.collected if baseline is not None else None
+    disclosed = code.files.get(removals_path(before.root)) if before is not None else None
+    removals = (disclosed.text or "") if disclosed is not None else ""
+    return smells(changed + standing, case_ids, spec, judged_files(before)) + removed(before, code.collected, removals)
 
 
 def smell_and_guard(build: Path, found: list[Smell], keys: list[Path] | None = None) -> list[Ticket]:

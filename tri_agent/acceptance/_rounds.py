@@ -329,7 +329,7 @@ def _preflight(run: _Run) -> None:
 
     def fill(folder: Path) -> None:
         _write_json(folder / "checks.json", [c.model_dump(mode="json") for c in checks])
-        _write_json(folder / "code.json", judging.code_of(run.project, "builder").model_dump(mode="json"))
+        _write_json(folder / "code.json", judging.code_of(run.project, "builder", first=True).model_dump(mode="json"))
         _write_json(folder / "configuration.json", config.model_dump(mode="json"))
         shutil.copyfile(run.project / CONFIG, folder / CONFIG)
         import_exam(run.project, run.config, folder / "exam")
@@ -544,7 +544,8 @@ def _builder(t: _Turn) -> None:
     else:
         t.episodes.append(run.clock.step("builder", "builder", lambda: play(
             run.project, run.config, "builder", t.rnd.k, _stage(run, t.spec))[0]))
-    t.code = judging.code_of(run.project, "builder")  # the key of this round is made only after this turn
+    # the key of this round is made only after this turn
+    t.code = judging.code_of(run.project, "builder", t.past.baseline_code)
 
 
 def _regression(t: _Turn) -> None:
@@ -579,7 +580,7 @@ def _tester(t: _Turn) -> None:
 def _smell(t: _Turn) -> None:
     ids = frozenset(t.past.case_inputs) | frozenset(judging.case_ids(t.rnd.build))
     t.diff = judging.code_changes(t.past.baseline_code or judging.CodeSnapshot(files={}), t.code)
-    t.found, t.justified, usd = _smells(t.run, t.rnd.k, t.code, t.diff, ids)
+    t.found, t.justified, usd = _smells(t.run, t.rnd.k, t.code, t.diff, ids, t.past.baseline_code)
     t.cost_usd += usd
 
 
@@ -745,15 +746,15 @@ def _ruling(config: AcceptanceConfig, project: Path, transcripts: Path, k: int,
     return ruling, judge.spent_usd()
 
 
-def _smells(run: _Run, k: int, code: judging.CodeSnapshot, diff: list[Change], ids: frozenset[str]
-            ) -> tuple[list[Smell], Ruling | None, float]:
+def _smells(run: _Run, k: int, code: judging.CodeSnapshot, diff: list[Change], ids: frozenset[str],
+            baseline: judging.CodeSnapshot | None) -> tuple[list[Smell], Ruling | None, float]:
     """The builder's smells, less the weakenings a model judge rules the spec justifies (unanimously): a
     scripted or command judge clears nothing, by silence or otherwise."""
     spec = "\n\n".join((run.project / s).read_text(encoding="utf-8", errors="replace") for s in run.config.spec)
     # what the code may read of how it is run: what the spec names, and the variables the target file gives it
     # (both pinned at preflight: the builder cannot name a probe into them)
     named = spec + "\n\n" + (run.project / run.config.target).read_text(encoding="utf-8", errors="replace")
-    found = judging.builder_smells(code, diff, ids, named)
+    found = judging.builder_smells(code, diff, ids, named, baseline)
     judge = ruling_asker(run.config, run.project, k, run.state.root / "transcripts")
     if judge is None:
         return found, None, 0.0

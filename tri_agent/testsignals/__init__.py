@@ -6,16 +6,15 @@
   read back;
 - ``_junit``: JUnit XML reports read in;
 - ``_passed``: *passed*, harvested from the spool, a report bound to the commit, or one found on disk;
-- ``_reduced``: *reduced*, the ids collected at the base and gone at the head, with the removals file
-  (``_collector`` is the standalone plugin the collection runs with, in the jail);
+- ``_reduced``: the trees *reduced* collects (the signal itself and the collection are ``collection``'s);
 - ``_weakened``: *weakened*, a K-sampled judge that can only flag; ``_infrastructure``: the files around the tests
   the judge also reads, and the moves that forge outcomes (each flags without a judge);
 - ``_report``: the report, its exit code and its terminal, Markdown and JUnit views; ``_change``: the three,
   composed (``tri-agent evidence``).
 
-It sits beside ``acceptance`` (the same row of the layers), reuses ``repository``, ``sandbox``, ``drivers`` and
-``testcode``, and never imports ``acceptance``; import-linter checks both. Names are imported on first use: pytest
-loads ``_plugin`` in every session, which must not pay for the rest.
+It sits beside ``acceptance`` (the same row of the layers), reuses ``repository``, ``sandbox``, ``collection``,
+``drivers`` and ``testcode``, and never imports ``acceptance``; import-linter checks both. Names are imported on
+first use: pytest loads ``_plugin`` in every session, which must not pay for the rest.
 """
 
 from __future__ import annotations

@@ -7,12 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import InfrastructureFailure
+from ..collection import REMOVALS, collect, reduced
 from ..repository import cat_blobs, git_out, top_level, tree_of
 from ..testcode import is_pytest_config, is_test_file
 from ._infrastructure import forged_in, infrastructure, source_text
 from ._passed import harvest
 from ._plugin import spool_dir
-from ._reduced import REMOVALS, collect, reduced, removals_text, write_commit, write_working
+from ._reduced import removals_text, write_commit, write_working
 from ._report import EvidenceReport, exit_code
 from ._tree import commit_tree, listed, working_tree
 from ._weakened import FLOOR, Judge, K, Weakened, judged, not_judged, with_forged
