@@ -77,7 +77,7 @@ def _root(dotted: str) -> str:
 
 def moves(path: str, text: str) -> list[tuple[str, int, str]]:
     """(rule, line, the node's whole source as parsed) for each move of ``RULES`` in ``text``."""
-    name = path.rsplit("/", 1)[-1]
+    name = path.rpartition("/")[2]
     test = is_test_file(path)
     if len(text) > _MAX_SCANNED:
         return [("unscannable", 1, f"{len(text)} characters")] if test or in_test_folder(path) else []
@@ -89,7 +89,7 @@ def moves(path: str, text: str) -> list[tuple[str, int, str]]:
             _root(m) in ("pytest", *PROTECTED) for m in _imported(tree))))
         in_hooks = _inside_hooks(tree) if name == "conftest.py" or _defines_hooks(tree) else set()
         names = _protected_names(tree)
-        return [(rule, getattr(node, "lineno", 1), ast.unparse(node)) for node in ast.walk(tree)
+        return [(rule, _line(node), ast.unparse(node)) for node in ast.walk(tree)
                 for rule in _rules_of(node, shapes, id(node) in in_hooks, names)]
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         # too deep to walk hides whatever is in it; a syntax error is the judge's, unless the file shapes the tests
@@ -110,8 +110,13 @@ def added_moves(before: Mapping[str, str | None], after: Mapping[str, str | None
 
 def shown(source: str) -> str:
     """A move's source as one line to show: its first line that is not a decorator."""
-    lines = [line for line in source.splitlines() if not line.lstrip().startswith("@")]
+    lines = [line for line in source.splitlines() if not line.startswith("@")]  # unparsed: decorators at column 0
     return (lines or [""])[0].strip()[:120]
+
+
+def _line(node: ast.AST) -> int:
+    """A node's line; one that has none (``with x as y``'s item, a comprehension's ``for``) is on its first part's."""
+    return next((n.lineno for n in ast.walk(node) if isinstance(n, ast.stmt | ast.expr)), 1)
 
 
 def _defines_hooks(tree: ast.AST) -> bool:
@@ -134,17 +139,20 @@ _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 def _protected_names(tree: ast.Module) -> set[str]:
     """Names bound to a protected module or to anything taken from one: by import, and by assignment from an
-    expression that reaches one (``runner = sys.modules["_pytest.runner"]``), followed twice."""
+    expression that reaches one (``runner = sys.modules["_pytest.runner"]``), followed to the end of the chain."""
     names = set(PROTECTED)
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names |= {a.asname or _root(a.name) for a in node.names if _root(a.name) in PROTECTED}
         elif isinstance(node, ast.ImportFrom) and _root(node.module or "") in PROTECTED:
             names |= {a.asname or a.name for a in node.names}
-    for _ in range(2):
+    grown = True
+    while grown:  # to a fixed point: an alias may be bound before the name it is bound from
+        before = len(names)
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign) and _reaches(node.value, names):
                 names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        grown = len(names) > before
     return names
 
 
@@ -250,13 +258,12 @@ def _targets(node: ast.AST) -> list[ast.expr]:
     """What a statement writes to, tuples and starred targets opened (``r.outcome, r.longrepr = ...``)."""
     if isinstance(node, ast.Assign):
         return [t for target in node.targets for t in _opened(target)]
-    if isinstance(node, ast.AugAssign | ast.AnnAssign | ast.NamedExpr | ast.For | ast.AsyncFor):
+    if isinstance(node, ast.AugAssign | ast.AnnAssign | ast.NamedExpr | ast.For | ast.AsyncFor | ast.comprehension):
         return _opened(node.target)
     if isinstance(node, ast.withitem) and node.optional_vars is not None:
         return _opened(node.optional_vars)
     if isinstance(node, ast.Call) and _called(node) == "setattr" and node.args:
-        return [ast.Attribute(value=node.args[0], attr=_literal(node.args[1]) if len(node.args) > 1 else "",
-                              ctx=ast.Store())]
+        return [ast.Attribute(value=node.args[0], attr=_literal(node.args[1]) if len(node.args) > 1 else "")]
     return []
 
 
