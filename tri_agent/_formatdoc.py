@@ -189,6 +189,36 @@ corpus: tests/scoring/corpus
               "dropped": [], "judge": null, "files": [], "reason": "no test file changed"},
  "exit_code": 0}
 """),
+    "corpus-manifest": Doc("`CORPUS/corpus.yaml`", "the corpus's maker", "yaml", """\
+schema_version: 1
+name: weakened-tests
+version: "1"
+role: judge
+skill_dependencies: [docs/protocol.md]
+cases: [c-3f2a9d0e41b7, c-91c0d2e8a4f6]
+"""),
+    "corpus-payload": Doc("`CORPUS/visible/<case>.json`", "the corpus's maker", "json", """\
+{"schema_version": 1, "case": "c-3f2a9d0e41b7", "task": "Report every test the change made weaker.",
+ "files": {"before/tests/test_total.py": "def test_total():\\n    assert total([1, 2]) == 3\\n",
+           "after/tests/test_total.py": "def test_total():\\n    total([1, 2])\\n"}}
+"""),
+    "corpus-expectation": Doc("`CORPUS/private/<case>.json`", "the corpus's maker", "json", """\
+{"schema_version": 1, "case": "c-3f2a9d0e41b7", "verdict": "findings",
+ "root_causes": [{"id": "rc-1", "requirement": "every test checks the value it computes",
+                  "trigger": "any call of total", "consequence": "a wrong sum passes the suite",
+                  "surface": {"path": "after/tests/test_total.py", "lines": [1, 2]},
+                  "formulations": ["assertion removed", "no longer checks"]}],
+ "accepted": ["test name is vague"]}
+"""),
+    "corpus-provenance": Doc("`CORPUS/provenance/<case>.json`", "the corpus's maker", "json", """\
+{"schema_version": 1, "case": "c-3f2a9d0e41b7", "program": "totals", "kind": "command",
+ "planted_by": "corpus build 1", "source_commit": "6dc48f2", "tool": "assertion deleted", "bug_class": ""}
+"""),
+    "corpus-ruling": Doc("`CORPUS/private/adjudications.jsonl` (one per line)", "a person, from the queue", "json",
+                         """\
+{"schema_version": 1, "case": "c-3f2a9d0e41b7", "key": "5be0c0d3a1f2e4b6", "grade": "match",
+ "root_cause": "rc-1", "by": "reviewer", "note": "'dropped the check' names the removed assertion"}
+"""),
     "build-record": Doc("`builds/<id>/build.json`", "`exam build`", "json", """\
 {"schema_version": 1, "exam": "toy-grades", "seed": "1", "cases": 16,
  "visible_digest": "d1", "sealed_digest": "e2", "caliber_sha256": "a3",

@@ -30,6 +30,8 @@ from .mutation._menu import ConcreteMutants, Menu
 from .mutation._recall import Recalled
 from .mutation._verdict import MutationSummary
 from .patchgate import AgentCheckout, GateFile, GateReport, Ledger, TestMap
+from .roleeval import CorpusManifest, Expectation, Payload, Resolution
+from .roleeval import Provenance as CaseProvenance
 from .scoring._caliber import Caliber
 from .scoring._leaks import LeakReport
 from .scoring._report import ScoreReport
@@ -93,6 +95,11 @@ FORMATS: dict[str, type[BaseModel]] = {
     "gate-report": GateReport,
     "spool-entry": SpoolEntry,
     "evidence-report": EvidenceReport,
+    "corpus-manifest": CorpusManifest,
+    "corpus-payload": Payload,
+    "corpus-expectation": Expectation,
+    "corpus-provenance": CaseProvenance,
+    "corpus-ruling": Resolution,
 }
 
 

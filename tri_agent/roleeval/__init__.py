@@ -1,7 +1,23 @@
-"""Role evaluation (to come): the project's own LLM roles measured on a result-blind corpus (visible payloads,
-private expectations, opaque ids), one fresh process per attempt, rates with their denominators.
+"""Role evaluation: the project's own LLM roles measured on a result-blind corpus (docs/evaluation.md).
 
-Empty until it lands: this package holds the place and the rules. It sits beside ``acceptance``, reuses
-``drivers``, ``isolation``, ``evidence`` and ``scoring``, and never imports ``acceptance``; import-linter checks
-both.
+- ``_corpus``: the corpus contract, three locations validated apart (what the role sees, the private
+  expectations, the provenance), opaque case references, names that tell nothing;
+- ``_audit``: the contamination audit of every payload before any attempt, and the skill closure the role is
+  given whole;
+- ``_grading``: one attempt's reply graded against its case (the closed ``GRADES`` table), rulings on
+  ambiguous findings reused;
+- ``_stats``: rates with their denominators and 95% intervals, clustered by program.
+
+It sits beside ``acceptance``, reuses ``drivers``, ``targets`` and the leaves, and never imports ``acceptance``;
+import-linter checks both. Still to come (issue 31): the runs themselves (``tri-agent eval-roles``), the report,
+the comparison with a baseline, and the shipped corpus.
 """
+
+from ._audit import Closure, audit, closure
+from ._corpus import Corpus, CorpusManifest, Expectation, Payload, Provenance, RootCause, load_corpus
+from ._grading import GRADES, AttemptGrade, Finding, Reply, Resolution, grade
+from ._stats import Rate, rate, wilson
+
+__all__ = ["GRADES", "AttemptGrade", "Closure", "Corpus", "CorpusManifest", "Expectation", "Finding", "Payload",
+           "Provenance", "Rate", "Reply", "Resolution", "RootCause", "audit", "closure", "grade", "load_corpus",
+           "rate", "wilson"]

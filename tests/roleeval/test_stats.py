@@ -1,0 +1,44 @@
+"""Wilson intervals, and their widening when the trials come from few programs."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tri_agent.roleeval._stats import rate, wilson
+
+
+def test_wilson_matches_published_values() -> None:
+    low, high = wilson(0, 10)
+    assert low == 0.0 and high == pytest.approx(0.2775, abs=1e-4)
+    low, high = wilson(15, 50)
+    assert (low, high) == (pytest.approx(0.1910, abs=1e-4), pytest.approx(0.4375, abs=1e-4))
+    assert wilson(0, 0) == (0.0, 1.0)
+
+
+@given(st.integers(min_value=1, max_value=500).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))
+def test_wilson_holds_the_observed_rate(kn: tuple[int, int]) -> None:
+    k, n = kn
+    low, high = wilson(k, n)
+    assert 0.0 <= low <= k / n <= high <= 1.0
+
+
+def test_clusters_that_agree_keep_the_plain_interval() -> None:
+    trials = [(program, i % 2 == 0) for program in "abcdefghij" for i in range(10)]  # every program at 50%
+    found = rate(trials)
+    assert (found.k, found.n, found.clusters, found.design_effect) == (50, 100, 10, 1.0)
+    assert (found.low, found.high) == wilson(50, 100)
+
+
+def test_clusters_that_disagree_widen_it() -> None:
+    trials = [(p, True) for p in "abcde" for _ in range(10)] + [(p, False) for p in "fghij" for _ in range(10)]
+    found = rate(trials)
+    assert found.value == 0.5 and found.design_effect > 5
+    assert found.high - found.low > 2 * (wilson(50, 100)[1] - wilson(50, 100)[0])
+
+
+def test_one_program_is_one_piece_of_evidence() -> None:
+    found = rate([("only", True)] * 99 + [("only", False)])
+    assert found.clusters == 1 and (found.low, found.high) == pytest.approx(wilson(0.99, 1))
+    assert rate([]).value is None and (rate([]).low, rate([]).high) == (0.0, 1.0)
