@@ -32,6 +32,13 @@ def _leaky(text: str, formulation: str = "assertion removed") -> dict[str, objec
     pytest.param("# the grade is “rounded” half-up\n", "grade is \"rounded\" half up", id="quotes and a hyphen"),
     pytest.param("# la note arrondie à l'entier\n", "arrondie à l’entier", id="non-ASCII, another apostrophe"),
     pytest.param("# café moulu\n", "cafe\u0301 moulu", id="NFD against NFC"),
+    pytest.param("# removed the assertion\n", "assertion removed", id="another order"),
+    pytest.param("# the assertions:\n# removal was needed\n", "assertion removed", id="other word forms, two lines"),
+    pytest.param("# asser\u200btion re\u00admoved\n", "assertion removed", id="zero-width space, soft hyphen"),
+    pytest.param("# ａｓｓｅｒｔｉｏｎ removed\n", "assertion removed", id="fullwidth letters"),
+    pytest.param("<p>assertion&nbsp;removed</p>\n", "assertion removed", id="an HTML entity"),
+    pytest.param("url = '/x?q=assertion%20removed'\n", "assertion removed", id="a URL escape"),
+    pytest.param("assertionRemoved = True\n", "assertion removed", id="camelCase"),
 ])
 def test_a_private_string_in_the_last_payload_is_found(tmp_path: Path, text: str, formulation: str) -> None:
     corpus = load_corpus(write_corpus(tmp_path, **_leaky(text, formulation)))
@@ -43,7 +50,20 @@ def test_a_private_string_in_the_last_payload_is_found(tmp_path: Path, text: str
 def test_a_private_string_in_a_file_name_is_found(tmp_path: Path) -> None:
     leak = _leaky("x = 1\n", "grades rounded down")
     leak[f"payload_{INCOMPLETE}"]["files"] = {"after/grades_rounded_down.py": "x = 1\n"}  # type: ignore[index]
+    leak[f"private_{INCOMPLETE}"]["root_causes"][0]["surface"] = {"path": "after/grades_rounded_down.py"}  # type: ignore[index]
     with pytest.raises(LeakDetected):
+        audit(load_corpus(write_corpus(tmp_path, **leak)))
+
+
+def test_words_far_apart_are_no_leak(tmp_path: Path) -> None:
+    text = "# the assertion\n\n\n\n# was removed\n"  # five lines apart
+    audit(load_corpus(write_corpus(tmp_path, **_leaky(text))))
+
+
+def test_a_task_that_tells_its_case_apart_is_refused(tmp_path: Path) -> None:
+    leak = _leaky("x = 1\n")
+    leak[f"payload_{INCOMPLETE}"]["task"] = "This packet is incomplete: say so."  # type: ignore[index]
+    with pytest.raises(LeakDetected, match="its task says 'incomplete'"):
         audit(load_corpus(write_corpus(tmp_path, **leak)))
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.roleeval.corpus_files import CLEAN, PLANTED, write_corpus
+from tests.roleeval.corpus_files import CLEAN, PLANTED, ROOT_CAUSE, write_corpus
 from tri_agent._errors import MalformedInput
 from tri_agent.roleeval._corpus import case_ref, load_corpus, telling_word
 
@@ -43,6 +43,22 @@ def test_case_references_are_opaque_hashes() -> None:
                                          "files": {"../outside.py": ""}}}, "leaves the case", id="a path out"),
     pytest.param({f"private_{CLEAN}": {"schema_version": 1, "case": CLEAN, "verdict": "findings"}},
                  "verdict findings with 0 root cause", id="findings without root causes"),
+    pytest.param({f"private_{PLANTED}": {"schema_version": 1, "case": PLANTED, "verdict": "findings",
+                                         "root_causes": [ROOT_CAUSE, ROOT_CAUSE]}}, "id is used twice",
+                 id="two root causes with one id"),
+    pytest.param({f"private_{PLANTED}": {"schema_version": 1, "case": PLANTED, "verdict": "findings",
+                                         "root_causes": [{**ROOT_CAUSE, "surface": {"path": "nowhere.py"}}]}},
+                 "no file of the payload", id="a surface outside the payload"),
+    pytest.param({f"private_{PLANTED}": {"schema_version": 1, "case": PLANTED, "verdict": "findings",
+                                         "root_causes": [{**ROOT_CAUSE, "surface": {
+                                             "path": "after/tests/test_total.py", "lines": [9, 2]}}]}},
+                 "end before they start", id="lines in the wrong order"),
+    pytest.param({f"private_{PLANTED}": {"schema_version": 1, "case": PLANTED, "verdict": "findings",
+                                         "root_causes": [{**ROOT_CAUSE, "formulations": ["!!"]}]}},
+                 "holds no word", id="a formulation of no word"),
+    pytest.param({f"payload_{PLANTED}": {"schema_version": 1, "case": PLANTED, "task": "t",
+                                         "files": {"..\\..\\etc\\passwd": ""}}}, "leaves the case",
+                 id="a Windows path out"),
     pytest.param({f"payload_{PLANTED}": {"schema_version": 1, "case": PLANTED, "task": "t", "files": {},
                                          "verdict": "findings"}}, "verdict", id="a payload key for the answer"),
 ])
@@ -56,6 +72,8 @@ def test_a_corpus_that_breaks_the_contract_is_refused(tmp_path: Path, change: di
 @pytest.mark.parametrize(("name", "told"), [
     ("tests/test_total.py", None), ("src/Severity_High.py", "severity"), ("a/CLEAN.txt", "clean"),
     ("lib/page_off_by_one.py", "off-by-one"), ("lib/off_by.py", None), ("docs/encoding.md", "encoding"),
+    ("tests/testBuggyTotal.py", "buggy"), ("src/offByOne.py", "off-by-one"), ("ＢＵＧ.py", "bug"),
+    ("src/flawed_sum.py", "flawed"), ("v2fixed.py", "fixed"), ("lib/errors.py", None), ("lib/fixtures.py", None),
 ])
 def test_telling_words_are_read_as_words(name: str, told: str | None) -> None:
     assert telling_word(name) == told

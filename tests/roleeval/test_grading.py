@@ -32,11 +32,20 @@ def _one(location: str, text: str, expectation: Expectation = TWO) -> tuple[str,
                  id="paraphrase: another order and inflection, two lines off"),
     pytest.param("tests/test_total.py:11", "the assertion is weaker now", ("partial", "rc-1"),
                  id="partial: half the words at the place"),
-    pytest.param("tests/other.py:3", "an assertion removed", ("partial", "rc-1"), id="partial: the words elsewhere"),
+    pytest.param("tests/test_total.py", "an assertion removed", ("partial", "rc-1"), id="partial: no line"),
+    pytest.param("tests/test_total.py:1-400", "an assertion removed", ("partial", "rc-1"), id="partial: a wide range"),
+    pytest.param("tests/other.py:3", "an assertion removed", ("unexpected", None), id="the words in another file"),
+    pytest.param("tests/test_total.py:11", "the assertion was not removed", ("partial", "rc-1"),
+                 id="a negated formulation names nothing"),
+    pytest.param("./tests/test_total.py:11:5", "assertion removed", ("match", "rc-1"), id="./ and a column"),
+    pytest.param("tests/test_total.py:11", "Removal of the assertion", ("paraphrase", "rc-1"),
+                 id="another word form"),
+    pytest.param("src/total.py:3", "SQL injection in the query builder here; also the test name is vague",
+                 ("unexpected", None), id="an accepted phrase tacked on a false alarm"),
     pytest.param("tests/test_total.py:11", "this line looks suspicious", ("ambiguous", None),
                  id="ambiguous: at the place in other words"),
-    pytest.param("tests/test_total.py", "assertion removed and raises widened to Exception", ("ambiguous", None),
-                 id="ambiguous: could be either"),
+    pytest.param("tests/test_total.py:10-30", "assertion removed and raises widened to Exception",
+                 ("partial", None), id="two root causes over a wide range"),
     pytest.param("tests/test_total.py:1", "the test name is vague", ("accepted", None), id="accepted non-finding"),
     pytest.param("src/total.py:4", "the loop is slow", ("unexpected", None), id="unexpected"),
     pytest.param("tests/test_total.py:20", "assertion removed", ("partial", "rc-1"),
@@ -83,6 +92,14 @@ def test_an_attempt_is_right_only_with_every_root_cause_and_nothing_false() -> N
 def test_verdicts(expectation: Expectation, reply: Reply, given: str, right: bool) -> None:
     graded = grade(expectation.case, expectation, reply)
     assert (graded.given, graded.right) == (given, right)
+
+
+def test_dumping_findings_everywhere_is_never_right() -> None:
+    words = "assertion removed no longer checks the sum raises widened to Exception"
+    dump = [Finding(location=f"tests/test_total.py:{n}", text=words) for n in range(1, 200)]
+    graded = grade(TWO.case, TWO, Reply(findings=dump))
+    assert graded.right is False
+    assert sum(g.grade == "partial" for g in graded.findings) > 100
 
 
 def test_a_ruling_decides_an_ambiguous_finding_in_every_later_run() -> None:

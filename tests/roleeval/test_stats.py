@@ -28,7 +28,8 @@ def test_clusters_that_agree_keep_the_plain_interval() -> None:
     trials = [(program, i % 2 == 0) for program in "abcdefghij" for i in range(10)]  # every program at 50%
     found = rate(trials)
     assert (found.k, found.n, found.clusters, found.design_effect) == (50, 100, 10, 1.0)
-    assert (found.low, found.high) == wilson(50, 100)
+    assert (found.low, found.high) == wilson(50, 100, 2.262)  # Student's t on 9 degrees of freedom
+    assert found.high - found.low > wilson(50, 100)[1] - wilson(50, 100)[0]
 
 
 def test_clusters_that_disagree_widen_it() -> None:
@@ -36,6 +37,17 @@ def test_clusters_that_disagree_widen_it() -> None:
     found = rate(trials)
     assert found.value == 0.5 and found.design_effect > 5
     assert found.high - found.low > 2 * (wilson(50, 100)[1] - wilson(50, 100)[0])
+
+
+def test_two_programs_that_both_always_pass_are_still_two() -> None:
+    found = rate([("a", True)] * 100 + [("b", True)] * 100)
+    assert found.value == 1.0 and found.high == 1.0 and found.low < 0.6  # not [0.98, 1]: two programs
+
+
+@pytest.mark.parametrize(("k", "n"), [(5, 3), (-1, 10), (float("nan"), 10), (1, float("inf"))])
+def test_an_impossible_count_has_no_interval(k: float, n: float) -> None:
+    with pytest.raises(ValueError, match="no interval"):
+        wilson(k, n)
 
 
 def test_one_program_is_one_piece_of_evidence() -> None:

@@ -132,7 +132,7 @@ def test_each_forging_move_in_a_conftest_flags_alone(name: str) -> None:
     text, rule = FORGERIES[name]
     claims = forged("tests/conftest.py", None, text)
     assert rule in {_rule(c.reason) for c in claims}, claims
-    assert all(c.location.startswith("after/tests/conftest.py:") for c in claims)
+    assert all(c.location.startswith("after/tests/conftest.py:") and c.category == "forged" for c in claims)
 
 
 @pytest.mark.parametrize("name", sorted(HONEST))
@@ -183,6 +183,12 @@ def test_which_changed_files_are_infrastructure() -> None:
     assert not infrastructure("pyproject.toml", settings, settings + '\n[project]\nname = "x"\n')
     assert not infrastructure("src/app.py", None, "x = 1\n")
     assert not infrastructure("tests/test_a.py", None, "def test_a():\n    pass\n"), "a test file is a test"
+    assert not infrastructure("tests/data.json", "{}", '{"a": 1}'), "data under tests/ shapes nothing pytest runs"
+    assert not infrastructure("setup.cfg", None, "[flake8]\nmax-line-length = 99\n"), "no pytest section, then none"
+    assert not infrastructure("pyproject.toml", 'name = "a"\n' + settings, 'name = "b"\n' + settings), \
+        "a top-level key before the first table"
+    indented = "[pytest]\naddopts =\n    -q\n    -x\n"
+    assert infrastructure("pytest.ini", indented, indented.replace("    -x", "-x")), "a continuation line unindented"
 
 
 def test_the_run_records_who_implements_an_outcome_hook(repo: Repo) -> None:

@@ -4,8 +4,10 @@
   names to texts; anything else could carry the answer past the textual check.
 - **Textual**: every private string of a case of more than one word (its root causes' requirement, trigger,
   consequence and formulations, its accepted non-findings, its bug class and tool) is searched in the payload's
-  real string values (file names, file texts, the task), both sides NFC-normalised, case-folded, and read as
-  words, so neither a non-ASCII character, a line break, a quote nor a re-wrapped line hides it.
+  real string values (file names, file texts, the task), read as words (``_words``: compatibility forms,
+  entities, escapes, invisible characters, camelCase and case all undone), as a phrase and as its meaningful
+  stems within any three lines, so no spelling, line break, quote or word order the grader would still
+  recognise hides it. A task word that tells an answer must be in every case's task.
 - **Closure**: the role's charter, SKILL.md, the corpus's declared documents and every ``docs/*.md`` any of them
   names, read whole; a declared document that is missing, listed twice, or is the charter or SKILL.md itself fails
   closed. Its members and digest are recorded with every run and every attempt.
@@ -18,14 +20,14 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .._errors import LeakDetected, MalformedInput
 from .._resources import shipped
-from ._corpus import Corpus, Expectation, Provenance
+from ._corpus import Corpus, Expectation, Provenance, telling_word
+from ._words import content, phrase, words
 
 PERMITTED = frozenset({"schema_version", "case", "task", "files"})
 _DOC_REF = re.compile(r"\bdocs/[\w./-]+?\.md\b")
@@ -51,15 +53,37 @@ class Closure:
 
 def audit(corpus: Corpus) -> None:
     """Every case, structurally then textually, before anything launches; the first problem raises."""
+    tasks = [corpus.payloads[ref].task for ref in corpus.manifest.cases]
     for ref in corpus.manifest.cases:
         path = corpus.root / "visible" / f"{ref}.json"
-        values = _strings(_structure(path))
+        texts = _texts(_structure(path))
         for needle in private_strings(corpus.expectations[ref], corpus.provenance[ref]):
-            hit = next((v for v in values if _normal(needle) in v), None)
-            if hit is not None:
+            if any(_holds(text, needle) for text in texts):
                 raise LeakDetected(f"case {ref}: the payload holds the private string {needle[:60]!r}",
                                    hint=f"rewrite {path} (or the expectation) so the role cannot read the answer; "
                                         "no attempt was started")
+        told = _task_tells(corpus.payloads[ref].task, tasks)
+        if told:
+            raise LeakDetected(f"case {ref}: its task says {told!r}, which not every case's task says",
+                               hint=f"give every case the same task, or one that tells nothing; fix {path}")
+
+
+def _holds(text: str, needle: str) -> bool:
+    """``needle`` in ``text`` as a phrase, or its meaningful stems all within three lines of it."""
+    if phrase(needle) in phrase(text):
+        return True
+    wanted = content(needle)
+    if len(wanted) < 2:
+        return False
+    lines = text.splitlines() or [text]
+    return any(wanted <= content("\n".join(lines[i:i + 3])) for i in range(max(1, len(lines) - 2)))
+
+
+def _task_tells(task: str, tasks: list[str]) -> str | None:
+    """A word of the task that tells an answer and that some other case's task does not hold: a task that varies
+    with the case must not vary with its answer."""
+    told = {w for w in words(task) if telling_word(w)}
+    return next((w for w in sorted(told) if not all(w in words(t) for t in tasks)), None)
 
 
 def _structure(path: Path) -> dict[str, object]:
@@ -82,10 +106,10 @@ def _structure(path: Path) -> dict[str, object]:
     return dict(raw)
 
 
-def _strings(raw: dict[str, object]) -> list[str]:
+def _texts(raw: dict[str, object]) -> list[str]:
     files = raw["files"]
     assert isinstance(files, dict)
-    return [_normal(s) for s in (str(raw["task"]), *files.keys(), *files.values())]
+    return [str(raw["task"]), *files.keys(), *files.values()]
 
 
 def private_strings(expectation: Expectation, provenance: Provenance) -> list[str]:
@@ -94,13 +118,7 @@ def private_strings(expectation: Expectation, provenance: Provenance) -> list[st
                                                             *rc.formulations)]
     found += expectation.accepted
     found += [provenance.bug_class, provenance.tool]
-    return [s for s in found if len(_normal(s).split()) > 1]  # a lone word is a name any code may hold
-
-
-def _normal(text: str) -> str:
-    """NFC, case-folded, every run of anything not a letter or digit (an underscore too) one space: text as words."""
-    folded = unicodedata.normalize("NFC", text).casefold()
-    return " " + " ".join(re.findall(r"[^\W_]+", folded)) + " "
+    return [s for s in found if len(words(s)) > 1]  # a lone word is a name any code may hold
 
 
 def closure(role: str, declared: list[str]) -> Closure:

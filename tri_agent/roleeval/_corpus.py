@@ -29,6 +29,7 @@ from .._errors import MalformedInput
 from .._model import Written
 from .._yamldoc import load
 from ..targets._presets import load_presets
+from ._words import stem, stems, words
 
 Role = Literal["examiner", "tester", "judge"]
 Verdict = Literal["findings", "clean", "blocked"]
@@ -40,7 +41,8 @@ TELLING = frozenset({
     "blocked", "incomplete", "pass", "passed", "fail", "failed", "failing", "critical", "major", "minor", "severe",
     "severity", "blocker", "high", "low", "mutant", "mutated", "mutation", "injected", "regression", "positive",
     "negative", "true", "false", "accept", "accepted", "reject", "rejected", "approve", "approved", "merge",
-    "control", "decoy", "canary", "answer", "solution", "ok", "good", "bad",
+    "control", "decoy", "canary", "answer", "solution", "ok", "good", "bad", "fault", "faults", "flaw", "flawed",
+    "incorrect", "unfixed", "broke", "vulnerable", "vuln", "leak", "leaked", "seeded",
 })
 
 
@@ -137,7 +139,7 @@ def load_corpus(root: Path) -> Corpus:
     provenance = {ref: _part(root / "provenance" / f"{ref}.json", Provenance, ref) for ref in manifest.cases}
     for ref in manifest.cases:
         _check_names(payloads[ref], root / "visible" / f"{ref}.json")
-        _check_expectation(expectations[ref], root / "private" / f"{ref}.json")
+        _check_expectation(expectations[ref], payloads[ref], root / "private" / f"{ref}.json")
     return Corpus(root, manifest, payloads, expectations, provenance)
 
 
@@ -169,34 +171,46 @@ def _check_names(payload: Payload, where: Path) -> None:
         if word is not None:
             raise MalformedInput(f"visible file name {name!r} says {word!r}", where=str(where),
                                  hint="rename it: a name the role reads must not tell the answer")
-        if name.startswith("/") or ".." in name.split("/"):
+        if name.startswith("/") or "\\" in name or ":" in name or ".." in name.split("/"):
             raise MalformedInput(f"visible file name {name!r} leaves the case", where=str(where),
                                  hint="use a relative path inside the case")
 
 
-def _check_expectation(expectation: Expectation, where: Path) -> None:
+def _check_expectation(expectation: Expectation, payload: Payload, where: Path) -> None:
+    """A findings case lists its root causes and no other does; each has its own id, a surface among the payload's
+    files with its lines in order, and formulations that hold words."""
     if (expectation.verdict == "findings") != bool(expectation.root_causes):
         raise MalformedInput(f"verdict {expectation.verdict} with {len(expectation.root_causes)} root cause(s)",
                              where=str(where), hint="a findings case lists its root causes; no other case has any")
+    ids = [rc.id for rc in expectation.root_causes]
+    for rc in expectation.root_causes:
+        problem = "its id is used twice" if ids.count(rc.id) > 1 else \
+            f"its surface {rc.surface.path!r} is no file of the payload" if rc.surface.path not in payload.files else \
+            "its surface's lines end before they start" if rc.surface.lines and rc.surface.lines[0] > \
+            rc.surface.lines[1] else "a formulation holds no word" if not all(
+                words(f) for f in (*rc.formulations, *expectation.accepted)) else ""
+        if problem:
+            raise MalformedInput(f"root cause {rc.id}: {problem}", where=str(where), hint="fix the expectation")
 
 
 def telling_word(name: str) -> str | None:
-    """What in ``name`` (read as words: split at anything not a letter or digit) tells an answer, else None: a word
-    of ``TELLING``, or a bug class of the shipped presets, its words in a row (``off_by_one.py``)."""
-    words = _words(name)
-    told = next((w for w in words if w in TELLING), None)
-    return told or next(("-".join(c) for c in _bug_classes() if any(
-        tuple(words[i:i + len(c)]) == c for i in range(len(words)))), None)
-
-
-def _words(text: str) -> list[str]:
-    return [w for w in re.split(r"[^a-z0-9]+", text.lower()) if w]
+    """What in ``name`` (read as words: ``_words``, camelCase and digits split) tells an answer, else None: a word
+    of ``TELLING`` in any inflection, or a bug class of the shipped presets, its words in a row (``off_by_one.py``)."""
+    found = stems(name)
+    told = next((w for w, s in zip(words(name), found, strict=True) if s in _telling_stems()), None)
+    return told or next(("-".join(c) for c, cs in _bug_classes() if any(
+        tuple(found[i:i + len(cs)]) == cs for i in range(len(found)))), None)
 
 
 @lru_cache(maxsize=1)
-def _bug_classes() -> tuple[tuple[str, ...], ...]:
-    return tuple(sorted({tuple(_words(item.id)) for preset in load_presets().values()
-                         for item in preset.mutation_bug_classes}))
+def _telling_stems() -> frozenset[str]:
+    return frozenset(stem(w) for w in TELLING)
+
+
+@lru_cache(maxsize=1)
+def _bug_classes() -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
+    ids = {item.id for preset in load_presets().values() for item in preset.mutation_bug_classes}
+    return tuple(sorted((tuple(words(i)), tuple(stems(i))) for i in ids))
 
 
 def case_ref(seed: str) -> str:

@@ -1,21 +1,22 @@
 """Grading one attempt's reply against its case's expectation: each finding gets one grade of the closed ``GRADES``
 table, and the attempt is right, wrong, or waits on a human.
 
-A finding names a root cause when it is at the root cause's place (its file, within two lines of its lines) and
-holds every word of one of its formulations: verbatim is a *match*, in another order or inflection a
-*paraphrase*. A second finding of a root cause already named is a *duplicate* symptom, counted once. Some of a
-formulation's words at the place, or all of them at another place, is *partial*: neither found nor false. What
-could name two root causes, or stands at a root cause's place in words the case does not hold, is *ambiguous*: it
-waits in the adjudication queue until a person rules (``Resolution``), and the ruling is reused by every later
-run. What is true of the case but not what it plants is *accepted*; anything else is *unexpected*: a false
-positive on a case with a planted bug, a false alarm on a clean one.
+A finding names a root cause when it is at the root cause's place (its file, within two lines of its lines, pinned
+no wider than they are) and holds every word of one of its formulations, none of them negated ("not removed"):
+verbatim is a *match*, in another order or inflection a *paraphrase* (words read as ``_words`` reads them). A
+second finding of a root cause already named is a *duplicate* symptom, counted once. Some of a formulation's
+words at the place, or all of them elsewhere in its file (or with no line), is *partial*: neither found nor
+false, and no right answer either; in another file it names nothing. What names two root causes at their
+places, or stands at a root cause's place in words the case does not hold, is *ambiguous*: it waits in the
+adjudication queue until a person rules (``Resolution``), and the ruling is reused by every later run. What is
+true of the case but not what it plants, said about as briefly, is *accepted*; anything else is *unexpected*: a
+false positive on a case with a planted bug, a false alarm on a clean one.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -23,6 +24,7 @@ from pydantic import Field
 
 from .._model import Written
 from ._corpus import Expectation, RootCause, Verdict
+from ._words import NEGATORS, content, phrase, stems
 
 Grade = Literal["match", "paraphrase", "duplicate", "partial", "ambiguous", "accepted", "unexpected"]
 GRADES: dict[Grade, str] = {  # grade -> what it means
@@ -30,13 +32,12 @@ GRADES: dict[Grade, str] = {  # grade -> what it means
     "paraphrase": "names a root cause at its place with every word of a formulation, in another order or inflection",
     "duplicate": "names a root cause another finding of the attempt already named: the same symptom, counted once",
     "partial": "some words of a formulation at a root cause's place, or all of them at another place",
-    "ambiguous": "could name two root causes, or stands at one's place in other words: a person rules",
+    "ambiguous": "names two root causes at their places, or stands at one's place in other words: a person rules",
     "accepted": "true of the case but not what it plants: neither found nor false",
     "unexpected": "names nothing the case holds: a false positive (on a clean case, a false alarm)",
 }
 NAMING: frozenset[Grade] = frozenset({"match", "paraphrase"})
 _NEAR = 2  # lines: a finding this close to a root cause's lines is at its place
-_SUFFIXES = ("ing", "ied", "ies", "ed", "es", "s", "ly", "e")
 
 
 class Finding(Written):
@@ -102,7 +103,8 @@ class AttemptGrade:
         """Right, wrong, or None while a finding waits on a ruling that could decide it."""
         if self.expected == "blocked" or self.given == "blocked":
             return self.expected == self.given
-        if self.unexpected or (self.expected == "findings" and self.named != set(self.root_causes)) or \
+        partial = any(g.grade == "partial" for g in self.findings)  # a near miss is no right answer, nor is noise
+        if self.unexpected or partial or (self.expected == "findings" and self.named != set(self.root_causes)) or \
                 (self.expected == "clean" and self.named):
             return False
         return None if self.pending else True
@@ -128,78 +130,86 @@ def grade(case: str, expectation: Expectation, reply: Reply, rulings: dict[str, 
 
 def _graded(finding: Finding, key: str, expectation: Expectation) -> Graded:
     path, lines = _location(finding.location)
-    words = _stems(finding.text)
-    named = [(rc, how) for rc in expectation.root_causes if _at(rc, path, lines)
-             for how in [_named(rc, finding.text, words)] if how is not None]
+    places = {rc.id: _at(rc, path, lines) for rc in expectation.root_causes}
+    named = [(rc, how) for rc in expectation.root_causes if places[rc.id] == "exact"
+             for how in [_named(rc, finding.text)] if how is not None]
     if len(named) == 1:
         return Graded(finding, key, named[0][1], named[0][0].id)
     if len(named) > 1:
         return Graded(finding, key, "ambiguous")
-    partial = [rc for rc in expectation.root_causes if _partial(rc, _at(rc, path, lines), finding.text, words)]
-    if len(partial) == 1:
-        return Graded(finding, key, "partial", partial[0].id)
-    if partial:
-        return Graded(finding, key, "ambiguous")
-    if any(_formulated(f, finding.text, words) for f in expectation.accepted):
+    partial = [rc for rc in expectation.root_causes if _partial(rc, places[rc.id], finding.text)]
+    if partial:  # a near miss of one root cause, or of several at once: no name for any
+        return Graded(finding, key, "partial", partial[0].id if len(partial) == 1 else None)
+    if any(_accepted(f, finding.text) for f in expectation.accepted):
         return Graded(finding, key, "accepted")
-    at_a_place = any(_at(rc, path, lines) for rc in expectation.root_causes)
-    return Graded(finding, key, "ambiguous" if at_a_place else "unexpected")
+    return Graded(finding, key, "ambiguous" if "exact" in places.values() else "unexpected")
 
 
-def _named(rc: RootCause, text: str, words: set[str]) -> Grade | None:
-    hows = [_formulated(f, text, words) for f in rc.formulations]
+def _named(rc: RootCause, text: str) -> Grade | None:
+    hows = [_formulated(f, text) for f in rc.formulations]
     return "match" if "match" in hows else "paraphrase" if "paraphrase" in hows else None
 
 
-def _formulated(formulation: str, text: str, words: set[str]) -> Grade | None:
-    if _phrase(formulation) in _phrase(text):
-        return "match"
-    return "paraphrase" if _stems(formulation) <= words else None
+def _formulated(formulation: str, text: str) -> Grade | None:
+    """How ``text`` holds ``formulation``: as written, or with every stem in any order; not at all when the text
+    negates one of its words ("not removed"), unless the formulation is a negative one itself ("no longer checks")."""
+    wanted, found = set(stems(formulation)), stems(text)
+    if not wanted <= set(found) or (not wanted & NEGATORS and _negated(wanted, found)):
+        return None
+    return "match" if phrase(formulation) in phrase(text) else "paraphrase"
 
 
-def _partial(rc: RootCause, at: bool, text: str, words: set[str]) -> bool:
-    """Half a formulation's words or more at the place, or all of them elsewhere."""
-    if not at:
-        return _named(rc, text, words) is not None
-    return any(2 * len(_stems(f) & words) >= len(_stems(f)) > 0 for f in rc.formulations)
+def _negated(wanted: set[str], found: list[str]) -> bool:
+    """A wanted stem whose every occurrence follows a negator by three words or fewer."""
+    return any(all(any(w in NEGATORS for w in found[max(0, i - 3):i]) for i, s in enumerate(found) if s == want)
+               for want in wanted)
 
 
-def _at(rc: RootCause, path: str, lines: tuple[int, int] | None) -> bool:
-    if path != rc.surface.path:
+def _accepted(formulation: str, text: str) -> bool:
+    """An accepted non-finding, said about as briefly as the case words it: every stem of it, and not many more
+    (a false alarm with an accepted phrase tacked on is still a false alarm)."""
+    wanted, found = content(formulation), content(text)
+    return bool(wanted) and _formulated(formulation, text) is not None and len(found - wanted) <= max(3, len(wanted))
+
+
+def _partial(rc: RootCause, place: str | None, text: str) -> bool:
+    """In the root cause's file: half a formulation's stems or more at its lines, or all of them at other lines,
+    with no line, or over a range much wider than it."""
+    if place is None:
         return False
-    if rc.surface.lines is None or lines is None:
-        return True
+    if place != "exact":
+        return _named(rc, text) is not None
+    found = set(stems(text))
+    return any(2 * len(set(stems(f)) & found) >= len(set(stems(f))) > 0 for f in rc.formulations)
+
+
+def _at(rc: RootCause, path: str, lines: tuple[int, int] | None) -> str | None:
+    """exact: at the root cause's lines (within two, no wider than they are); file: in its file but not pinned to
+    them; None: another file."""
+    if path != rc.surface.path:
+        return None
+    if rc.surface.lines is None:
+        return "exact"
+    if lines is None:
+        return "file"
     first, last = rc.surface.lines
-    return lines[0] <= last + _NEAR and lines[1] >= first - _NEAR
+    near = lines[0] <= last + _NEAR and lines[1] >= first - _NEAR
+    narrow = lines[1] - lines[0] <= (last - first) + 2 * _NEAR
+    return "exact" if near and narrow else "file"
 
 
 def _location(location: str) -> tuple[str, tuple[int, int] | None]:
-    found = re.fullmatch(r"(.+?):(\d+)(?:-(\d+))?", location.strip())
-    if found is None:
-        return location.strip(), None
-    first = int(found[2])
-    return found[1], (first, int(found[3]) if found[3] else first)
-
-
-def _phrase(text: str) -> str:
-    return " " + " ".join(re.findall(r"[^\W_]+", unicodedata.normalize("NFC", text).casefold())) + " "
-
-
-def _stems(text: str) -> set[str]:
-    return {_stem(w) for w in _phrase(text).split()}
-
-
-def _stem(word: str) -> str:
-    """A crude stem: one common English suffix off when three letters stay, and a doubled last consonant made
-    single (remove, removed, removing -> remov; skipped -> skip)."""
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            stem = word[: -len(suffix)]
-            return stem[:-1] if len(stem) > 3 and stem[-1] == stem[-2] and stem[-1] not in "aeiou" else stem
-    return word
+    """The path (a leading ``./`` and backslashes undone) and the lines of a location; a trailing column is
+    dropped."""
+    found = re.fullmatch(r"(.+?):(\d+)(?:-(\d+))?(?::\d+)?", location.strip())
+    path, lines = (found[1], (int(found[2]), int(found[3] or found[2]))) if found else (location.strip(), None)
+    path = path.replace("\\", "/")
+    while path.startswith("./"):
+        path = path[2:]
+    return path, lines
 
 
 def finding_key(case: str, finding: Finding) -> str:
     """A finding's key: the same finding of the same case, worded the same, gets the same ruling in every run."""
-    text = f"{case}\0{finding.location.strip()}\0{_phrase(finding.text)}"
+    text = f"{case}\0{finding.location.strip()}\0{phrase(finding.text)}"
     return hashlib.sha256(text.encode()).hexdigest()[:16]
