@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import toy_project
-from tri_agent.acceptance._collected import Collected, collected_of, judged_files, removed
+from tri_agent.acceptance._collected import Collected, collected_of, removed
 from tri_agent.acceptance._judging import CodeSnapshot, builder_smells, code_changes, code_of
+from tri_agent.acceptance._smells import SMELLS
 
 TESTS = """import pytest
 
@@ -55,13 +56,15 @@ def _after(project: Path, baseline: CodeSnapshot, files: dict[str, str]) -> list
 
 
 def _gone(found: list[tuple[str, str, str]]) -> list[str]:
-    return [detail.rsplit(": test ", 1)[1] for name, _, detail in found if name == "tests-removed"]
+    """What the collection says was removed (the syntax-tree smell says it in its own words)."""
+    meaning = SMELLS["tests-removed"].meaning + ": "
+    return [detail.removeprefix(meaning).removeprefix("test ") for name, _, detail in found
+            if name == "tests-removed" and ("no longer collected" in detail or "collected none" in detail)]
 
 
 def test_preflight_seals_what_pytest_collects_from_the_builders_files(baseline: tuple[Path, CodeSnapshot]) -> None:
     _, code = baseline
     assert code.collected == Collected(root="target", ids=IDS, errors=[])
-    assert judged_files(code.collected) == {"target/tests/test_grades.py"}
 
 
 def test_no_python_test_file_collects_nothing(tmp_path: Path) -> None:
@@ -93,7 +96,8 @@ def test_an_unchanged_suite_loses_nothing(baseline: tuple[Path, CodeSnapshot]) -
     pytest.param({"tests/test_grades.py": TESTS + "\n\ntest_half_up.__test__ = False\n"},
                  ["tests/test_grades.py::test_half_up is no longer collected"], id="__test__ = False"),
     pytest.param({"tests/conftest.py": "raise SystemExit(0)\n"},
-                 [f"{i} is no longer collected" for i in IDS], id="pytest does not collect at all"),
+                 ["pytest collected none of the 4 tests it collected at preflight (pytest could not collect the "
+                  "tests of ./target (exit 0): no output)"], id="pytest does not collect at all"),
     pytest.param({"tests/test_grades.py": TESTS.replace("def test_half_up", "def test_half_up_renamed")},
                  ["tests/test_grades.py::test_half_up is no longer collected"], id="a rename is a removal"),
 ])
@@ -102,7 +106,7 @@ def test_a_test_no_longer_collected_is_a_blocker(baseline: tuple[Path, CodeSnaps
     project, code = baseline
     found = _after(project, code, files)
     assert _gone(found) == gone
-    assert {path for name, path, _ in found if name == "tests-removed"} == {"target/tests/test_grades.py"}
+    assert {path for name, path, _ in found if name == "tests-removed"} <= {"target/tests/test_grades.py", "target"}
 
 
 def test_the_syntax_tree_smell_alone_misses_these(baseline: tuple[Path, CodeSnapshot]) -> None:
@@ -115,20 +119,59 @@ def test_the_syntax_tree_smell_alone_misses_these(baseline: tuple[Path, CodeSnap
         assert _gone(_after(project, code, files)) != []
 
 
+def test_a_moved_test_is_no_removal(baseline: tuple[Path, CodeSnapshot]) -> None:
+    project, code = baseline
+    moved = TESTS.replace("def test_half_up():\n    assert 1 + 1 == 2\n",
+                          "class TestHalf:\n    def test_half_up(self):\n        assert 1 + 1 == 2\n")
+    assert [n for n, _, _ in _after(project, code, {"tests/test_grades.py": moved})] == []
+
+
+def test_deleting_every_test_file_is_seen(baseline: tuple[Path, CodeSnapshot]) -> None:
+    project, code = baseline
+    (project / "target" / "tests" / "test_grades.py").rename(project / "aside.py")
+    try:
+        now = code_of(project, "builder", code)
+        found = builder_smells(now, code_changes(code, now), frozenset(), baseline=code)
+    finally:
+        (project / "aside.py").rename(project / "target" / "tests" / "test_grades.py")
+    assert now.collected == Collected(root="target", ids=[], errors=[])
+    assert len(_gone([(s.name, s.path, s.detail) for s in found])) == len(IDS)
+
+
+FORGE = """import json
+import sys
+
+_mod = next(m for n, m in list(sys.modules.items()) if n.startswith("collector_"))
+with open(_mod._PATH[0], "w") as _f:
+    json.dump({"collected": IDS, "errors": []}, _f)
+_mod._PATH[0] = ""
+""".replace("IDS", repr(IDS))
+
+
+def test_a_collection_the_collected_code_wrote_is_seen_as_forged(baseline: tuple[Path, CodeSnapshot]) -> None:
+    """Test code shares pytest's process and can write the list: the syntax tree still sees what it claims."""
+    project, code = baseline
+    renamed = FORGE + TESTS.replace("def test_half_up", "def _half_up")
+    found = _after(project, code, {"tests/test_grades.py": renamed})
+    assert ("outcome-forged", "target/tests/test_grades.py",
+            "the code forges what a test run reports: the collection lists tests/test_grades.py::test_half_up, "
+            "which target/tests/test_grades.py does not define") in found
+    assert any(n == "tests-removed" and "test_half_up removed" in d for n, _, d in found)  # the syntax tree's
+
+
 def test_a_removal_is_cleared_only_by_a_reasoned_entry(baseline: tuple[Path, CodeSnapshot]) -> None:
     project, code = baseline
     dropped = {"tests/test_grades.py": TESTS.replace("[1, 2, 3]", "[1, 2]")}
     reasoned = {**dropped, ".tri-agent/test-removals": "tests/test_grades.py::test_rounds[3]  3 cents is a "
                                                        "duplicate of 2\n"}
     bare = {**dropped, ".tri-agent/test-removals": "tests/test_grades.py::test_rounds[3]\n"}
-    assert _gone(_after(project, code, reasoned)) == []
+    found = _after(project, code, reasoned)
+    assert _gone(found) == []
+    assert ("tests-removal-disclosed", "target/tests/test_grades.py", "a test the builder removed, with its reason "
+            "on record: test tests/test_grades.py::test_rounds[3]: 3 cents is a duplicate of 2") in found
     assert _gone(_after(project, code, bare)) == ["tests/test_grades.py::test_rounds[3] is no longer collected"]
 
 
-def test_a_file_that_did_not_collect_at_preflight_keeps_the_syntax_tree_smell() -> None:
-    broken = Collected(root="target", ids=["tests/test_a.py::test_x"], errors=["tests/test_b.py"])
-    assert judged_files(broken) == {"target/tests/test_a.py"}
-    assert judged_files(Collected(root="", ids=[], errors=["<session>"])) == frozenset()
-    # a preflight where pytest did not collect at all judges nothing by collection
-    assert removed(Collected(root="", ids=["t.py::a"], errors=["<session>"]), Collected(root="", ids=[], errors=[]),
-                   "") == []
+def test_a_preflight_that_did_not_collect_judges_nothing_by_collection() -> None:
+    failed = Collected(root="", ids=["t.py::a"], errors=["<session>: crashed"])
+    assert removed(failed, Collected(root="", ids=[], errors=[]), "", {}) == []

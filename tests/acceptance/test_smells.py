@@ -173,12 +173,6 @@ def test_an_existing_forging_move_is_no_new_one() -> None:
     assert "outcome-forged" in [s.name for s in smells([Change(path=change.path, old="", new=conftest)])]
 
 
-def test_removed_tests_of_a_collected_file_are_left_to_the_collection() -> None:
-    gone = Change(path=PATH, old=TEST, new=TEST.split("\n\n\ndef test_empty")[0] + "\n")
-    assert [s.name for s in smells([gone]) if s.name == "tests-removed"] == ["tests-removed"]
-    assert [s.name for s in smells([gone], collected=frozenset({PATH})) if s.name == "tests-removed"] == []
-
-
 def test_an_honest_change_has_no_smell() -> None:
     fix = Change(path="target/grades.py", old="ROUND = 'HALF_EVEN'\n", new="ROUND = 'HALF_UP'\n")
     more = Change(path="target/tests/test_total.py", old=TEST,

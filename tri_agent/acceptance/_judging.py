@@ -45,7 +45,7 @@ from ..scoring._grading import score
 from ..scoring._leaks import scan_leaks
 from ..scoring._report import ScoreReport
 from ..targets._gateway import Provenance, canary_score_inputs, rerun
-from ._collected import Collected, collected_of, judged_files, removals_path, removed
+from ._collected import Collected, collected_of, removals_path, removed
 from ._config import MutationSettings
 from ._gate import FUSE
 from ._smells import Change, Smell, is_test_file, smells
@@ -354,8 +354,9 @@ def code_of(project: Path, role: str, baseline: CodeSnapshot | None = None, *, f
     for rel, data in written:
         text = data.decode("utf-8", "replace") if len(data) <= _MAX else None
         files[rel] = FileState(sha256=hashlib.sha256(data).hexdigest(), text=text)
-    wanted = first or (baseline is not None and baseline.collected is not None)
-    return CodeSnapshot(files=files, collected=collected_of(written) if wanted else None)
+    before = baseline.collected if baseline is not None else None
+    collected = collected_of(written) if first else collected_of(written, before.root) if before else None
+    return CodeSnapshot(files=files, collected=collected)
 
 
 def code_changes(before: CodeSnapshot, after: CodeSnapshot) -> list[Change]:
@@ -381,7 +382,8 @@ def builder_smells(code: CodeSnapshot, changed: list[Change], case_ids: frozense
     before = baseline.collected if baseline is not None else None
     disclosed = code.files.get(removals_path(before.root)) if before is not None else None
     removals = (disclosed.text or "") if disclosed is not None else ""
-    return smells(changed + standing, case_ids, spec, judged_files(before)) + removed(before, code.collected, removals)
+    texts = {rel: f.text for rel, f in code.files.items()}
+    return smells(changed + standing, case_ids, spec) + removed(before, code.collected, removals, texts)
 
 
 def smell_and_guard(build: Path, found: list[Smell], keys: list[Path] | None = None) -> list[Ticket]:

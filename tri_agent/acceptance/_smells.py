@@ -101,7 +101,6 @@ class _Context:
     tests_now: frozenset[str]  # test names in every file after the change
     bodies_now: frozenset[str]  # test bodies in every file after the change (a rename keeps its body)
     spec: str = ""  # the spec's text: what it names, the code may read
-    collected: frozenset[str] = frozenset()  # test files whose removed tests pytest's collection judges instead
 
 
 @dataclass(frozen=True)
@@ -233,8 +232,6 @@ def _trivial_added(old: _Side, new: _Side, _ctx: _Context) -> Found:
 
 
 def _removed_tests(old: _Side, _new: _Side, ctx: _Context) -> Found:
-    if old.path in ctx.collected:
-        return []
     gone = sorted(name for name, body in _tests(old).items() if name not in ctx.tests_now and body not in
                   ctx.bodies_now)
     return [(None, f"test {name} removed") for name in gone]
@@ -599,15 +596,14 @@ def _looked_for(kind: _Kind, path: str) -> bool:
     return kind.files == "any" or (is_test_file(path) if kind.files == "tests" else is_pytest_config(path))
 
 
-def smells(changes: list[Change], case_ids: frozenset[str] = frozenset(), spec: str = "",
-           collected: frozenset[str] = frozenset()) -> list[Smell]:
+def smells(changes: list[Change], case_ids: frozenset[str] = frozenset(), spec: str = "") -> list[Smell]:
     """Every smell of ``changes`` (pass unchanged files too, old == new, so moved tests are found);
     ``case_ids`` are the exam's cases the code must not name; ``spec`` is the spec's text (what it names, the
-    code may read); ``collected`` are the test files whose removed tests the caller judges by collecting them."""
+    code may read)."""
     sides = {c.path: _sides(c) for c in changes}
     now = [_tests(sides[c.path][1]) for c in changes if is_test_file(c.path) and c.new is not None]
     ctx = _Context(case_ids, frozenset(n for t in now for n in t), frozenset(b for t in now for b in t.values()),
-                   spec, collected)
+                   spec)
     out = []
     for change in sorted(changes, key=lambda c: c.path):
         old, new = sides[change.path]

@@ -26,12 +26,13 @@ def collect(tree: Path, timeout: float = 600.0) -> tuple[list[str], list[str]]:
         work = Path(tmp)
         for name in ("plugin", "home", "out"):
             (work / name).mkdir()
-        shutil.copyfile(_HERE / "_collector.py", work / "plugin" / "tri_agent_collector.py")
+        plugin = f"collector_{secrets.token_hex(6)}"
+        shutil.copyfile(_HERE / "_collector.py", work / "plugin" / f"{plugin}.py")
         out = work / "out" / f"{secrets.token_hex(8)}.json"
         env = {**base_env(work / "home"), "PATH": f"{Path(sys.executable).parent}:{base_env(work)['PATH']}",
                "PYTEST_ADDOPTS": "", "PYTHONPATH": str(work / "plugin"), "TRI_AGENT_COLLECTED": str(out),
                "TMPDIR": str(work / "home")}
-        argv = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "tri_agent_collector", "-p",
+        argv = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", plugin, "-p",
                 "no:cacheprovider", "-p", "no:xdist", "-p", "no:tri_agent"]
         done, _ = Jail(readable=(tree, work / "plugin"), writable=(work / "home", work / "out")).run(
             argv, cwd=tree, env=env, timeout=timeout, file_cap=_FILE_CAP)

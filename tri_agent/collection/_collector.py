@@ -2,7 +2,9 @@
 file that failed to collect, as one JSON document at the path ``TRI_AGENT_COLLECTED`` names.
 
 Standalone (the standard library only): it runs in the jail, where tri_agent is not importable. The variable is
-removed before any test module is imported, so the code collected is not told where the list goes.
+removed when the plugin is imported, before any conftest or test module, and the plugin is copied under a name
+made for the run, so the code collected is told neither where the list goes nor what to import. Code that runs at
+collection can still write the list (it shares the process): callers check the ids against the files.
 """
 
 from __future__ import annotations
@@ -11,12 +13,9 @@ import json
 import os
 from typing import Any
 
-_PATH = [""]
+# taken when pytest imports this plugin (``-p``), before any conftest or test module runs
+_PATH = [os.environ.pop("TRI_AGENT_COLLECTED", "")]
 _ERRORS: list[str] = []
-
-
-def pytest_configure(config: Any) -> None:
-    _PATH[0] = os.environ.pop("TRI_AGENT_COLLECTED", "")
 
 
 def pytest_collectreport(report: Any) -> None:
