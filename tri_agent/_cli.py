@@ -12,11 +12,11 @@ from typing import NoReturn
 
 from ._errors import MEANING, ExitCode, NotReady, TriAgentError
 from ._version import __version__
-from .commands import _evidence, _exams, _gates, _projects, _signals
+from .commands import _evidence, _exams, _gates, _projects, _roles, _signals
 from .commands._table import GROUPS, Command, refuse_existing, unsandboxed
 
 COMMANDS: tuple[Command, ...] = (*_evidence.COMMANDS, *_exams.COMMANDS, *_projects.COMMANDS, *_gates.COMMANDS,
-                                  *_signals.COMMANDS)
+                                  *_signals.COMMANDS, *_roles.COMMANDS)
 
 
 class _Parser(argparse.ArgumentParser):

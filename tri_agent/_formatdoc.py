@@ -219,6 +219,30 @@ cases: [c-3f2a9d0e41b7, c-91c0d2e8a4f6]
 {"schema_version": 1, "case": "c-3f2a9d0e41b7", "key": "5be0c0d3a1f2e4b6", "grade": "match",
  "root_cause": "rc-1", "by": "reviewer", "note": "'dropped the check' names the removed assertion"}
 """),
+    "role-attempt": Doc("`OUT/attempts.jsonl` of `tri-agent eval-roles` (one per line)", "`eval-roles`", "json", """\
+{"schema_version": 1, "case": "c-3f2a9d0e41b7", "index": 0,
+ "attempt": {"driver": "command", "driver_version": "0.1.0", "model": "model-x", "status": "ok",
+             "usage": {"input_tokens": 812, "output_tokens": 95, "cache_read_tokens": 18400, "cache_write_tokens": 0},
+             "cost_usd": 0.0123, "cost_basis": "reported by the agent", "seconds": 14.2, "error": null},
+ "closure_digest": "bd36", "closure_members": ["roles/judge.md", "SKILL.md", "docs/gate.md", "docs/evidence.md"],
+ "given": "findings", "right": true,
+ "findings": [{"location": "after/tests/test_total.py:2", "text": "the assertion was removed", "key": "40a117dd",
+               "grade": "match", "root_cause": "rc-1"}]}
+"""),
+    "role-eval-report": Doc("`OUT/report.json` of `tri-agent eval-roles`", "`eval-roles`", "json", """\
+{"schema_version": 1, "corpus": "weakened-tests", "corpus_version": "1", "role": "judge", "driver": "command",
+ "models": ["model-x"], "simulated": false, "suite_commit": "6dc48f2", "grader_version": "1",
+ "closure_digest": "bd36", "closure_members": ["roles/judge.md", "SKILL.md"], "attempts_per_case": 3,
+ "metrics": {"recall": {"k": 41.0, "n": 120, "value": 0.3417, "low": 0.24, "high": 0.46, "clusters": 10,
+                        "design_effect": 1.4,
+                        "trial": "a root cause of a planted case, in a valid attempt that did not block: named"}},
+ "statuses": {"ok": {"k": 350.0, "n": 360, "value": 0.9722, "low": 0.94, "high": 0.99, "clusters": 10,
+                     "design_effect": 1.1, "trial": "an attempt: ended ok"}},
+ "latency_median_s": 14.2, "usage": {"input_tokens": 290000, "output_tokens": 34000, "cache_read_tokens": 6600000,
+ "cache_write_tokens": 0}, "cost_usd": 4.41, "cost_bases": ["reported by the agent"], "pending": [],
+ "cases": [{"case": "c-3f2a9d0e41b7", "program": "totals", "expected": "findings",
+            "attempts": ["right", "wrong", "right"]}]}
+"""),
     "build-record": Doc("`builds/<id>/build.json`", "`exam build`", "json", """\
 {"schema_version": 1, "exam": "toy-grades", "seed": "1", "cases": 16,
  "visible_digest": "d1", "sealed_digest": "e2", "caliber_sha256": "a3",

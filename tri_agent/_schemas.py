@@ -32,6 +32,7 @@ from .mutation._verdict import MutationSummary
 from .patchgate import AgentCheckout, GateFile, GateReport, Ledger, TestMap
 from .roleeval import CorpusManifest, Expectation, Payload, Resolution
 from .roleeval import Provenance as CaseProvenance
+from .roleeval._report import AttemptRecord, RoleEvalReport
 from .scoring._caliber import Caliber
 from .scoring._leaks import LeakReport
 from .scoring._report import ScoreReport
@@ -100,6 +101,8 @@ FORMATS: dict[str, type[BaseModel]] = {
     "corpus-expectation": Expectation,
     "corpus-provenance": CaseProvenance,
     "corpus-ruling": Resolution,
+    "role-attempt": AttemptRecord,
+    "role-eval-report": RoleEvalReport,
 }
 
 

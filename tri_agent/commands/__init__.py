@@ -6,7 +6,8 @@
 - ``_projects``: ``new``, ``init``, ``check``, ``accept``, ``install-skill``, ``contract show``, ``workspace``,
   ``doctor``;
 - ``_gates``: ``gate map``, ``gate workspace``, ``gate check``;
-- ``_signals``: ``evidence``, a change's own test evidence.
+- ``_signals``: ``evidence``, a change's own test evidence;
+- ``_roles``: ``eval-roles``, the LLM roles measured on a result-blind corpus.
 
 A handler parses nothing and decides nothing: it calls the library (``_api`` for the main job) and prints what
 it returned. ``_cli`` builds the parser from the modules' ``COMMANDS``, in this order.

@@ -272,3 +272,54 @@ def _row(view: _View, ref: str) -> CaseRow:
 
     return CaseRow(case=ref, program=view.program(ref), expected=view.corpus.expectations[ref].verdict,
                    attempts=[cell(r) for r in view.by_case[ref]])
+
+
+def markdown(report: RoleEvalReport) -> str:
+    """The report as Markdown: every measure with its trials and interval, the statuses, the cost, the grid."""
+    head = [f"# {report.role} on {report.corpus} {report.corpus_version}", "",
+            f"driver {report.driver}, models {', '.join(report.models) or 'none reported'}, "
+            f"{report.attempts_per_case} attempt(s) per case, grader {report.grader_version}, "
+            f"closure {report.closure_digest[:12]}", ""]
+    if report.simulated:
+        head += ["**A simulation**: the replies were recorded, not a role's. This measures the plumbing only.", ""]
+    rows = ["| measure | value | k / n | 95% interval | programs | one trial |", "|---|---:|---:|---|---:|---|"]
+    rows += [_line(name, m) for name, m in report.metrics.items()]
+    statuses = ["", "| status | share | k / n |", "|---|---:|---:|"]
+    statuses += [f"| {s} | {_pct(m.value)} | {m.k:g} / {m.n} |" for s, m in report.statuses.items() if m.k]
+    cost = ["", f"tokens: {report.usage.input_tokens} in, {report.usage.cache_read_tokens} cache read, "
+                f"{report.usage.cache_write_tokens} cache written, {report.usage.output_tokens} out; "
+                f"cost ${report.cost_usd:.4f} ({'; '.join(report.cost_bases) or 'no basis'}); median latency "
+                f"{report.latency_median_s if report.latency_median_s is not None else '-'} s",
+            f"findings awaiting a ruling: {len(report.pending)}"]
+    grid = ["", "| case | program | expected | attempts |", "|---|---|---|---|"]
+    grid += [f"| {c.case} | {c.program} | {c.expected} | {' '.join(c.attempts)} |" for c in report.cases]
+    return "\n".join(head + rows + statuses + cost + grid) + "\n"
+
+
+def _line(name: str, m: RateRecord) -> str:
+    interval = f"{_pct(m.low)} to {_pct(m.high)}" if m.n else "-"
+    return f"| {name} | {_pct(m.value)} | {m.k:g} / {m.n} | {interval} | {m.clusters} | {m.trial} |"
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def compare(now: RoleEvalReport, before: RoleEvalReport) -> list[str]:
+    """What changed since ``before`` (a baseline): each measure, whether its change is beyond both intervals, and
+    each case whose attempts changed. Reports of other corpus versions or graders are not comparable."""
+    for field_name in ("corpus", "corpus_version", "grader_version", "role"):
+        if getattr(now, field_name) != getattr(before, field_name):
+            raise ValueError(f"the baseline's {field_name} is {getattr(before, field_name)!r}, this run's "
+                             f"{getattr(now, field_name)!r}")
+    out = []
+    for name, m in now.metrics.items():
+        b = before.metrics.get(name)
+        if b is None or m.value is None or b.value is None:
+            continue
+        beyond = m.low > b.high or m.high < b.low
+        out.append(f"{name}: {_pct(b.value)} -> {_pct(m.value)} ({'beyond' if beyond else 'within'} the intervals)")
+    cells = {c.case: c.attempts for c in before.cases}
+    out += [f"case {c.case}: {' '.join(cells.get(c.case, []))} -> {' '.join(c.attempts)}" for c in now.cases
+            if cells.get(c.case) != c.attempts]
+    return out
