@@ -7,7 +7,6 @@ nothing, and is listed as such. Pure: the ids come from ``_collect``, the file's
 
 from __future__ import annotations
 
-import unicodedata
 from typing import Literal
 
 from pydantic import Field
@@ -56,27 +55,17 @@ def reduced(base: tuple[list[str], list[str]], head: tuple[list[str], list[str]]
 
 
 def parse_removals(text: str) -> tuple[dict[str, Disclosed], list[str]]:
-    """Reasoned entries by id, and the bare ones (``REMOVALS:line id``). Comments start with ``#``."""
+    """Reasoned entries by id, and the bare ones (``REMOVALS:line id``). Comments start with ``#``. A reason needs
+    letters (of any script): punctuation, digits and invisible characters are none."""
     entries: dict[str, Disclosed] = {}
     bare: list[str] = []
     for n, raw in enumerate(text.splitlines(), start=1):
         line = raw.lstrip("\ufeff").strip()  # a BOM before the first id is not part of it
         if not line or line.startswith("#"):
             continue
-        test, _, reason = line.partition("\t") if "\t" in line else _split(line)
-        if sum(c.isalpha() for c in _visible(reason)) < MIN_REASON_LETTERS:  # "", ".", "-": no reason at all
+        test, reason = [*line.split("\t" if "\t" in line else None, 1), ""][:2]
+        if sum(c.isalpha() for c in reason) < MIN_REASON_LETTERS:  # "", ".", "-": no reason at all
             bare.append(f"{REMOVALS}:{n} {test.strip()}")
         else:
             entries[test.strip()] = Disclosed(id=test.strip(), reason=reason.strip(), line=n)
     return entries, bare
-
-
-def _visible(text: str) -> str:
-    """``text`` without invisible format characters (a BOM, zero-width spaces and joiners), which can make an empty
-    reason look like one."""
-    return "".join(c for c in text if unicodedata.category(c) != "Cf")
-
-
-def _split(line: str) -> tuple[str, str, str]:
-    parts = line.split(None, 1)
-    return parts[0], " ", parts[1] if len(parts) > 1 else ""

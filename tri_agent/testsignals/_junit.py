@@ -75,8 +75,7 @@ def _declares(data: bytes) -> bool:
     def refuse(*_args: object) -> None:
         raise _Declared
 
-    parser.StartDoctypeDeclHandler = refuse
-    parser.EntityDeclHandler = refuse
+    parser.StartDoctypeDeclHandler = refuse  # an entity can only be declared inside a document type
     try:
         parser.Parse(data, True)
     except _Declared:
@@ -92,5 +91,5 @@ def _outcome(case: ET.Element) -> str:
         return "failed"
     if "skipped" in kinds:
         skipped = case.find("skipped")
-        return "xfailed" if skipped is not None and "xfail" in (skipped.get("type") or "") else "skipped"
+        return "xfailed" if skipped is not None and "xfail" in str(skipped.get("type")) else "skipped"
     return "passed"
