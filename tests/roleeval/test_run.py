@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.roleeval.corpus_files import CLEAN, INCOMPLETE, PLANTED, write_corpus
-from tests.roleeval.test_audit import _leaky
+from tests.roleeval.test_contamination import _leaky
 from tri_agent._cli import main
 from tri_agent._errors import LeakDetected
 from tri_agent.drivers._command import CommandDriver

@@ -79,6 +79,7 @@ def test_the_size_cap_and_the_exact_reasons(tmp_path: Path, monkeypatch: pytest.
     assert isinstance(read_junit(tmp_path / "at.xml"), JUnitReport)  # the cap itself is read
     (tmp_path / "over.xml").write_text("<testsuite />")
     assert read_junit(tmp_path / "over.xml") == "larger than 256 MiB"
+    monkeypatch.undo()
     (tmp_path / "type.xml").write_text("<!DOCTYPE testsuite><testsuite/>")
     assert read_junit(tmp_path / "type.xml") == "holds a document type (entities are refused)"
     (tmp_path / "bad.xml").write_text("<testsuite>")
