@@ -57,13 +57,13 @@ def test_properties_ids_files_and_the_worse_outcome(tmp_path: Path) -> None:
             "<testcase classname='pkg.test_a' name='t2'/>"
             "<testcase classname='pkg.test_a' name='twice'/><testcase classname='pkg.test_a' name='twice'>"
             "<failure/></testcase><testcase classname='pkg.test_a' name='twice'/>"
-            "<testcase classname='c' name='x'><skipped/></testcase></testsuite>")
+            "<testcase classname='c' name='x'><skipped/></testcase><testcase classname='c'/></testsuite>")
     (tmp_path / "r.xml").write_text(text)
     found = read_junit(tmp_path / "r.xml")
     assert isinstance(found, JUnitReport)
     assert found.commit() == SHA and found.properties[""] == "nameless" and found.properties["novalue"] == ""
     assert found.outcomes == {"::bare": "passed", "pkg.test_a::t1": "passed", "pkg.test_a::t2": "passed",
-                              "pkg.test_a::twice": "failed", "c::x": "skipped"}
+                              "pkg.test_a::twice": "failed", "c::x": "skipped", "c::": "passed"}
     assert found.files["pkg.test_a::t1"] == "pkg/test_a.py" and found.files["pkg.test_a::t2"] == "pkg/test_a"
     assert found.files["::bare"] == ""
     assert found.mtime == (tmp_path / "r.xml").stat().st_mtime

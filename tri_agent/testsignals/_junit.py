@@ -57,8 +57,7 @@ def read_junit(path: Path) -> JUnitReport | str:
     for case in root.iter("testcase"):
         test = f"{case.get('classname', '')}::{case.get('name', '')}"
         found = _outcome(case)
-        if _RANK[found] >= _RANK.get(outcomes.get(test, "passed"), 0):  # one id twice: the worse outcome stands
-            outcomes[test] = found
+        outcomes[test] = max(found, outcomes.get(test, found), key=_RANK.__getitem__)  # one id twice: the worse
         files[test] = case.get("file") or case.get("classname", "").replace(".", "/")
     return JUnitReport(path, outcomes, files, props, path.stat().st_mtime)
 
