@@ -114,8 +114,11 @@ def test_the_command_writes_its_files_and_refuses_a_simulated_baseline(tmp_path:
     base = ["eval-roles", str(corpus), "--role", "judge", "--driver", "fixture", "--fixtures", str(fixtures),
             "--attempts", "2", "--out", str(out)]
     assert main(base) == 0
-    assert {p.name for p in out.iterdir()} == {"attempts.jsonl", "report.json", "report.md",
+    assert {p.name for p in out.iterdir()} == {"attempts.jsonl", "report.json", "report.md", "report.html",
                                                "adjudication-queue.jsonl"}
+    shown = (out / "report.html").read_text()
+    assert "<b>A simulation</b>" in shown and shown.count('<td style="background:#cfc">right</td>') == 5
+    assert "<script" not in shown and "http" not in shown.replace("http-equiv", "")
     printed = capsys.readouterr().out
     assert "**A simulation**" in printed and "| recall | 50.0% | 1 / 2 |" in printed
     assert main([*base, "--force", "--baseline-report", str(tmp_path / "b.json")]) == 2

@@ -40,8 +40,8 @@ def _refuses(args: argparse.Namespace) -> None:
     arg("--model", help="the model (the SDK drivers need it; recorded when an agent reports no model)"),
     arg("--base-url", metavar="URL", help="a compatible server for the SDK (OpenAI's: Chat Completions)"),
     arg("--key-env", metavar="VAR", help="the variable holding the API key"),
-    arg("--out", type=Path, required=True, metavar="DIR", help="where attempts.jsonl, report.json, report.md and "
-        "adjudication-queue.jsonl go"),
+    arg("--out", type=Path, required=True, metavar="DIR", help="where attempts.jsonl, report.json, report.md, "
+        "report.html and adjudication-queue.jsonl go"),
     arg("--baseline-report", type=Path, metavar="PATH", help="also write the report as a baseline (refused for a "
         "simulation)"),
     arg("--against", type=Path, metavar="BASELINE", help="compare with a baseline report"),
@@ -51,7 +51,7 @@ def _refuses(args: argparse.Namespace) -> None:
 def _eval_roles(args: argparse.Namespace) -> int:
     from .._errors import UsageError
     from ..roleeval import load_corpus
-    from ..roleeval._report import RoleEvalReport, compare, markdown
+    from ..roleeval._report import RoleEvalReport, compare, markdown, page
     from ..roleeval._run import evaluate
 
     corpus = load_corpus(args.corpus)
@@ -62,6 +62,7 @@ def _eval_roles(args: argparse.Namespace) -> int:
                       simulated=args.driver == "fixture", out=args.out)
     write(args.out / "report.json", report.model_dump_json(indent=1) + "\n")
     write(args.out / "report.md", markdown(report))
+    write(args.out / "report.html", page(report))
     write(args.out / "adjudication-queue.jsonl", "".join(p.model_dump_json() + "\n" for p in report.pending))
     if args.baseline_report is not None:
         write(args.baseline_report, report.model_dump_json(indent=1) + "\n")

@@ -8,14 +8,14 @@
   ambiguous findings reused;
 - ``_words``: text read as words and stems, however it is spelled (the audit, names and grader share it);
 - ``_stats``: rates with their denominators and 95% intervals, clustered by program;
-- ``_report``: each attempt's record, the aggregate (every measure with what one trial is), Markdown, and the
-  comparison with a baseline;
+- ``_report``: each attempt's record, the aggregate (every measure with what one trial is), Markdown, the HTML
+  page with the per-case grid, and the comparison with a baseline;
 - ``_run``: a run (``tri-agent eval-roles``): the audit, then K fresh attempts per case through a driver or
   recorded replies (a simulation).
 
 It sits beside ``acceptance``, reuses ``drivers``, ``isolation``, ``targets`` and the leaves, and never imports
-``acceptance``; import-linter checks both. Still to come (issue 31): the shipped corpus and its builder, the
-examiner's mechanical measure, the HTML page.
+``acceptance``; import-linter checks both. Still to come (issue 31): the shipped corpus and its builder, and the
+examiner's mechanical measure.
 """
 
 from ._audit import Closure, audit, closure

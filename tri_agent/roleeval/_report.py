@@ -10,6 +10,7 @@ attempts only, and the report lists what waits.
 
 from __future__ import annotations
 
+import html
 import statistics
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -323,3 +324,36 @@ def compare(now: RoleEvalReport, before: RoleEvalReport) -> list[str]:
     out += [f"case {c.case}: {' '.join(cells.get(c.case, []))} -> {' '.join(c.attempts)}" for c in now.cases
             if cells.get(c.case) != c.attempts]
     return out
+
+
+_CELL = {"right": "#cfc", "wrong": "#fcc", "pending": "#ffc"}  # anything else is an evaluation failure
+
+
+def page(report: RoleEvalReport) -> str:
+    """The report as one self-contained HTML page (no script, no external asset): the measures, then the per-case
+    grid, one cell per attempt."""
+    esc = html.escape
+    simulated = "<p><b>A simulation</b>: the replies were recorded, not a role's.</p>" if report.simulated else ""
+    measures = "".join(
+        f"<tr><td>{esc(name)}</td><td>{_pct(m.value)}</td><td>{m.k:g} / {m.n}</td>"
+        f"<td>{_pct(m.low) + ' to ' + _pct(m.high) if m.n else '-'}</td><td>{m.clusters}</td>"
+        f"<td>{esc(m.trial)}</td></tr>"
+        for name, m in report.metrics.items())
+    grid = "".join(
+        f"<tr><td><code>{esc(c.case)}</code></td><td>{esc(c.program)}</td><td>{esc(c.expected)}</td>"
+        + "".join(f'<td style="background:{_CELL.get(a, "#ddd")}">{esc(a)}</td>' for a in c.attempts) + "</tr>"
+        for c in report.cases)
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{esc(report.role)} on {esc(report.corpus)}</title>
+<style>body{{font-family:sans-serif;margin:2em}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left}}
+table{{border-collapse:collapse}}</style></head><body>
+<h1>{esc(report.role)} on {esc(report.corpus)} {esc(report.corpus_version)}</h1>{simulated}
+<p>driver {esc(report.driver)}; models {esc(', '.join(report.models) or 'none reported')};
+{report.attempts_per_case} attempt(s) per case; grader {esc(report.grader_version)};
+closure <code>{esc(report.closure_digest[:12])}</code></p>
+<table><tr><th>measure</th><th>value</th><th>k / n</th><th>95% interval</th><th>programs</th><th>one trial</th></tr>
+{measures}</table>
+<h2>Cases</h2>
+<table><tr><th>case</th><th>program</th><th>expected</th><th colspan="{report.attempts_per_case}">attempts</th></tr>
+{grid}</table></body></html>
+"""
