@@ -27,7 +27,7 @@ def _refuses(args: argparse.Namespace) -> None:
 @command(
     "eval-roles",
     "measure a role on a result-blind corpus: the audit of every case before any attempt, K fresh attempts per "
-    "case, each graded against expectations the role never sees; every rate with its denominator and a 95% "
+    "case, each graded against expectations the role never sees; every rate with its denominator and a 95%% "
     "interval clustered by program (no threshold)",
     arg("corpus", type=Path, metavar="CORPUS", help="the corpus folder (corpus.yaml, visible/, private/, provenance/)"),
     arg("--role", required=True, choices=("examiner", "tester", "judge"), help="the role (the corpus's own)"),
