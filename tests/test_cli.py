@@ -170,3 +170,16 @@ def test_contract_show_and_workspace(tmp_path: Path, cli: Cli) -> None:
     assert code == 0 and "1 files copied, 1 kept out" in out
     assert (tmp_path / "ws" / "exam" / "TESTPLAN.md").exists() and not (tmp_path / "ws" / "target").exists()
     assert cli("contract", "show", "auditor")[0] == ExitCode.USAGE
+
+
+def test_every_command_renders_its_help(capsys: pytest.CaptureFixture[str]) -> None:
+    """argparse formats each help string with %: a bare percent sign in a command's help or an argument's breaks
+    --help of the command, or of the group that lists it."""
+    from tri_agent._cli import COMMANDS, main
+
+    listings = {(), *(tuple(c.name.split()[:-1]) for c in COMMANDS), *(tuple(c.name.split()) for c in COMMANDS)}
+    for argv in sorted(listings):
+        with pytest.raises(SystemExit) as done:
+            main([*argv, "--help"])
+        assert done.value.code == 0, argv
+        assert "usage: tri-agent" in capsys.readouterr().out
