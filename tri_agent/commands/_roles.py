@@ -66,7 +66,7 @@ def _eval_roles(args: argparse.Namespace) -> int:
     write(args.out / "adjudication-queue.jsonl", "".join(p.model_dump_json() + "\n" for p in report.pending))
     if args.baseline_report is not None:
         write(args.baseline_report, report.model_dump_json(indent=1) + "\n")
-    for line in markdown(report).splitlines()[:4 + len(report.metrics) + 2]:
+    for line in markdown(report).split("\n\n| status", 1)[0].splitlines():  # the head and the measures
         say(args, line)
     if args.against is not None:
         before = RoleEvalReport.model_validate_json(args.against.read_text(encoding="utf-8"))
