@@ -53,12 +53,12 @@ class Closure:
 
 def audit(corpus: Corpus) -> None:
     """Every case, structurally then textually, before anything launches; the first problem raises."""
-    tasks = [corpus.payloads[ref].task for ref in corpus.manifest.cases]
+    tasks = [set(words(corpus.payloads[ref].task)) for ref in corpus.manifest.cases]
     for ref in corpus.manifest.cases:
         path = corpus.root / "visible" / f"{ref}.json"
-        texts = _texts(_structure(path))
+        texts = [_Read(text) for text in _texts(_structure(path))]
         for needle in private_strings(corpus.expectations[ref], corpus.provenance[ref]):
-            if any(_holds(text, needle) for text in texts):
+            if any(text.holds(needle) for text in texts):
                 raise LeakDetected(f"case {ref}: the payload holds the private string {needle[:60]!r}",
                                    hint=f"rewrite {path} (or the expectation) so the role cannot read the answer; "
                                         "no attempt was started")
@@ -68,22 +68,27 @@ def audit(corpus: Corpus) -> None:
                                hint=f"give every case the same task, or one that tells nothing; fix {path}")
 
 
-def _holds(text: str, needle: str) -> bool:
-    """``needle`` in ``text`` as a phrase, or its meaningful stems all within three lines of it."""
-    if phrase(needle) in phrase(text):
-        return True
-    wanted = content(needle)
-    if len(wanted) < 2:
-        return False
-    lines = text.splitlines() or [text]
-    return any(wanted <= content("\n".join(lines[i:i + 3])) for i in range(max(1, len(lines) - 2)))
+class _Read:
+    """A payload text read once: as a phrase, and as the meaningful stems of each three lines."""
+
+    def __init__(self, text: str) -> None:
+        lines = text.splitlines() or [text]
+        self.phrase = phrase(text)
+        self.windows = [content("\n".join(lines[i:i + 3])) for i in range(max(1, len(lines) - 2))]
+
+    def holds(self, needle: str) -> bool:
+        """``needle`` as a phrase, or its meaningful stems (two or more) all within three lines."""
+        if phrase(needle) in self.phrase:
+            return True
+        wanted = content(needle)
+        return len(wanted) >= 2 and any(wanted <= window for window in self.windows)
 
 
-def _task_tells(task: str, tasks: list[str]) -> str | None:
+def _task_tells(task: str, tasks: list[set[str]]) -> str | None:
     """A word of the task that tells an answer and that some other case's task does not hold: a task that varies
     with the case must not vary with its answer."""
     told = {w for w in words(task) if telling_word(w)}
-    return next((w for w in sorted(told) if not all(w in words(t) for t in tasks)), None)
+    return next((w for w in sorted(told) if not all(w in t for t in tasks)), None)
 
 
 def _structure(path: Path) -> dict[str, object]:

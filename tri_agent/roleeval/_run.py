@@ -73,8 +73,8 @@ def rulings_of(path: Path) -> dict[str, Resolution]:
 def driver_executor(driver: Driver, role: str, limits: Limits | None = None, model: str | None = None) -> Executor:
     """Each attempt a fresh episode of ``driver`` on the payload alone; ``model``: the identity to record when the
     driver reports none (an attempt that can name no model is a runtime failure)."""
-    contract = load_charter(role).contract
-    evaluated = Contract(role=contract.role, readable=["**"], memory="fresh", tools=_TOOLS)
+    base = load_charter(role)
+    evaluated = Contract(role=base.contract.role, readable=["**"], memory="fresh", tools=_TOOLS)
 
     def play(payload: Payload, skill: Closure, index: int) -> tuple[Attempt, Reply | None]:
         with tempfile.TemporaryDirectory(prefix="tri-agent-eval-") as tmp:
@@ -82,7 +82,7 @@ def driver_executor(driver: Driver, role: str, limits: Limits | None = None, mod
             for name, text in payload.files.items():
                 (workspace / name).parent.mkdir(parents=True, exist_ok=True)
                 (workspace / name).write_text(text, encoding="utf-8")
-            charter = dataclasses.replace(load_charter(role), contract=evaluated, body=_charter(skill))
+            charter = dataclasses.replace(base, contract=evaluated, body=_charter(skill))
             result = driver.run(Episode(charter, f"{payload.task}\n\n{REPLY_FORMAT}", ToolBox(evaluated, workspace),
                                         limits or Limits()))
         attempt = result.attempts[-1]
