@@ -21,7 +21,10 @@ INCOMPLETE = Expectation(schema_version=1, case="c-000000000003", verdict="block
 
 
 def _one(location: str, text: str, expectation: Expectation = TWO) -> tuple[str, str | None]:
-    [graded] = grade(expectation.case, expectation, Reply(findings=[Finding(location=location, text=text)])).findings
+    finding = Finding(location=location, text=text)
+    [graded] = grade(expectation.case, expectation, Reply(findings=[finding])).findings
+    assert graded.finding == finding and graded.key == finding_key(expectation.case, finding)
+    assert len(graded.key) == 16
     return graded.grade, graded.root_cause
 
 
@@ -50,9 +53,41 @@ def _one(location: str, text: str, expectation: Expectation = TWO) -> tuple[str,
     pytest.param("src/total.py:4", "the loop is slow", ("unexpected", None), id="unexpected"),
     pytest.param("tests/test_total.py:20", "assertion removed", ("partial", "rc-1"),
                  id="the words, too far from the lines"),
+    # the place's bounds: two lines either side, a range no wider than the lines and four more
+    pytest.param("tests/test_total.py:14", "assertion removed", ("match", "rc-1"), id="two lines after"),
+    pytest.param("tests/test_total.py:15", "assertion removed", ("partial", "rc-1"), id="three lines after"),
+    pytest.param("tests/test_total.py:8", "assertion removed", ("match", "rc-1"), id="two lines before"),
+    pytest.param("tests/test_total.py:7", "assertion removed", ("partial", "rc-1"), id="three lines before"),
+    pytest.param("tests/test_total.py:8-14", "assertion removed", ("match", "rc-1"), id="as wide as allowed"),
+    pytest.param("tests/test_total.py:8-15", "assertion removed", ("partial", "rc-1"), id="one line wider"),
+    pytest.param("tests/test_total.py:13-16", "assertion removed", ("match", "rc-1"), id="a range that ends past"),
+    pytest.param("tests\\test_total.py:11", "assertion removed", ("match", "rc-1"), id="backslashes"),
+    pytest.param("tests/test_total.py:11", "nothing is wrong here but the assertion removed", ("match", "rc-1"),
+                 id="a negator four words away negates nothing"),
+    pytest.param("tests/test_total.py:11", "the sum is odd", ("ambiguous", None),
+                 id="two of five words is less than half"),
+    pytest.param("tests/test_total.py:1", "sadly the test name is vague and quite unclear", ("accepted", None),
+                 id="an accepted phrase with three more words"),
+    pytest.param("tests/test_total.py:1", "sadly the test name is vague and quite unclear overall",
+                 ("ambiguous", None), id="four more words is no accepted phrase"),
 ])
 def test_each_grade(location: str, text: str, expected: tuple[str, str | None]) -> None:
     assert _one(location, text) == expected
+
+
+def test_two_root_causes_at_one_place_are_ambiguous_only_when_both_are_named() -> None:
+    both = TWO.model_copy(update={"root_causes": [
+        TWO.root_causes[0], TWO.root_causes[1].model_copy(update={"surface": Surface(path="tests/test_total.py",
+                                                                                     lines=(10, 12))})]})
+    assert _one("tests/test_total.py:11", "assertion removed", both) == ("match", "rc-1")
+    assert _one("tests/test_total.py:11", "assertion removed; raises widened to Exception", both) == \
+        ("ambiguous", None)
+
+
+def test_a_surface_without_lines_is_the_whole_file() -> None:
+    anywhere = TWO.model_copy(update={"root_causes": [TWO.root_causes[0].model_copy(update={
+        "surface": Surface(path="tests/test_total.py")})]})
+    assert _one("tests/test_total.py:400", "assertion removed", anywhere) == ("match", "rc-1")
 
 
 def test_the_table_names_every_grade_the_tests_reach() -> None:

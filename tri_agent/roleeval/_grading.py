@@ -131,7 +131,7 @@ def grade(case: str, expectation: Expectation, reply: Reply, rulings: dict[str, 
 def _graded(finding: Finding, key: str, expectation: Expectation) -> Graded:
     path, lines = _location(finding.location)
     places = {rc.id: _at(rc, path, lines) for rc in expectation.root_causes}
-    named = [(rc, how) for rc in expectation.root_causes if places[rc.id] == "exact"
+    named = [(rc, how) for rc in expectation.root_causes if places[rc.id]
              for how in [_named(rc, finding.text)] if how is not None]
     if len(named) == 1:
         return Graded(finding, key, named[0][1], named[0][0].id)
@@ -142,7 +142,7 @@ def _graded(finding: Finding, key: str, expectation: Expectation) -> Graded:
         return Graded(finding, key, "partial", partial[0].id if len(partial) == 1 else None)
     if any(_accepted(f, finding.text) for f in expectation.accepted):
         return Graded(finding, key, "accepted")
-    return Graded(finding, key, "ambiguous" if "exact" in places.values() else "unexpected")
+    return Graded(finding, key, "ambiguous" if True in places.values() else "unexpected")
 
 
 def _named(rc: RootCause, text: str) -> Grade | None:
@@ -172,30 +172,30 @@ def _accepted(formulation: str, text: str) -> bool:
     return bool(wanted) and _formulated(formulation, text) is not None and len(found - wanted) <= max(3, len(wanted))
 
 
-def _partial(rc: RootCause, place: str | None, text: str) -> bool:
+def _partial(rc: RootCause, place: bool | None, text: str) -> bool:
     """In the root cause's file: half a formulation's stems or more at its lines, or all of them at other lines,
     with no line, or over a range much wider than it."""
     if place is None:
         return False
-    if place != "exact":
+    if not place:
         return _named(rc, text) is not None
     found = set(stems(text))
     return any(2 * len(set(stems(f)) & found) >= len(set(stems(f))) > 0 for f in rc.formulations)
 
 
-def _at(rc: RootCause, path: str, lines: tuple[int, int] | None) -> str | None:
-    """exact: at the root cause's lines (within two, no wider than they are); file: in its file but not pinned to
+def _at(rc: RootCause, path: str, lines: tuple[int, int] | None) -> bool | None:
+    """True: at the root cause's lines (within two, no wider than they are); False: in its file but not pinned to
     them; None: another file."""
     if path != rc.surface.path:
         return None
     if rc.surface.lines is None:
-        return "exact"
+        return True
     if lines is None:
-        return "file"
+        return False
     first, last = rc.surface.lines
     near = lines[0] <= last + _NEAR and lines[1] >= first - _NEAR
     narrow = lines[1] - lines[0] <= (last - first) + 2 * _NEAR
-    return "exact" if near and narrow else "file"
+    return near and narrow
 
 
 def _location(location: str) -> tuple[str, tuple[int, int] | None]:
