@@ -69,7 +69,7 @@ def _one(location: str, text: str, expectation: Expectation = TWO) -> tuple[str,
     pytest.param("tests/test_total.py:1", "sadly the test name is vague and quite unclear", ("accepted", None),
                  id="an accepted phrase with three more words"),
     pytest.param("tests/test_total.py:1", "sadly the test name is vague and quite unclear overall",
-                 ("ambiguous", None), id="four more words is no accepted phrase"),
+                 ("unexpected", None), id="four more words is no accepted phrase"),
 ])
 def test_each_grade(location: str, text: str, expected: tuple[str, str | None]) -> None:
     assert _one(location, text) == expected
