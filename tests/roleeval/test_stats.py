@@ -54,3 +54,19 @@ def test_one_program_is_one_piece_of_evidence() -> None:
     found = rate([("only", True)] * 99 + [("only", False)])
     assert found.clusters == 1 and (found.low, found.high) == pytest.approx(wilson(0.99, 1))
     assert rate([]).value is None and (rate([]).low, rate([]).high) == (0.0, 1.0)
+
+
+def test_the_design_effect_and_quantile_of_three_programs_by_hand() -> None:
+    trials = [("a", True)] * 10 + [("b", False)] * 10 + [("c", i < 5) for i in range(10)]
+    found = rate(trials)
+    p = 15.5 / 31  # the shrunk rate
+    robust = 3 / 2 * ((10 - p * 10) ** 2 + (0 - p * 10) ** 2 + (5 - p * 10) ** 2) / 30 ** 2
+    deff = robust / (p * (1 - p) / 30)
+    assert found.design_effect == pytest.approx(deff) and deff > 9
+    assert (found.low, found.high) == pytest.approx(wilson(0.5 * 30 / deff, 30 / deff, 4.303))  # t on 2 df
+
+
+def test_one_success_in_one_or_ten_trials() -> None:
+    assert wilson(1, 1)[0] == pytest.approx(0.2065, abs=1e-4) and wilson(1, 1)[1] == 1.0
+    assert 0.0 < wilson(1, 10)[0] < 0.02 and wilson(1, 10)[1] < 1.0
+    assert rate([(str(i), True) for i in range(31)]).design_effect == 1.0  # 31 programs: the normal quantile
