@@ -97,3 +97,43 @@ def test_the_closure_holds_the_charter_skill_and_every_document_they_name() -> N
 def test_a_closure_that_cannot_travel_whole_fails_closed(declared: list[str], message: str) -> None:
     with pytest.raises(MalformedInput, match=message):
         closure("judge", declared)
+
+
+@pytest.mark.parametrize(("raw", "error", "message"), [
+    ("[1, 2]", LeakDetected, "payload keys are not the permitted ones (extra [], missing ['case', 'files', "
+                             "'schema_version', 'task'])"),
+    ('{"schema_version": 1, "case": "c", "task": "t", "files": ["a"]}', LeakDetected,
+     "payload files must map names to texts, and its task be a text"),
+    ('{"schema_version": 1, "case": "c", "task": "t", "files": {"a": 1}}', LeakDetected,
+     "payload files must map names to texts, and its task be a text"),
+    ('{"schema_version": 1, "case": "c", "task": 7, "files": {}}', LeakDetected,
+     "payload files must map names to texts, and its task be a text"),
+    ("{not json", MalformedInput, "not a JSON payload (JSONDecodeError)"),
+])
+def test_a_payload_file_of_another_shape_is_refused(tmp_path: Path, raw: str, error: type[Exception],
+                                                   message: str) -> None:
+    root = write_corpus(tmp_path)
+    corpus = load_corpus(root)
+    (root / "visible" / f"{PLANTED}.json").write_text(raw)
+    with pytest.raises(error) as raised:
+        audit(corpus)
+    assert message in str(raised.value)
+
+
+def test_the_closure_names_what_is_wrong_exactly() -> None:
+    with pytest.raises(MalformedInput) as twice:
+        closure("judge", ["docs/protocol.md", "docs/protocol.md"])
+    assert str(twice.value) == ("corpus.yaml: skill dependency 'docs/protocol.md' is listed twice; list each "
+                                "document once")
+    with pytest.raises(MalformedInput) as root:
+        closure("judge", ["SKILL.md"])
+    assert str(root.value) == ("corpus.yaml: skill dependency 'SKILL.md' lists the closure's own root; the charter "
+                               "and SKILL.md are always included")
+    with pytest.raises(MalformedInput) as missing:
+        closure("judge", ["docs/no-such-page.md"])
+    assert str(missing.value).startswith("corpus.yaml: skill dependency 'docs/no-such-page.md' is missing (")
+    assert str(missing.value).endswith("docs/no-such-page.md); ship the document or drop it from "
+                                       "skill_dependencies; nothing was started")
+    found = closure("judge", ["docs/protocol.md"])
+    assert found.members.count("docs/protocol.md") == 1 and found.members[2] == "docs/protocol.md"
+    assert dict(found.documents)["SKILL.md"] == Path("SKILL.md").read_text(encoding="utf-8")
