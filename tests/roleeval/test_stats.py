@@ -69,4 +69,20 @@ def test_the_design_effect_and_quantile_of_three_programs_by_hand() -> None:
 def test_one_success_in_one_or_ten_trials() -> None:
     assert wilson(1, 1)[0] == pytest.approx(0.2065, abs=1e-4) and wilson(1, 1)[1] == 1.0
     assert 0.0 < wilson(1, 10)[0] < 0.02 and wilson(1, 10)[1] < 1.0
-    assert rate([(str(i), True) for i in range(31)]).design_effect == 1.0  # 31 programs: the normal quantile
+    assert rate([]).design_effect == 1.0
+    with pytest.raises(ValueError):
+        wilson(1, 0)
+
+
+@pytest.mark.parametrize(("programs", "z"), [(29, 2.048), (30, 1.959963984540054)])
+def test_the_quantile_turns_normal_at_thirty_programs(programs: int, z: float) -> None:
+    found = rate([(str(i), i % 2 == 0) for i in range(programs) for _ in range(2)])
+    assert (found.low, found.high) == pytest.approx(wilson(found.k / found.design_effect,
+                                                           found.n / found.design_effect, z))
+
+
+def test_two_programs_by_hand() -> None:
+    found = rate([("a", i < 8) for i in range(10)] + [("b", i < 2) for i in range(10)])
+    p = 10.5 / 21
+    deff = 2 * ((8 - p * 10) ** 2 + (2 - p * 10) ** 2) / 20 ** 2 / (p * (1 - p) / 20)
+    assert found.design_effect == pytest.approx(deff) and 1 < deff < 20

@@ -39,7 +39,7 @@ class Rate:
 
 def wilson(k: float, n: float, z: float = Z95) -> tuple[float, float]:
     """The Wilson score interval of ``k`` successes in ``n`` trials; (0, 1) when there are none."""
-    if not (math.isfinite(k) and math.isfinite(n) and 0 <= k <= max(n, 0)):
+    if not (math.isfinite(k) and math.isfinite(n) and 0 <= k <= n):
         raise ValueError(f"no interval for {k} successes in {n} trials")
     if n <= 0:
         return 0.0, 1.0
@@ -58,7 +58,7 @@ def rate(trials: Iterable[tuple[str, bool]]) -> Rate:
         per[cluster][1] += 1
     k, n = sum(s for s, _ in per.values()), sum(t for _, t in per.values())
     deff = _design_effect(list(per.values()), k, n)
-    effective = n / deff if n else 0.0
+    effective = n / deff  # deff is 1 or more
     low, high = wilson(k / n * effective if n else 0.0, effective, _quantile(len(per)))
     return Rate(k=k, n=n, low=low, high=high, clusters=len(per), design_effect=deff)
 
@@ -77,4 +77,4 @@ def _design_effect(clusters: list[list[int]], k: int, n: int) -> float:
         return float(n)  # one program: the effective sample is one
     robust = len(clusters) / (len(clusters) - 1) * sum((s - p * t) ** 2 for s, t in clusters) / n ** 2
     independent = p * (1 - p) / n
-    return max(1.0, robust / independent) if independent > 0 else 1.0
+    return max(1.0, robust / independent)  # the shrunk rate is never 0 or 1: independent > 0
