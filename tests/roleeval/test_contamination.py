@@ -3,6 +3,7 @@ the skill closure travels whole or not at all."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -137,3 +138,39 @@ def test_the_closure_names_what_is_wrong_exactly() -> None:
     found = closure("judge", ["docs/protocol.md"])
     assert found.members.count("docs/protocol.md") == 1 and found.members[2] == "docs/protocol.md"
     assert dict(found.documents)["SKILL.md"] == Path("SKILL.md").read_text(encoding="utf-8")
+
+
+def test_the_leak_is_named_with_its_case_its_string_and_what_to_do(tmp_path: Path) -> None:
+    corpus = load_corpus(write_corpus(tmp_path, **_leaky("# assertion removed\n")))
+    with pytest.raises(LeakDetected) as raised:
+        audit(corpus)
+    path = tmp_path / "visible" / f"{INCOMPLETE}.json"
+    assert str(raised.value) == (f"case {INCOMPLETE}: the payload holds the private string 'assertion removed'; "
+                                 f"rewrite {path} (or the expectation) so the role cannot read the answer; no attempt "
+                                 "was started")
+
+
+@pytest.mark.parametrize(("text", "leaks"), [
+    ("# the assertion\n\n# was removed\nx = 1\n", True),   # within three lines
+    ("x = 1\n# the assertion\n\n# was removed\n", True),   # the last three lines
+    ("# the assertion\n\n\n# was removed\n", False),        # four lines apart
+])
+def test_a_window_is_three_lines(tmp_path: Path, text: str, leaks: bool) -> None:
+    corpus = load_corpus(write_corpus(tmp_path, **_leaky(text)))
+    if leaks:
+        with pytest.raises(LeakDetected):
+            audit(corpus)
+    else:
+        audit(corpus)
+
+
+def test_the_task_is_searched_and_a_word_every_task_says_tells_nothing(tmp_path: Path) -> None:
+    leak = _leaky("x = 1\n")
+    leak[f"payload_{INCOMPLETE}"]["task"] = "Report weaker tests: an assertion removed?"  # type: ignore[index]
+    with pytest.raises(LeakDetected, match="private string"):
+        audit(load_corpus(write_corpus(tmp_path / "a", **leak)))
+    root = write_corpus(tmp_path / "b")
+    for path in (root / "visible").iterdir():
+        payload = json.loads(path.read_text())
+        path.write_text(json.dumps({**payload, "task": "Find the bug, if there is one."}))
+    audit(load_corpus(root))
