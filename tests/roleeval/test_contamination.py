@@ -102,23 +102,26 @@ def test_a_closure_that_cannot_travel_whole_fails_closed(declared: list[str], me
 
 @pytest.mark.parametrize(("raw", "error", "message"), [
     ("[1, 2]", LeakDetected, "payload keys are not the permitted ones (extra [], missing ['case', 'files', "
-                             "'schema_version', 'task'])"),
+                             "'schema_version', 'task']); a payload holds exactly ['case', 'files', "
+                             "'schema_version', 'task']; fix {path}"),
     ('{"schema_version": 1, "case": "c", "task": "t", "files": ["a"]}', LeakDetected,
-     "payload files must map names to texts, and its task be a text"),
+     "payload files must map names to texts, and its task be a text; fix {path}"),
     ('{"schema_version": 1, "case": "c", "task": "t", "files": {"a": 1}}', LeakDetected,
-     "payload files must map names to texts, and its task be a text"),
+     "payload files must map names to texts, and its task be a text; fix {path}"),
     ('{"schema_version": 1, "case": "c", "task": 7, "files": {}}', LeakDetected,
-     "payload files must map names to texts, and its task be a text"),
-    ("{not json", MalformedInput, "not a JSON payload (JSONDecodeError)"),
+     "payload files must map names to texts, and its task be a text; fix {path}"),
+    ("{not json", MalformedInput, "{path}: not a JSON payload (JSONDecodeError); write the payload as UTF-8 JSON"),
+    ("{\"t\u00e9\": 1}".encode("latin-1").decode("latin-1"), LeakDetected, "payload keys are not the permitted"),
 ])
 def test_a_payload_file_of_another_shape_is_refused(tmp_path: Path, raw: str, error: type[Exception],
                                                    message: str) -> None:
     root = write_corpus(tmp_path)
     corpus = load_corpus(root)
-    (root / "visible" / f"{PLANTED}.json").write_text(raw)
+    path = root / "visible" / f"{PLANTED}.json"
+    path.write_text(raw, encoding="utf-8")
     with pytest.raises(error) as raised:
         audit(corpus)
-    assert message in str(raised.value)
+    assert str(raised.value).startswith(message.format(path=path))
 
 
 def test_the_closure_names_what_is_wrong_exactly() -> None:
