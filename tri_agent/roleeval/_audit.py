@@ -148,8 +148,7 @@ def closure(role: str, declared: list[str]) -> Closure:
 
 
 def _read(name: str) -> str:
-    first, _, rest = name.partition("/")
-    path = shipped(first) / rest if rest else shipped(name)
+    path = shipped(name)
     if not path.is_file():
         raise MalformedInput(f"skill dependency {name!r} is missing ({path})", where="corpus.yaml",
                              hint="ship the document or drop it from skill_dependencies; nothing was started")
