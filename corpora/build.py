@@ -1,0 +1,454 @@
+#!/usr/bin/env python3
+"""Build the shipped review corpus (``corpora/review/``) from the programs in ``corpora/programs/``, reproducibly.
+
+    python corpora/build.py            # write corpora/review/ anew
+    python corpora/build.py --check    # build into a temporary folder and compare byte for byte (exit 1 if stale)
+
+Each program folder holds ``spec.md``, one module that defines ``run(text) -> str``, and ``probes.py`` whose
+``inputs()`` lists the texts that exercise the spec (the probes and the program's own name never reach a role).
+Per program the corpus gets:
+
+- **planted cases**: every mutant that the engine's mutation operators (``tri_agent.mutation``, one table, every
+  bug class of the presets) make of the module, written as a person would have written the bug (a check that
+  never fires is gone, not ``and False``; a statement dropped leaves no ``pass``), kept only when some probe input
+  shows it: the original's and the mutant's outputs differ there. The root cause is the changed lines, with the
+  operator's words as formulations, the input that shows it and what differs;
+- **clean cases**: the program with its local names renamed and its functions reordered, kept only when every
+  probe gives the original's output (the right answer is "nothing to report");
+- **incomplete cases**: the program without its spec, or the spec without the program (the right answer is to
+  block).
+
+The corpus is then loaded and audited exactly as ``tri-agent eval-roles`` does before any attempt; a case the audit
+refuses stops the build. Nothing here is random: the same programs give the same corpus, byte for byte.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import filecmp
+import hashlib
+import json
+import shutil
+import signal
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import libcst as cst
+
+from tri_agent.mutation._operators import Instance, instances, operator_classes
+from tri_agent.roleeval import audit, load_corpus
+
+HERE = Path(__file__).resolve().parent
+PROGRAMS = HERE / "programs"
+OUT = HERE / "review"
+VERSION = "1"
+PLANTER = "corpora/build.py 1"
+TASK = ("Review the program in these files against spec.md. Report each place where the program does not do what "
+        "spec.md says, as path:line with what goes wrong there. If it does what spec.md says, report nothing. If "
+        "the files are too incomplete to judge, block and say what is missing.")
+CLEAN_VARIANTS = 10
+PLANTED_CAP = 24  # per program: many cases of one program are not independent evidence
+# program -> its target kind (the corpus spans the four)
+KINDS = {"gradebook": "command", "invoice": "document", "inventory": "command", "timesheet": "command",
+         "ledger": "service", "catalog": "service", "booking": "browser", "outline": "document",
+         "contacts": "document", "sessions": "service", "shipping": "command", "signup": "browser"}
+
+# operator -> single words a finding at the place must hold one of (one word each: the place does the pinning, and a
+# longer phrase would be found in the planted code itself, which the audit rightly refuses)
+WORDS: dict[str, list[str]] = {
+    "rounding-swap": ["rounding", "round", "half"],
+    "normalisation-dropped": ["strip", "whitespace", "trim", "case", "lowercase", "uppercase", "normalize",
+                              "normalise", "normalization", "unicode", "accent", "spaces"],
+    "boundary-shift": ["boundary", "inclusive", "exclusive", "edge", "comparison", "limit", "strict"],
+    "off-by-one": ["off-by-one", "index", "extra", "miscount", "count", "slice", "range", "limit"],
+    "row-dropped": ["missing", "dropped", "omitted", "omits", "never", "lost", "skipped", "removed"],
+    "early-return": ["early", "prematurely", "before", "skips", "never"],
+    "loop-cut": ["first", "break", "stops", "only", "one"],
+    "exception-swallowed": ["swallowed", "ignored", "suppressed", "silently", "swallows", "ignores"],
+    "validation-skipped": ["validation", "check", "accepted", "accepts", "missing", "unchecked", "validate"],
+    "precision-lost": ["precision", "quantize", "rounded", "rounding", "decimals", "float", "places"],
+    "order-lost": ["order", "sorted", "sort", "unsorted", "ordering"],
+    "duplicates-merged": ["duplicate", "duplicates", "deduplicated", "merged", "repeated", "unique"],
+    "encoding-skipped": ["bom", "encoding", "byte-order", "utf", "latin"],
+    "status-swapped": ["status"],
+    "write-dropped": ["saved", "persisted", "written", "stored", "insert", "update", "delete", "lost"],
+}
+# operator -> what such a bug breaks, in the corpus's own words (never the spec's)
+BREAKS = {
+    "rounding-swap": "the halves rule for rounded figures",
+    "normalisation-dropped": "text compared or printed in its normal form",
+    "boundary-shift": "an end of a range included or excluded as prescribed",
+    "off-by-one": "a count, position or span exactly as prescribed",
+    "row-dropped": "every prescribed line, item or field emitted",
+    "early-return": "the work finished before the answer is given",
+    "loop-cut": "every element visited",
+    "exception-swallowed": "a failure reported as prescribed",
+    "validation-skipped": "input the prescription refuses is refused",
+    "precision-lost": "figures carried with the prescribed decimals",
+    "order-lost": "results in the prescribed sequence",
+    "duplicates-merged": "repeats kept as separate entries",
+    "encoding-skipped": "the leading byte-order mark handled",
+    "status-swapped": "each outcome answered with its prescribed code",
+    "write-dropped": "each change kept in storage",
+}
+
+
+# --- running a program on its probes ------------------------------------------------------------------------------
+
+class _Late(Exception):
+    pass
+
+
+def _alarm(_signum: int, _frame: object) -> None:
+    raise _Late
+
+
+def outputs(source: str, name: str, probes: list[str]) -> list[str] | None:
+    """The program's output on each probe (an exception is an output too); None when it does not compile or a
+    probe runs past a second (a mutant that loops is shown by its hang, but a hang is no output to compare)."""
+    try:
+        code = compile(source, name, "exec")
+    except SyntaxError:
+        return None
+    out: list[str] = []
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    try:
+        for text in probes:
+            namespace: dict[str, Any] = {"__name__": "corpus_program"}
+            signal.setitimer(signal.ITIMER_REAL, 1.0)
+            try:
+                exec(code, namespace)
+                out.append(repr(namespace["run"](text)))
+            except _Late:
+                return None
+            except Exception as exc:
+                out.append(f"raised {type(exc).__name__}")
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    return out
+
+
+# --- writing a mutant as a person would have ----------------------------------------------------------------------
+
+class _Natural(cst.CSTTransformer):
+    """An ``if`` whose test is ``(...) and False`` is removed with its body; a lone ``pass`` beside other statements
+    is removed; what remains reads like code a person wrote."""
+
+    def leave_If(self, original: cst.If, updated: cst.If) -> cst.CSTNode | cst.RemovalSentinel:
+        test = updated.test
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And) and \
+                isinstance(test.right, cst.Name) and test.right.value == "False" and updated.orelse is None:
+            return cst.RemoveFromParent()
+        return updated
+
+    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
+        kept = [s for s in updated.body if not _is_pass(s)]
+        return updated.with_changes(body=kept or [cst.SimpleStatementLine([cst.Pass()])])
+
+
+def _is_pass(statement: cst.CSTNode) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and \
+        isinstance(statement.body[0], cst.Pass)
+
+
+def naturalised(source: str) -> str:
+    return cst.parse_module(source).visit(_Natural()).code
+
+
+def changed_lines(before: str, after: str) -> tuple[int, int]:
+    """The lines of ``after`` that differ from ``before`` (a pure deletion: the lines on both sides of it)."""
+    a, b = before.splitlines(), after.splitlines()
+    blocks = [op for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
+    first, last = blocks[0][3], blocks[-1][4]
+    if last <= first:  # nothing of after changed: lines were only removed
+        return max(1, first), min(len(b), first + 1)
+    return first + 1, last
+
+
+# --- the cases ----------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Program:
+    name: str
+    folder: Path
+    module: str  # file name of the module
+    spec: str
+    source: str
+    probes: list[str]
+
+    @property
+    def kind(self) -> str:
+        return KINDS[self.name]
+
+
+def load_program(folder: Path) -> Program:
+    namespace: dict[str, Any] = {}
+    exec(compile((folder / "probes.py").read_text(encoding="utf-8"), str(folder / "probes.py"), "exec"), namespace)
+    module = next(p.name for p in sorted(folder.glob("*.py")) if p.name != "probes.py")
+    return Program(folder.name, folder, module, (folder / "spec.md").read_text(encoding="utf-8"),
+                   (folder / module).read_text(encoding="utf-8"), list(namespace["inputs"]()))
+
+
+@dataclass(frozen=True)
+class Case:
+    seed: str
+    payload: dict[str, str]
+    expectation: dict[str, Any]
+    provenance: dict[str, Any]
+
+
+def ref_of(seed: str) -> str:
+    return "c-" + hashlib.sha256(f"review/{VERSION}/{seed}".encode()).hexdigest()[:12]
+
+
+def _provenance(program: Program, tool: str = "", bug_class: str = "") -> dict[str, Any]:
+    return {"schema_version": 1, "program": program.name, "kind": program.kind, "planted_by": PLANTER,
+            "source_commit": "", "tool": tool, "bug_class": bug_class}
+
+
+def planted(program: Program, expected: list[str]) -> list[Case]:
+    """Every mutant of the program a probe shows, written naturally, one case each (the first PLANTED_CAP in a
+    fixed order spread over the operators)."""
+    seen: set[str] = set()
+    found: list[tuple[Instance, str, int, str, str]] = []
+    for instance in instances(program.folder, sorted(operator_classes()), files=[program.module]):
+        text = naturalised(instance.mutated)
+        if text in seen or text == program.source:
+            continue
+        seen.add(text)
+        got = outputs(text, program.module, program.probes)
+        if got is None:
+            continue
+        shown = next((n for n, (a, b) in enumerate(zip(expected, got, strict=True)) if a != b), None)
+        if shown is not None:
+            found.append((instance, text, shown, expected[shown], got[shown]))
+    return [_planted_case(program, *item) for item in _spread(found)[:PLANTED_CAP]]
+
+
+def _spread(found: list[Any]) -> list[Any]:
+    """Round-robin over the operators, so a cap keeps every kind of bug a program has."""
+    by_operator: dict[str, list[Any]] = {}
+    for item in found:
+        by_operator.setdefault(item[0].operator, []).append(item)
+    out, queues = [], list(by_operator.values())
+    while any(queues):
+        for queue in queues:
+            if queue:
+                out.append(queue.pop(0))
+    return out
+
+
+def _planted_case(program: Program, instance: Instance, text: str, shown: int, want: str, got: str) -> Case:
+    first, last = changed_lines(program.source, text)
+    seed = f"{program.name}/planted/{instance.id}"
+    rc = {"id": "rc-1", "requirement": f"spec.md demands {BREAKS[instance.operator]}",
+          "trigger": f"probe {shown + 1} of {len(program.probes)} of the corpus's {program.name} inputs",
+          "surface": {"path": program.module, "lines": [first, last]},
+          "consequence": f"the program's answer to that probe differs from the prescribed one "
+                         f"({_digest(want)} expected, {_digest(got)} given)",
+          "formulations": WORDS[instance.operator]}
+    expectation = {"schema_version": 1, "verdict": "findings", "root_causes": [rc], "accepted": []}
+    files = {"spec.md": program.spec, program.module: text}
+    return Case(seed, files, expectation,
+                _provenance(program, f"tri_agent.mutation operator {instance.operator}", instance.bug_class))
+
+
+def _digest(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def clean(program: Program, expected: list[str]) -> list[Case]:
+    """Variants of the program that behave exactly as it does: local names renamed, functions reordered."""
+    out, seen = [], {program.source}
+    for n in range(CLEAN_VARIANTS * 3):
+        if len(out) == CLEAN_VARIANTS:
+            break
+        text = _variant(program.source, n)
+        if text in seen or outputs(text, program.module, program.probes) != expected:
+            continue
+        seen.add(text)
+        out.append(Case(f"{program.name}/clean/{n}", {"spec.md": program.spec, program.module: text},
+                        {"schema_version": 1, "verdict": "clean", "root_causes": [], "accepted": []},
+                        _provenance(program)))
+    return out
+
+
+SYNONYMS = {"line": "row", "lines": "rows", "text": "content", "out": "result", "total": "amount",
+            "entries": "items", "entry": "item", "records": "rows_read", "record": "row_read", "value": "val",
+            "name": "label", "key": "k", "count": "n_items", "parts": "pieces", "field": "cell",
+            "fields": "cells", "items": "elements", "item": "element", "result": "outcome", "raw": "given",
+            "number": "line_no", "word": "token", "words": "tokens", "body": "payload", "state": "store",
+            "recent": "lately", "token": "tok", "session": "live_session", "known": "seen", "users": "found",
+            "names": "labels", "store": "book", "now": "moment", "event": "what", "args": "rest_args",
+            "params": "query_args", "kept": "chosen", "pages": "page_count", "start": "first", "page": "page_no",
+            "size": "per_page", "sort": "order_by", "amount": "figure", "balance": "funds",
+            "row": "record_row", "cursor": "cur", "net": "subtotal", "vat": "tax",
+            "rate": "percent", "problem": "issue", "order": "purchase", "stock": "on_hand", "moves": "n_moves",
+            "skus": "codes", "low": "short", "header": "columns", "reader": "csv_rows", "cells": "values",
+            "kind": "direction", "sku": "code", "qty": "quantity", "weeks": "per_week",
+            "days": "pairs", "code": "ws_code", "left": "remaining", "desk": "front_desk", "form": "page_form", "chosen": "picked", "unique": "distinct", "local": "mailbox", "domain": "host", "person": "who_", "day": "date_", "hours": "raw_hours"}
+
+
+class _Rename(cst.CSTTransformer):
+    """Renames the local names of every function that ``pick`` chooses (assignment, loop and comprehension targets
+    only: parameters and globals keep their names)."""
+
+    def __init__(self, pick: Callable[[str], bool]) -> None:
+        self.pick, self.stack = pick, []  # type: ignore[var-annotated]
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.stack.append(_locals(node) if self.pick(node.name.value) else set())
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        self.stack.pop()
+        return updated
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
+        if self.stack and updated.value in self.stack[-1]:
+            return updated.with_changes(value=SYNONYMS[updated.value])
+        return updated
+
+
+def _locals(function: cst.FunctionDef) -> set[str]:
+    found: set[str] = set()
+
+    class Targets(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            found.update(_names(node.target))
+
+        def visit_For(self, node: cst.For) -> None:
+            found.update(_names(node.target))
+
+        def visit_CompFor(self, node: cst.CompFor) -> None:
+            found.update(_names(node.target))
+
+    function.body.visit(Targets())
+    params = {p.name.value for p in function.params.params}
+    return {n for n in found if n in SYNONYMS and n not in params and SYNONYMS[n] not in params}
+
+
+def _names(target: cst.CSTNode) -> set[str]:
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, cst.Tuple | cst.List):
+        return {n for e in target.elements for n in _names(e.value)}
+    return set()
+
+
+def _variant(source: str, n: int) -> str:
+    """The n-th variant: which functions get renamed locals and how the top-level functions are ordered follow
+    from n's hash, so the same n always gives the same text."""
+    h = hashlib.sha256(f"{n}".encode()).digest()
+    module = cst.parse_module(source).visit(_Rename(lambda name: bool(
+        hashlib.sha256(h + name.encode()).digest()[0] & 1)))
+    return _shuffled(module, h).code
+
+
+def _shuffled(node: Any, h: bytes) -> Any:
+    """``node`` (a module or a class body's owner) with its function definitions in another order (a class keeps
+    ``__init__`` first); definitions are only bound by name, so the order changes no behaviour."""
+    body = list(node.body.body if isinstance(node, cst.ClassDef) else node.body)
+    body = [_shuffled(s, h) if isinstance(s, cst.ClassDef) else s for s in body]
+    functions = [i for i, s in enumerate(body) if isinstance(s, cst.FunctionDef) and s.name.value != "__init__"]
+    order = sorted(functions, key=lambda i: hashlib.sha256(h + bytes([i])).digest())
+    shuffled = list(body)
+    for slot, i in zip(functions, order, strict=True):
+        shuffled[slot] = body[i]
+    if isinstance(node, cst.ClassDef):
+        return node.with_changes(body=node.body.with_changes(body=shuffled))
+    return node.with_changes(body=shuffled)
+
+
+def incomplete(program: Program, n: int) -> Case:
+    """The program alone (no spec to judge it by) or, for every other program, the spec alone (no program)."""
+    blocked = {"schema_version": 1, "verdict": "blocked", "root_causes": [], "accepted": []}
+    if n % 2 == 0:
+        return Case(f"{program.name}/incomplete/code", {program.module: program.source}, blocked, _provenance(program))
+    return Case(f"{program.name}/incomplete/spec", {"spec.md": program.spec}, blocked, _provenance(program))
+
+
+# --- the corpus ---------------------------------------------------------------------------------------------------
+
+def cases(names: list[str] | None = None) -> list[Case]:
+    out: list[Case] = []
+    folders = sorted(p for p in PROGRAMS.iterdir() if p.is_dir() and (names is None or p.name in names))
+    for n, folder in enumerate(folders):
+        program = load_program(folder)
+        expected = outputs(program.source, program.module, program.probes)
+        if expected is None:
+            raise SystemExit(f"build: {folder}: the program itself does not run on its probes")
+        out += [*planted(program, expected), *clean(program, expected), incomplete(program, n)]
+    return out
+
+
+def write(all_cases: list[Case], root: Path) -> None:
+    if root.exists():
+        shutil.rmtree(root)
+    for part in ("visible", "private", "provenance"):
+        (root / part).mkdir(parents=True)
+    refs = []
+    for case in sorted(all_cases, key=lambda c: ref_of(c.seed)):
+        ref = ref_of(case.seed)
+        refs.append(ref)
+        _dump(root / "visible" / f"{ref}.json", {"schema_version": 1, "case": ref, "task": TASK, "files": case.payload})
+        _dump(root / "private" / f"{ref}.json", {"case": ref, **case.expectation})
+        _dump(root / "provenance" / f"{ref}.json", {"case": ref, **case.provenance})
+    _dump(root / "corpus.yaml", {"schema_version": 1, "name": "review", "version": VERSION, "role": "judge",
+                                 "cases": refs})  # JSON is YAML
+
+
+def _dump(path: Path, data: dict[str, Any]) -> None:
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def build(root: Path) -> list[Case]:
+    built = cases()
+    write(built, root)
+    audit(load_corpus(root))
+    return built
+
+
+def same_tree(a: Path, b: Path) -> bool:
+    compared = filecmp.dircmp(a, b)
+    if compared.left_only or compared.right_only or compared.funny_files:
+        return False
+    _, mismatch, errors = filecmp.cmpfiles(a, b, compared.common_files, shallow=False)
+    return not mismatch and not errors and all(same_tree(a / d, b / d) for d in compared.common_dirs)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="build apart and compare with corpora/review/")
+    args = parser.parse_args(argv)
+    if not args.check:
+        built = build(OUT)
+        print(summary(built))
+        return 0
+    with tempfile.TemporaryDirectory() as scratch:
+        built = build(Path(scratch) / "review")
+        if not same_tree(Path(scratch) / "review", OUT):
+            print("build: corpora/review/ is not what the programs give; run python corpora/build.py",
+                  file=sys.stderr)
+            return 1
+    print(summary(built))
+    return 0
+
+
+def summary(built: list[Case]) -> str:
+    verdicts = [c.expectation["verdict"] for c in built]
+    programs = {c.provenance["program"] for c in built}
+    kinds = {c.provenance["kind"] for c in built}
+    return (f"review corpus: {len(built)} cases from {len(programs)} programs ({', '.join(sorted(kinds))}): "
+            f"{verdicts.count('findings')} planted, {verdicts.count('clean')} clean, "
+            f"{verdicts.count('blocked')} incomplete")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
