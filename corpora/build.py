@@ -18,8 +18,10 @@ Per program the corpus gets:
 - **incomplete cases**: the program without its spec, or the spec without the program (the right answer is to
   block).
 
-The corpus is then loaded and audited exactly as ``tri-agent eval-roles`` does before any attempt; a case the audit
-refuses stops the build. Nothing here is random: the same programs give the same corpus, byte for byte.
+The build runs with ``PYTHONHASHSEED=0`` (it restarts itself so): a mutant that walks a set in hash order then
+gives the same output in every build. The corpus is then loaded and audited exactly as ``tri-agent eval-roles``
+does before any attempt; a case the audit refuses stops the build. Nothing here is random: the same programs give
+the same corpus, byte for byte.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import difflib
 import filecmp
 import hashlib
 import json
+import os
 import shutil
 import signal
 import sys
@@ -74,7 +77,7 @@ WORDS: dict[str, list[str]] = {
     "precision-lost": ["precision", "quantize", "rounded", "rounding", "decimals", "float", "places"],
     "order-lost": ["order", "sorted", "sort", "unsorted", "ordering"],
     "duplicates-merged": ["duplicate", "duplicates", "deduplicated", "merged", "repeated", "unique"],
-    "encoding-skipped": ["bom", "encoding", "byte-order", "utf", "latin"],
+    "encoding-skipped": ["bom", "encoding", "mark", "utf", "latin", "signature"],
     "status-swapped": ["status"],
     "write-dropped": ["saved", "persisted", "written", "stored", "insert", "update", "delete", "lost"],
 }
@@ -282,18 +285,19 @@ def clean(program: Program, expected: list[str]) -> list[Case]:
 
 SYNONYMS = {"line": "row", "lines": "rows", "text": "content", "out": "result", "total": "amount",
             "entries": "items", "entry": "item", "records": "rows_read", "record": "row_read", "value": "val",
-            "name": "label", "key": "k", "count": "n_items", "parts": "pieces", "field": "cell",
-            "fields": "cells", "items": "elements", "item": "element", "result": "outcome", "raw": "given",
-            "number": "line_no", "word": "token", "words": "tokens", "body": "payload", "state": "store",
-            "recent": "lately", "token": "tok", "session": "live_session", "known": "seen", "users": "found",
-            "names": "labels", "store": "book", "now": "moment", "event": "what", "args": "rest_args",
-            "params": "query_args", "kept": "chosen", "pages": "page_count", "start": "first", "page": "page_no",
-            "size": "per_page", "sort": "order_by", "amount": "figure", "balance": "funds",
-            "row": "record_row", "cursor": "cur", "net": "subtotal", "vat": "tax",
-            "rate": "percent", "problem": "issue", "order": "purchase", "stock": "on_hand", "moves": "n_moves",
-            "skus": "codes", "low": "short", "header": "columns", "reader": "csv_rows", "cells": "values",
-            "kind": "direction", "sku": "code", "qty": "quantity", "weeks": "per_week",
-            "days": "pairs", "code": "ws_code", "left": "remaining", "desk": "front_desk", "form": "page_form", "chosen": "picked", "unique": "distinct", "local": "mailbox", "domain": "host", "person": "who_", "day": "date_", "hours": "raw_hours"}
+            "name": "label", "key": "k", "count": "n_items", "parts": "pieces", "field": "cell", "fields": "cells",
+            "items": "elements", "item": "element", "result": "outcome", "raw": "given", "number": "line_no",
+            "word": "token", "words": "tokens", "body": "payload", "state": "store", "recent": "lately",
+            "token": "tok", "session": "live_session", "known": "seen", "users": "found", "names": "labels",
+            "store": "book", "now": "moment", "event": "what", "args": "rest_args", "params": "query_args",
+            "kept": "chosen", "pages": "page_count", "start": "first", "page": "page_no", "size": "per_page",
+            "sort": "order_by", "amount": "figure", "balance": "funds", "row": "record_row", "cursor": "cur",
+            "net": "subtotal", "vat": "tax", "rate": "percent", "problem": "issue", "order": "purchase",
+            "stock": "on_hand", "moves": "n_moves", "skus": "codes", "low": "short", "header": "columns",
+            "reader": "csv_rows", "cells": "values", "kind": "direction", "sku": "code", "qty": "quantity",
+            "weeks": "per_week", "days": "pairs", "code": "ws_code", "left": "remaining", "desk": "front_desk",
+            "form": "page_form", "chosen": "picked", "unique": "distinct", "local": "mailbox", "domain": "host",
+            "person": "who_", "day": "date_", "hours": "raw_hours"}
 
 
 class _Rename(cst.CSTTransformer):
@@ -424,18 +428,25 @@ def same_tree(a: Path, b: Path) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if os.environ.get("PYTHONHASHSEED") != "0":  # a mutant that iterates a set must give the same output every build
+        args = sys.argv[1:] if argv is None else argv
+        os.execve(sys.executable, [sys.executable, __file__, *args], {**os.environ, "PYTHONHASHSEED": "0"})
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="build apart and compare with corpora/review/")
+    parser.add_argument("--check", action="store_true", help="build apart and compare with the corpus folder")
+    parser.add_argument("--out", type=Path, default=OUT, help="the corpus folder (default: corpora/review)")
     args = parser.parse_args(argv)
     if not args.check:
-        built = build(OUT)
+        built = build(args.out)
         print(summary(built))
         return 0
+    if not args.out.is_dir():
+        print(f"build: {args.out} is not what the programs give (no such folder); run python corpora/build.py",
+              file=sys.stderr)
+        return 1
     with tempfile.TemporaryDirectory() as scratch:
         built = build(Path(scratch) / "review")
-        if not same_tree(Path(scratch) / "review", OUT):
-            print("build: corpora/review/ is not what the programs give; run python corpora/build.py",
-                  file=sys.stderr)
+        if not same_tree(Path(scratch) / "review", args.out):
+            print(f"build: {args.out} is not what the programs give; run python corpora/build.py", file=sys.stderr)
             return 1
     print(summary(built))
     return 0

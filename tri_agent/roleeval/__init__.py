@@ -14,8 +14,8 @@
   recorded replies (a simulation).
 
 It sits beside ``acceptance``, reuses ``drivers``, ``isolation``, ``targets`` and the leaves, and never imports
-``acceptance``; import-linter checks both. Still to come (issue 31): the shipped corpus and its builder, and the
-examiner's mechanical measure.
+``acceptance``; import-linter checks both. The shipped corpus is ``corpora/review/``, made by
+``corpora/build.py``. Still to come (issue 31): the examiner's mechanical measure.
 """
 
 from ._audit import Closure, audit, closure
