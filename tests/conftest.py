@@ -6,6 +6,7 @@ import importlib.util
 import json
 import os
 import signal
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -309,6 +310,7 @@ def load_script(path: Path, name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # its dataclasses look their module up by name
     spec.loader.exec_module(module)
     return module
 

@@ -3,24 +3,19 @@ Running mutmut itself takes minutes and is not part of the suite; the counting r
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+from tests.conftest import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("self_mutation", ROOT / "benchmarks" / "mutation.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["self_mutation"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "benchmarks" / "mutation.py", "self_mutation")
 
 
 def _diff(old: str, new: str) -> str:

@@ -4,7 +4,6 @@ the size and spread issue 31 asks for, is exactly what the programs give, and ev
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -15,6 +14,7 @@ from types import ModuleType
 
 import pytest
 
+from tests.conftest import load_script
 from tri_agent._cli import main
 from tri_agent._errors import LeakDetected
 from tri_agent.roleeval import audit, load_corpus
@@ -26,12 +26,7 @@ CORPUS = ROOT / "corpora" / "review"
 
 @pytest.fixture(scope="module")
 def build() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("corpus_build", ROOT / "corpora" / "build.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["corpus_build"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "corpora" / "build.py", "corpus_build")
 
 
 @pytest.fixture(scope="module")
