@@ -48,7 +48,6 @@ from tri_agent.roleeval import audit, load_corpus
 
 HERE = Path(__file__).resolve().parent
 PROGRAMS = HERE / "programs"
-OUT = HERE / "review"
 VERSION = "1"
 PLANTER = "corpora/build.py 1"
 TASK = ("Review the program in these files against spec.md. Report each place where the program does not do what "
@@ -217,8 +216,13 @@ def _provenance(program: Program, tool: str = "", bug_class: str = "") -> dict[s
 
 
 def planted(program: Program, expected: list[str]) -> list[Case]:
-    """Every mutant of the program a probe shows, written naturally, one case each (the first PLANTED_CAP in a
-    fixed order spread over the operators)."""
+    """Every mutant of the program a probe shows, written naturally, one case each."""
+    return [_planted_case(program, *item) for item in shown_mutants(program, expected)]
+
+
+def shown_mutants(program: Program, expected: list[str]) -> list[tuple[Instance, str, int, str, str]]:
+    """The mutants of the program a probe shows, written naturally: (instance, text, probe, want, got), the
+    first PLANTED_CAP in a fixed order spread over the operators."""
     seen: set[str] = set()
     found: list[tuple[Instance, str, int, str, str]] = []
     for instance in instances(program.folder, sorted(operator_classes()), files=[program.module]):
@@ -232,7 +236,7 @@ def planted(program: Program, expected: list[str]) -> list[Case]:
         shown = next((n for n, (a, b) in enumerate(zip(expected, got, strict=True)) if a != b), None)
         if shown is not None:
             found.append((instance, text, shown, expected[shown], got[shown]))
-    return [_planted_case(program, *item) for item in _spread(found)[:PLANTED_CAP]]
+    return _spread(found)[:PLANTED_CAP]
 
 
 def _spread(found: list[Any]) -> list[Any]:
@@ -249,18 +253,115 @@ def _spread(found: list[Any]) -> list[Any]:
 
 
 def _planted_case(program: Program, instance: Instance, text: str, shown: int, want: str, got: str) -> Case:
-    first, last = changed_lines(program.source, text)
     seed = f"{program.name}/planted/{instance.id}"
-    rc = {"id": "rc-1", "requirement": f"spec.md demands {BREAKS[instance.operator]}",
+    rc = _root_cause("rc-1", program, instance, text, shown, want, got)
+    expectation = {"schema_version": 1, "verdict": "findings", "root_causes": [rc], "accepted": []}
+    files = {"spec.md": program.spec, program.module: text}
+    return Case(seed, files, expectation,
+                _provenance(program, f"tri_agent.mutation operator {instance.operator}", instance.bug_class))
+
+
+def _root_cause(rc_id: str, program: Program, instance: Instance, text: str, shown: int, want: str,
+                got: str) -> dict[str, Any]:
+    first, last = changed_lines(program.source, text)
+    return {"id": rc_id, "requirement": f"spec.md demands {BREAKS[instance.operator]}",
           "trigger": f"probe {shown + 1} of {len(program.probes)} of the corpus's {program.name} inputs",
           "surface": {"path": program.module, "lines": [first, last]},
           "consequence": f"the program's answer to that probe differs from the prescribed one "
                          f"({_digest(want)} expected, {_digest(got)} given)",
           "formulations": WORDS[instance.operator]}
-    expectation = {"schema_version": 1, "verdict": "findings", "root_causes": [rc], "accepted": []}
-    files = {"spec.md": program.spec, program.module: text}
-    return Case(seed, files, expectation,
-                _provenance(program, f"tri_agent.mutation operator {instance.operator}", instance.bug_class))
+
+
+# --- the examiner's corpus: one case per program, every planted bug a root cause its exam must kill ----------------
+
+EXAMINER_TASK = ("Write an exam for the program exam/SPEC.md describes, run as INTERFACE.md says: under exam/, beside "
+                 "the exam.yaml and caliber.yaml given, a generator (generator/generate.py) and an independent "
+                 "oracle (oracle/oracle.py) written from the spec alone, and TESTPLAN.md saying what is tested and "
+                 "why. The exam must pass a program that does what the spec says and fail as many programs that do "
+                 "not as it can. If the files are too incomplete to write one, block and say what is missing.")
+INTERFACE = """# How the program is run
+
+Each case of the exam gives the program one input file, `input.txt`: the text the spec's Input section describes
+(UTF-8; it may start with a byte-order mark where the spec allows one). The program's whole output is read as
+answer rows, one per output line in order: `{"n": "1", "line": "..."}`, `n` counting from 1, `line` the line's
+text without its line break. An empty line gives no row (its number is skipped), so an empty output gives none.
+The program always exits 0.
+
+The generator is run as `python3 generator/generate.py SEED OUT`: it writes `OUT/cases.jsonl`, one line
+`{"case": "c-...", "inputs": "inputs/c-..."}` per case, and each case's `OUT/inputs/c-.../input.txt`; the same seed
+must give the same bytes. The oracle is run as `python3 oracle/oracle.py CASES OUT`, CASES being the folder the
+generator wrote: it writes `OUT/answers.jsonl` (rows `{"case", "n", "line"}`) and `OUT/behaviors.jsonl` (`{"case",
+"behavior": "accepted"}` per case). Both run in a sandbox without network, and never see the program.
+"""
+EXAM_YAML = """schema_version: 1
+name: review-program
+generator: [python3, generator/generate.py, "{seed}", "{out}"]
+oracle: [python3, oracle/oracle.py, "{cases}", "{out}"]
+timeout: 60
+"""
+CALIBER = """schema_version: 1
+key: [case, n]
+fields:
+  line: text
+behaviors: {values: [accepted, crashed, timeout]}
+"""
+TARGET_YAML = """schema_version: 1
+kind: command
+baseline: .
+run: [python3, "{target}/main.py", "{input}/input.txt", "{output}/lines.jsonl"]
+timeout: 20
+extract: {file: lines.jsonl, format: jsonl}
+behaviors:
+  - {exit: timeout, behavior: timeout}
+  - {exit: 0, behavior: accepted}
+  - {exit: nonzero, behavior: crashed}
+"""
+ADAPTER = """import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from %s import run  # noqa: E402
+
+output = run(Path(sys.argv[1]).read_text(encoding="utf-8"))
+rows = [{"n": str(n), "line": line} for n, line in enumerate(output.split("\\n"), start=1) if line]
+Path(sys.argv[2]).write_text("".join(json.dumps(row) + "\\n" for row in rows), encoding="utf-8")
+"""
+
+
+def examiner_case(program: Program, expected: list[str]) -> Case:
+    """The program's spec and how it is run, shown; the program, and each planted bug as an exact edit of it, kept
+    private: the examiner's exam names a bug when the engine sees the exam kill it."""
+    causes = []
+    for n, (instance, text, shown, want, got) in enumerate(shown_mutants(program, expected), start=1):
+        rc = _root_cause(f"rc-{n}", program, instance, text, shown, want, got)
+        rc["plant"] = {**plant(program.source, text), "file": program.module, "bug_class": instance.bug_class}
+        causes.append(rc)
+    target = {"target.yaml": TARGET_YAML, "main.py": ADAPTER % program.module.removesuffix(".py"),
+              program.module: program.source}
+    expectation = {"schema_version": 1, "verdict": "findings", "root_causes": causes, "accepted": [],
+                   "target": target}
+    return Case(f"{program.name}/examiner", examiner_payload(program.spec), expectation, _provenance(program))
+
+
+def examiner_payload(spec: str | None) -> dict[str, str]:
+    files = {"INTERFACE.md": INTERFACE, "exam/exam.yaml": EXAM_YAML, "exam/caliber.yaml": CALIBER}
+    return files if spec is None else {**files, "exam/SPEC.md": spec}
+
+
+def plant(before: str, after: str) -> dict[str, str]:
+    """The edit that turns ``before`` into ``after`` as find and replace texts, whole lines, widened by a line at a
+    time until what it finds occurs exactly once in ``before``."""
+    a, b = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    blocks = [op for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
+    i1, i2, j1, j2 = blocks[0][1], blocks[-1][2], blocks[0][3], blocks[-1][4]
+    while True:
+        find = "".join(a[i1:i2])
+        if find and before.count(find) == 1:
+            return {"find": find, "replace": "".join(b[j1:j2])}
+        i1, j1 = max(0, i1 - 1), max(0, j1 - 1)  # one more line before, on both sides alike
+        if i1 == 0 and i2 < len(a):
+            i2, j2 = i2 + 1, j2 + 1
 
 
 def _digest(text: str) -> str:
@@ -380,16 +481,25 @@ def incomplete(program: Program, n: int) -> Case:
 
 # --- the corpus ---------------------------------------------------------------------------------------------------
 
-def cases(names: list[str] | None = None) -> list[Case]:
-    out: list[Case] = []
+def cases(names: list[str] | None = None) -> tuple[list[Case], list[Case]]:
+    """The judge's review cases and the examiner's cases, of every program (or of those ``names``)."""
+    review: list[Case] = []
+    examiner: list[Case] = []
     folders = sorted(p for p in PROGRAMS.iterdir() if p.is_dir() and (names is None or p.name in names))
     for n, folder in enumerate(folders):
         program = load_program(folder)
         expected = outputs(program.source, program.module, program.probes)
         if expected is None:
             raise SystemExit(f"build: {folder}: the program itself does not run on its probes")
-        out += [*planted(program, expected), *clean(program, expected), incomplete(program, n)]
-    return out
+        review += [*planted(program, expected), *clean(program, expected), incomplete(program, n)]
+        examiner.append(examiner_case(program, expected))
+        if n % 4 == 0:  # a few programs also give the examiner a spec it is not shown: it must block
+            examiner.append(Case(f"{program.name}/examiner/incomplete", examiner_payload(None), {
+                "schema_version": 1, "verdict": "blocked", "root_causes": [], "accepted": []}, _provenance(program)))
+    return review, examiner
+
+
+CORPORA = {"review": ("judge", TASK), "examiner": ("examiner", EXAMINER_TASK)}
 
 
 def write(all_cases: list[Case], root: Path) -> None:
@@ -398,13 +508,14 @@ def write(all_cases: list[Case], root: Path) -> None:
     for part in ("visible", "private", "provenance"):
         (root / part).mkdir(parents=True)
     refs = []
+    role, task = CORPORA[root.name]
     for case in sorted(all_cases, key=lambda c: ref_of(c.seed)):
         ref = ref_of(case.seed)
         refs.append(ref)
-        _dump(root / "visible" / f"{ref}.json", {"schema_version": 1, "case": ref, "task": TASK, "files": case.payload})
+        _dump(root / "visible" / f"{ref}.json", {"schema_version": 1, "case": ref, "task": task, "files": case.payload})
         _dump(root / "private" / f"{ref}.json", {"case": ref, **case.expectation})
         _dump(root / "provenance" / f"{ref}.json", {"case": ref, **case.provenance})
-    _dump(root / "corpus.yaml", {"schema_version": 1, "name": "review", "version": VERSION, "role": "judge",
+    _dump(root / "corpus.yaml", {"schema_version": 1, "name": root.name, "version": VERSION, "role": role,
                                  "cases": refs})  # JSON is YAML
 
 
@@ -412,10 +523,12 @@ def _dump(path: Path, data: dict[str, Any]) -> None:
     path.write_text(json.dumps(data, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
 
 
-def build(root: Path) -> list[Case]:
+def build(root: Path) -> tuple[list[Case], list[Case]]:
+    """Both corpora under ``root`` (``review/``, ``examiner/``), each audited as eval-roles audits it."""
     built = cases()
-    write(built, root)
-    audit(load_corpus(root))
+    for name, made in zip(CORPORA, built, strict=True):
+        write(made, root / name)
+        audit(load_corpus(root / name))
     return built
 
 
@@ -433,32 +546,36 @@ def main(argv: list[str] | None = None) -> int:
         os.execve(sys.executable, [sys.executable, __file__, *args], {**os.environ, "PYTHONHASHSEED": "0"})
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="build apart and compare with the corpus folder")
-    parser.add_argument("--out", type=Path, default=OUT, help="the corpus folder (default: corpora/review)")
+    parser.add_argument("--out", type=Path, default=HERE, help="where review/ and examiner/ are (default: corpora/)")
     args = parser.parse_args(argv)
     if not args.check:
-        built = build(args.out)
-        print(summary(built))
+        print(summary(*build(args.out)))
         return 0
-    if not args.out.is_dir():
-        print(f"build: {args.out} is not what the programs give (no such folder); run python corpora/build.py",
+    missing = next((args.out / name for name in CORPORA if not (args.out / name).is_dir()), None)
+    if missing is not None:
+        print(f"build: {missing} is not what the programs give (no such folder); run python corpora/build.py",
               file=sys.stderr)
         return 1
     with tempfile.TemporaryDirectory() as scratch:
-        built = build(Path(scratch) / "review")
-        if not same_tree(Path(scratch) / "review", args.out):
-            print(f"build: {args.out} is not what the programs give; run python corpora/build.py", file=sys.stderr)
+        built = build(Path(scratch))
+        stale = next((name for name in CORPORA if not same_tree(Path(scratch) / name, args.out / name)), None)
+        if stale is not None:
+            print(f"build: {args.out / stale} is not what the programs give; run python corpora/build.py",
+                  file=sys.stderr)
             return 1
-    print(summary(built))
+    print(summary(*built))
     return 0
 
 
-def summary(built: list[Case]) -> str:
-    verdicts = [c.expectation["verdict"] for c in built]
-    programs = {c.provenance["program"] for c in built}
-    kinds = {c.provenance["kind"] for c in built}
-    return (f"review corpus: {len(built)} cases from {len(programs)} programs ({', '.join(sorted(kinds))}): "
+def summary(review: list[Case], examiner: list[Case]) -> str:
+    verdicts = [c.expectation["verdict"] for c in review]
+    programs = {c.provenance["program"] for c in review}
+    kinds = {c.provenance["kind"] for c in review}
+    plants = sum(len(c.expectation["root_causes"]) for c in examiner)
+    return (f"review corpus: {len(review)} cases from {len(programs)} programs ({', '.join(sorted(kinds))}): "
             f"{verdicts.count('findings')} planted, {verdicts.count('clean')} clean, "
-            f"{verdicts.count('blocked')} incomplete")
+            f"{verdicts.count('blocked')} incomplete\nexaminer corpus: {len(examiner)} cases, {plants} planted bugs "
+            f"to kill, {sum(c.expectation['verdict'] == 'blocked' for c in examiner)} incomplete")
 
 
 if __name__ == "__main__":

@@ -84,6 +84,15 @@ class Surface(Written):
                                                                      "anywhere in the file.")
 
 
+class Plant(Written):
+    """How a root cause was planted in the program an examiner's exam is run against: one exact edit."""
+
+    file: str = Field(min_length=1, description="The file of the private target it edits.")
+    find: str = Field(min_length=1, description="The original text it replaces; occurs exactly once in the file.")
+    replace: str = Field(description="The text put in its place.")
+    bug_class: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$", description="The bug class it realises.")
+
+
 class RootCause(Written):
     """One thing the role should report, described four ways and with the words that count as naming it."""
 
@@ -94,6 +103,8 @@ class RootCause(Written):
     consequence: str = Field(min_length=1, description="What goes wrong because of it.")
     formulations: list[str] = Field(min_length=1, description="Accepted ways to name it: each a few words that a "
                                     "finding must all hold (in any order, any inflection) to count as naming it.")
+    plant: Plant | None = Field(default=None, description="Examiner corpora: the edit that plants it in the private "
+                                "target; the examiner's exam names it when the engine sees the exam kill it.")
 
 
 class Expectation(_CasePart):
@@ -106,6 +117,9 @@ class Expectation(_CasePart):
     accepted: list[str] = Field(default_factory=list, description="Formulations of findings that are true of the "
                                 "case but not what it plants: reported, they are neither a match nor a false "
                                 "positive.")
+    target: dict[str, str] = Field(default_factory=dict, description="Examiner corpora: the program the exam is run "
+                                   "against, never shown (relative path -> text, its target file target.yaml among "
+                                   "them); each root cause's plant edits it.")
 
 
 class Provenance(_CasePart):
@@ -178,19 +192,32 @@ def _check_names(payload: Payload, where: Path) -> None:
 
 def _check_expectation(expectation: Expectation, payload: Payload, where: Path) -> None:
     """A findings case lists its root causes and no other does; each has its own id, a surface among the payload's
-    files with its lines in order, and formulations that hold words."""
+    files (an examiner case's: among its private target's) with its lines in order, formulations that hold words,
+    and a plant, where it has one, that applies to its target exactly once."""
     if (expectation.verdict == "findings") != bool(expectation.root_causes):
         raise MalformedInput(f"verdict {expectation.verdict} with {len(expectation.root_causes)} root cause(s)",
                              where=str(where), hint="a findings case lists its root causes; no other case has any")
     ids = [rc.id for rc in expectation.root_causes]
+    files = expectation.target or payload.files
     for rc in expectation.root_causes:
         problem = "its id is used twice" if ids.count(rc.id) > 1 else \
-            f"its surface {rc.surface.path!r} is no file of the payload" if rc.surface.path not in payload.files else \
+            f"its surface {rc.surface.path!r} is no file of the {'target' if expectation.target else 'payload'}" \
+            if rc.surface.path not in files else \
             "its surface's lines end before they start" if rc.surface.lines and rc.surface.lines[0] > \
             rc.surface.lines[1] else "a formulation holds no word" if not all(
-                words(f) for f in (*rc.formulations, *expectation.accepted)) else ""
+                words(f) for f in (*rc.formulations, *expectation.accepted)) else _plant_problem(rc, expectation)
         if problem:
             raise MalformedInput(f"root cause {rc.id}: {problem}", where=str(where), hint="fix the expectation")
+
+
+def _plant_problem(rc: RootCause, expectation: Expectation) -> str:
+    if rc.plant is None:
+        return "it has no plant, and its case a target" if expectation.target else ""
+    text = expectation.target.get(rc.plant.file)
+    if text is None:
+        return f"its plant edits {rc.plant.file!r}, no file of the target"
+    found = text.count(rc.plant.find)
+    return "" if found == 1 else f"its plant's text occurs {found} times in {rc.plant.file} (must be once)"
 
 
 def telling_word(name: str) -> str | None:

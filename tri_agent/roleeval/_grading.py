@@ -52,6 +52,8 @@ class Reply(Written):
 
     blocked: bool = Field(default=False, description="The role refused to judge: the payload is too incomplete.")
     findings: list[Finding] = Field(default_factory=list, description="What it reported.")
+    exam: dict[str, str] = Field(default_factory=dict, description="An examiner's answer: the exam folder it wrote "
+                                 "(relative path -> text); the engine turns it into findings (``_examine``).")
 
 
 class Resolution(Written):

@@ -5,6 +5,9 @@ evaluation failure). ``driver_executor`` plays it through any driver (scripted, 
 fresh workspace holding only the payload's files, the role's skill closure as its charter, read tools and
 ``submit``; the reply is what the role submitted (``REPLY_FORMAT``), classified as it came, never from the packet.
 ``fixture_executor`` answers from recorded replies and is a simulation: its run can never be a baseline.
+
+An examiner writes an exam instead of findings (``EXAM_FORMAT``): the folder ``exam/`` of its workspace, which the
+engine builds and runs against the case's private target and each of its plants (``_examine``) before grading.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from ..drivers._episode import Attempt, Driver, Episode, Limits
 from ..isolation._contract import Contract, load_charter
 from ..isolation._tools import ToolBox
 from ._audit import Closure, audit, closure
-from ._corpus import Corpus, Payload
+from ._corpus import Corpus, Expectation, Payload
+from ._examine import examine
 from ._grading import Reply, Resolution, grade
 from ._report import AttemptRecord, RoleEvalReport, aggregate, record
 
@@ -32,7 +36,11 @@ REPLY_FORMAT = """Read the files in your workspace, then call submit once. Put i
 {"findings": [{"location": "path:line", "text": "what is wrong, in a sentence"}]}
 with one entry per problem you find (an empty list when there is none). If the files are too incomplete to judge,
 submit with blocked true and say why in reason."""
+EXAM_FORMAT = """Read the files in your workspace, then write your exam under exam/ (the files the task names) and
+call submit once; its summary is not read. If the files are too incomplete to write an exam, submit with blocked true
+and say why in reason."""
 _TOOLS = ["list", "read", "search", "submit"]
+EXAM_FILES = 64  # files of an exam folder an attempt hands in at most
 
 
 def evaluate(corpus: Corpus, executor: Executor, *, attempts: int, driver: str, simulated: bool, out: Path,
@@ -50,12 +58,20 @@ def evaluate(corpus: Corpus, executor: Executor, *, attempts: int, driver: str, 
         for ref in corpus.manifest.cases:
             for index in range(attempts):
                 attempt, reply = executor(corpus.payloads[ref], skill, index)
+                reply = _examined(corpus.manifest.role, corpus.expectations[ref], reply)
                 graded = grade(ref, corpus.expectations[ref], reply, rulings) if reply is not None else None
                 records.append(record(ref, index, attempt, skill.digest, skill.members, graded))
                 log.write(records[-1].model_dump_json() + "\n")
                 log.flush()
     return aggregate(corpus, records, driver=driver, simulated=simulated, suite_commit=suite_commit,
                      attempts_per_case=attempts)
+
+
+def _examined(role: str, expectation: Expectation, reply: Reply | None) -> Reply | None:
+    """An examiner's exam turned into findings by the engine; every other reply as it came."""
+    if role != "examiner" or reply is None or reply.blocked:
+        return reply
+    return examine(expectation, reply.exam)
 
 
 def rulings_of(path: Path) -> dict[str, Resolution]:
@@ -74,7 +90,9 @@ def driver_executor(driver: Driver, role: str, limits: Limits | None = None, mod
     """Each attempt a fresh episode of ``driver`` on the payload alone; ``model``: the identity to record when the
     driver reports none (an attempt that can name no model is a runtime failure)."""
     base = load_charter(role)
-    evaluated = Contract(role=base.contract.role, readable=["**"], memory="fresh", tools=_TOOLS)
+    examiner = role == "examiner"
+    evaluated = Contract(role=base.contract.role, readable=["**"], memory="fresh", writable=["exam/**"] if examiner
+                         else [], tools=[*_TOOLS, "write"] if examiner else _TOOLS)
 
     def play(payload: Payload, skill: Closure, index: int) -> tuple[Attempt, Reply | None]:
         with tempfile.TemporaryDirectory(prefix="tri-agent-eval-") as tmp:
@@ -83,8 +101,10 @@ def driver_executor(driver: Driver, role: str, limits: Limits | None = None, mod
                 (workspace / name).parent.mkdir(parents=True, exist_ok=True)
                 (workspace / name).write_text(text, encoding="utf-8")
             charter = dataclasses.replace(base, contract=evaluated, body=_charter(skill))
-            result = driver.run(Episode(charter, f"{payload.task}\n\n{REPLY_FORMAT}", ToolBox(evaluated, workspace),
+            asked = EXAM_FORMAT if examiner else REPLY_FORMAT
+            result = driver.run(Episode(charter, f"{payload.task}\n\n{asked}", ToolBox(evaluated, workspace),
                                         limits or Limits()))
+            exam = _exam_of(workspace) if examiner else None
         attempt = result.attempts[-1]
         if attempt.model is None and attempt.status in ("ok", "blocked"):
             attempt = attempt.model_copy(update={"model": model} if model else {
@@ -93,9 +113,25 @@ def driver_executor(driver: Driver, role: str, limits: Limits | None = None, mod
             return attempt, Reply(blocked=True)
         if attempt.status != "ok":
             return attempt, None
-        return _read_reply(attempt, result.summary)
+        return (attempt, Reply(exam=exam)) if exam is not None else _read_reply(attempt, result.summary)
 
     return play
+
+
+def _exam_of(workspace: Path) -> dict[str, str]:
+    """The exam folder the examiner handed in (the payload's own files under exam/ with it, as it left them):
+    regular text files only, at most ``EXAM_FILES`` of them; a link or a binary file is left out, never followed."""
+    found: dict[str, str] = {}
+    folder = workspace / "exam"
+    for path in sorted(folder.rglob("*")) if folder.is_dir() and not folder.is_symlink() else []:
+        if len(found) == EXAM_FILES:
+            break
+        if path.is_file() and not path.is_symlink() and path.resolve().is_relative_to(folder.resolve()):
+            try:
+                found[path.relative_to(folder).as_posix()] = path.read_text(encoding="utf-8")
+            except (UnicodeDecodeError, OSError):
+                continue
+    return found
 
 
 def _charter(skill: Closure) -> str:
