@@ -7,7 +7,7 @@ import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ._table import arg, command, say, write
+from ._table import UNSANDBOXED, arg, command, say, unsandboxed, write
 
 if TYPE_CHECKING:
     from ..drivers._llm import LLMDriver
@@ -29,6 +29,7 @@ def _refuses(args: argparse.Namespace) -> None:
     "measure a role on a result-blind corpus: the audit of every case before any attempt, K fresh attempts per "
     "case, each graded against expectations the role never sees; every rate with its denominator and a 95%% "
     "interval clustered by program (no threshold)",
+    arg("--allow-unsandboxed", action="store_true", help=UNSANDBOXED + " (an examiner's exams run in the jail)"),
     arg("corpus", type=Path, metavar="CORPUS", help="the corpus folder (corpus.yaml, visible/, private/, provenance/)"),
     arg("--role", required=True, choices=("examiner", "tester", "judge"), help="the role (the corpus's own)"),
     arg("--driver", required=True, choices=("fixture", "command", "anthropic", "openai"),
@@ -53,7 +54,9 @@ def _eval_roles(args: argparse.Namespace) -> int:
     from ..roleeval import load_corpus
     from ..roleeval._report import RoleEvalReport, compare, markdown, page
     from ..roleeval._run import evaluate
+    from ..sandbox._jail import configure
 
+    configure(allow_unsandboxed=unsandboxed(args))
     corpus = load_corpus(args.corpus)
     if corpus.manifest.role != args.role:
         raise UsageError(f"--role {args.role}, but the corpus evaluates the {corpus.manifest.role}",

@@ -6,6 +6,8 @@
   given whole;
 - ``_grading``: one attempt's reply graded against its case (the closed ``GRADES`` table), rulings on
   ambiguous findings reused;
+- ``_examine``: the examiner's mechanical measure, its exam built, run and mutated by the engine against the case's
+  private target and each planted bug;
 - ``_words``: text read as words and stems, however it is spelled (the audit, names and grader share it);
 - ``_stats``: rates with their denominators and 95% intervals, clustered by program;
 - ``_report``: each attempt's record, the aggregate (every measure with what one trial is), Markdown, the HTML
@@ -14,8 +16,8 @@
   recorded replies (a simulation).
 
 It sits beside ``acceptance``, reuses ``drivers``, ``isolation``, ``targets`` and the leaves, and never imports
-``acceptance``; import-linter checks both. The shipped corpus is ``corpora/review/``, made by
-``corpora/build.py``. Still to come (issue 31): the examiner's mechanical measure.
+``acceptance``; import-linter checks both. The shipped corpora are ``corpora/review/`` (the judge) and
+``corpora/examiner/`` (the examiner), made by ``corpora/build.py``.
 """
 
 from ._audit import Closure, audit, closure

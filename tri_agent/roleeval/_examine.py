@@ -10,14 +10,16 @@ with the bug. The engine decides, never the examiner's words:
 3. each root cause's plant becomes a concrete mutant of that target, judged by the mutation gate (every case
    replayed on it, each run in the jail): a killed plant is named, a survivor is not.
 
-The result is an ordinary ``Reply`` of findings (a killed plant: a finding at its root cause's place, in its own
-words), so the grader, the report and its intervals treat every role alike. A failure of the engine itself (no
-sandbox, a jail that does not start) is raised, never graded: it is the evaluation's fault, not the role's.
+The result is graded by what was killed, never by words (two plants at one place are still two): each killed plant
+is a *match* of its root cause, at its place; an exam the engine cannot use is one *unexpected* finding (a false
+alarm on the correct program). So the report and its intervals treat every role alike. A failure of the engine
+itself (no sandbox) is raised, never graded: it is the evaluation's fault, not the role's.
 """
 
 from __future__ import annotations
 
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -30,14 +32,22 @@ from ..sandbox._jail import require
 from ..scoring._grading import score
 from ..targets._gateway import run_exam, run_score_inputs
 from ._corpus import Expectation
-from ._grading import Finding, Reply
+from ._grading import AttemptGrade, Finding, Graded, finding_key
 
 SEED = "role-eval"  # one fixed seed: every attempt's exam is built the same way, so attempts compare
 EXAM_LIMIT = 1 << 20  # bytes of exam text an examiner may hand in (a generator and an oracle are small programs)
 
 
-def examine(expectation: Expectation, exam: dict[str, str]) -> Reply:
-    """The findings the engine makes of ``exam`` on the case's private target and its plants."""
+@dataclass(frozen=True)
+class Examined:
+    """What the engine made of one exam: the root causes whose plants it killed, or why it could not be used."""
+
+    killed: list[str] = field(default_factory=list)
+    fault: str = ""
+
+
+def examine(expectation: Expectation, exam: dict[str, str]) -> Examined:
+    """What ``exam`` does on the case's private target and on each of its plants."""
     require()  # no sandbox is the evaluation's failure (exit 7), never the role's
     problem = _refused(exam)
     if problem:
@@ -54,7 +64,21 @@ def examine(expectation: Expectation, exam: dict[str, str]) -> Reply:
         if report.verdict != "pass":
             why = report.blockers[0] if report.blockers else "a channel failed"
             return _fault(f"the exam fails the program as its spec describes it ({why})")
-        return Reply(findings=_killed(expectation, scratch, target))
+        return Examined(killed=_killed(expectation, scratch, target))
+
+
+def graded(case: str, expectation: Expectation, examined: Examined) -> AttemptGrade:
+    """One attempt's grade: each killed plant names its root cause at its place; a fault is a false alarm."""
+    out = AttemptGrade(case, expectation.verdict, "findings" if examined.killed or examined.fault else "clean",
+                       root_causes=[rc.id for rc in expectation.root_causes])
+    for rc in expectation.root_causes:
+        if rc.id in examined.killed:
+            found = Finding(location=_place(rc.surface.path, rc.surface.lines), text=f"the exam kills {rc.id}")
+            out.findings.append(Graded(found, finding_key(case, found), "match", rc.id))
+    if examined.fault:
+        found = Finding(location="exam", text=examined.fault)
+        out.findings.append(Graded(found, finding_key(case, found), "unexpected"))
+    return out
 
 
 def _refused(exam: dict[str, str]) -> str:
@@ -67,7 +91,7 @@ def _refused(exam: dict[str, str]) -> str:
     return f"exam file name {bad!r} leaves the exam folder" if bad is not None else ""
 
 
-def _killed(expectation: Expectation, scratch: Path, target: Path) -> list[Finding]:
+def _killed(expectation: Expectation, scratch: Path, target: Path) -> list[str]:
     planted = [rc for rc in expectation.root_causes if rc.plant is not None]
     if not planted:
         return []
@@ -82,17 +106,15 @@ def _killed(expectation: Expectation, scratch: Path, target: Path) -> list[Findi
     summary = run_gate(target / "target.yaml", scratch / "build", menu, scratch / "gate", only=[], threshold=0.0,
                        minimum=0, hunt_seeds=0, concrete=concrete).summary
     detected = {m.id.removeprefix("judge:") for m in summary.mutants if m.status in DETECTED}
-    return [Finding(location=_place(rc.surface.path, rc.surface.lines), text=rc.formulations[0])
-            for rc in planted if rc.id in detected]
+    return [rc.id for rc in planted if rc.id in detected]
 
 
 def _place(path: str, lines: tuple[int, int] | None) -> str:
     return path if lines is None else f"{path}:{lines[0]}-{lines[1]}"
 
 
-def _fault(why: str) -> Reply:
-    """An exam the engine cannot use finds fault with the case as a whole: a finding at no place, never a name."""
-    return Reply(findings=[Finding(location="exam", text=why)])
+def _fault(why: str) -> Examined:
+    return Examined(fault=why)
 
 
 def _write(folder: Path, files: dict[str, str]) -> Path:

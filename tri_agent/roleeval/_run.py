@@ -27,8 +27,8 @@ from ..isolation._contract import Contract, load_charter
 from ..isolation._tools import ToolBox
 from ._audit import Closure, audit, closure
 from ._corpus import Corpus, Expectation, Payload
-from ._examine import examine
-from ._grading import Reply, Resolution, grade
+from ._examine import examine, graded
+from ._grading import AttemptGrade, Reply, Resolution, grade
 from ._report import AttemptRecord, RoleEvalReport, aggregate, record
 
 Executor = Callable[[Payload, Closure, int], tuple[Attempt, Reply | None]]
@@ -58,20 +58,23 @@ def evaluate(corpus: Corpus, executor: Executor, *, attempts: int, driver: str, 
         for ref in corpus.manifest.cases:
             for index in range(attempts):
                 attempt, reply = executor(corpus.payloads[ref], skill, index)
-                reply = _examined(corpus.manifest.role, corpus.expectations[ref], reply)
-                graded = grade(ref, corpus.expectations[ref], reply, rulings) if reply is not None else None
-                records.append(record(ref, index, attempt, skill.digest, skill.members, graded))
+                grading = _graded(corpus.manifest.role, ref, corpus.expectations[ref], reply, rulings)
+                records.append(record(ref, index, attempt, skill.digest, skill.members, grading))
                 log.write(records[-1].model_dump_json() + "\n")
                 log.flush()
     return aggregate(corpus, records, driver=driver, simulated=simulated, suite_commit=suite_commit,
                      attempts_per_case=attempts)
 
 
-def _examined(role: str, expectation: Expectation, reply: Reply | None) -> Reply | None:
-    """An examiner's exam turned into findings by the engine; every other reply as it came."""
-    if role != "examiner" or reply is None or reply.blocked:
-        return reply
-    return examine(expectation, reply.exam)
+def _graded(role: str, ref: str, expectation: Expectation, reply: Reply | None,
+            rulings: dict[str, Resolution]) -> AttemptGrade | None:
+    """A reply's grade (None for an evaluation failure): an examiner's exam by what the engine sees it kill, every
+    other reply by its words."""
+    if reply is None:
+        return None
+    if role == "examiner" and not reply.blocked:
+        return graded(ref, expectation, examine(expectation, reply.exam))
+    return grade(ref, expectation, reply, rulings)
 
 
 def rulings_of(path: Path) -> dict[str, Resolution]:
