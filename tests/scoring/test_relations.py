@@ -379,3 +379,16 @@ def test_equal_pair_compares_only_the_rows_its_selector_names() -> None:
     second[2]["total"] = "4.00"
     assert _evaluate(only_db, first + second) == [[("c-1 vs c-2", "row ('db',): total: '5.00' vs '4.00'", "exam")]]
     assert _evaluate(PAIR, first + second)[0][0][1] == "row keys differ: [('a2',)]"
+
+
+@pytest.mark.parametrize("blanked", [{"case": None}, {"group": None}, {"case": None, "group": None}, {"case": ""}])
+def test_a_target_row_without_its_key_is_a_red_score_and_an_engine_failure_never_a_crash(
+        tmp_path: Path, blanked: dict[str, str | None]) -> None:
+    """A row whose key the target left null or blank fails as blank_key in channel 1; every relation instance it
+    could belong to is then attributed to the engine (it was an internal IndexError before)."""
+    rows = _rows("c-1") + _rows("c-2") + _rows("c-3", n="2")
+    actual = [{**rows[0], **blanked}, *rows[1:]]  # type: ignore[dict-item]
+    report = _score(tmp_path, rows, actual)
+    assert report.verdict == "fail" and report.answers.failures[0].reason == "blank_key"
+    checked, failed, attributions = _outcome(report, "groups-sum")
+    assert checked >= 3 and set(attributions) <= {"engine"}  # a failure here is never blamed on the exam

@@ -37,7 +37,8 @@ class _Context:
         """``exam`` only if channel 1 passed every row of the instance, dropped rows included.
 
         ``where`` names the instance by column values (a group, or the case of a pair). When a column is
-        not part of the key, the failing rows cannot be told apart, so any failure counts (engine).
+        not part of the key, the failing rows cannot be told apart, so any failure counts (engine); so does a failing
+        row with no key at all (a blank key: it could be any instance's).
         """
         if not self.failing:
             return "exam"
@@ -45,7 +46,7 @@ class _Context:
         if any(c not in key for c in where):
             return "engine"
         at = [(key.index(c), v) for c, v in where.items()]
-        hit = any(all(k[i] == v for i, v in at) for k in self.failing)
+        hit = any(len(k) != len(key) or all(k[i] == v for i, v in at) for k in self.failing)
         return "engine" if hit else "exam"
 
 
