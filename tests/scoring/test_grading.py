@@ -60,6 +60,17 @@ def test_an_unreadable_target_table_is_its_reason_and_its_missing_rows(tmp_path:
     assert report.blockers[1] == "answers: 0/3 rows pass (3 missing, 0 unexpected, 15 failing cells)"
 
 
+def test_the_blocker_names_a_repeated_key_and_a_row_without_its_key_never_only_missing_rows(tmp_path: Path) -> None:
+    """A target that wrote a row twice, and one without its key: the blocker counts each defect by name, with the
+    first repeated key, so nobody looks for a dropped row."""
+    files = _files(tmp_path, CALIBER)
+    actual = write_jsonl(tmp_path / "x.jsonl", [ANSWERS[0], ANSWERS[1], ANSWERS[1], ANSWERS[2], ANSWERS[2],
+                                                ANSWERS[2], dict(ANSWERS[0], group=None)])
+    report = score(ScoreInputs(files["caliber"], files["answers"], actual))
+    assert report.blockers == ["answers: 1/4 rows pass (2 missing, 1 unexpected, 3 failing cells; 2 repeated keys "
+                               "(first: case=c-1, group=b); 1 row without its key)"]
+
+
 def test_failed_relations_are_listed_by_name_in_one_blocker(tmp_path: Path) -> None:
     caliber = CALIBER + """relations:
   - {name: same-a, kind: equal_pair, case_column: case, pairs: [[c-1, c-2]]}

@@ -390,5 +390,5 @@ def test_a_target_row_without_its_key_is_a_red_score_and_an_engine_failure_never
     actual = [{**rows[0], **blanked}, *rows[1:]]  # type: ignore[dict-item]
     report = _score(tmp_path, rows, actual)
     assert report.verdict == "fail" and report.answers.failures[0].reason == "blank_key"
-    checked, failed, attributions = _outcome(report, "groups-sum")
+    checked, _failed, attributions = _outcome(report, "groups-sum")
     assert checked >= 3 and set(attributions) <= {"engine"}  # a failure here is never blamed on the exam

@@ -13,7 +13,7 @@ from .._errors import MalformedInput, UsageError
 from ._caliber import Caliber, FieldSpec, load_caliber
 from ._channels import blank_as_value, compare_tables, validate_keys
 from ._relations import Observed, evaluate
-from ._report import AnswersChannel, InputDigest, ScoreReport
+from ._report import AnswersChannel, CellFailure, InputDigest, ScoreReport
 from ._tables import Table, read_actual, read_table
 
 CASE = "case"  # the column a run's tables name their case in (the gateway writes it)
@@ -131,12 +131,32 @@ def _observed(caliber: Caliber, inputs: ScoreInputs) -> Observed | None:
     return observed
 
 
+# a defect of the target's own table -> how the blocker counts it (one, many): the user must not read "missing" and
+# look for a dropped row where the target wrote the row twice, without its key, or with a value that is no value
+DEFECTS = {"duplicate_key": ("repeated key", "repeated keys"), "blank_key": ("row without its key",
+                                                                           "rows without their key"),
+           "unreadable_value": ("unreadable value", "unreadable values")}
+
+
+def _defects(failures: list[CellFailure]) -> str:
+    """'; 1 repeated key (first: case=c-1, group=a)' and the like, for each defect of the target's table."""
+    parts = []
+    for reason, (one, many) in DEFECTS.items():
+        found = [f for f in failures if f.reason == reason]
+        keys = list(dict.fromkeys(tuple(f.key.items()) for f in found))  # a repeated key fails once per row
+        if found:
+            n = len(keys) if reason == "duplicate_key" else len(found)
+            first = ", ".join(f"{c}={v}" for c, v in keys[0]) if keys[0] else ""
+            parts.append(f"{n} {one if n == 1 else many}" + (f" (first: {first})" if first else ""))
+    return "".join(f"; {p}" for p in parts)
+
+
 def _blockers(report: ScoreReport, caliber: Caliber) -> list[str]:
     a = report.answers
     out = [f"answers: {d}" for d in a.actual_defects]
     if a.verdict == "fail":
         out.append(f"answers: {a.passed}/{a.total} rows pass ({a.rows_missing} missing, {a.rows_unexpected} "
-                   f"unexpected, {len(a.failures)} failing cells)")
+                   f"unexpected, {len(a.failures)} failing cells{_defects(a.failures)})")
     if caliber.drift.gate:
         out += [f"drift: {d.field} has {d.nonzero} in-tolerance differences, {max(d.positive, d.negative)} the "
                 f"same way (systematic)" for d in a.drift if d.systematic]
