@@ -79,6 +79,30 @@ def test_bad_csv(tmp_path: Path, content: bytes, line: int, message: str) -> Non
     assert err.value.where == f"{p}:{line}" and "\n" not in err.value.line()
 
 
+def test_a_tsv_table_reads_as_its_csv_twin_and_scores_the_same(tmp_path: Path) -> None:
+    """The same rows as CSV and as TSV (.tsv, .tab): the same cells, and every channel of the score the same; a TSV
+    line with a field too many is named with its line, a tab being no character a field may hold."""
+    from conftest import ANSWERS, CALIBER, write_csv, write_jsonl
+
+    from tri_agent import ScoreInputs, score
+
+    write_csv(tmp_path / "x.csv", ANSWERS)
+    columns = list(ANSWERS[0])
+    (tmp_path / "x.tsv").write_text("\t".join(columns) + "\n" + "".join(
+        "\t".join(str(r[c]) for c in columns) + "\n" for r in ANSWERS), encoding="utf-8")
+    (tmp_path / "x.tab").write_bytes((tmp_path / "x.tsv").read_bytes())
+    assert _cells(tmp_path / "x.tsv") == _cells(tmp_path / "x.csv") == _cells(tmp_path / "x.tab")
+    assert _cells(tmp_path / "x.tsv")[2]["label"] == 'x, "y"'
+    (tmp_path / "c.yaml").write_text(CALIBER)
+    write_jsonl(tmp_path / "a.jsonl", ANSWERS)
+    got = {s: score(ScoreInputs(tmp_path / "c.yaml", tmp_path / "a.jsonl", tmp_path / f"x.{s}"))
+           for s in ("csv", "tsv")}
+    assert got["tsv"].verdict == "pass" and got["tsv"].answers == got["csv"].answers
+    (tmp_path / "bad.tsv").write_text("a\tb\n1\t2\n1\t2\t3\n")
+    with pytest.raises(MalformedInput, match="3 fields where the header has 2; a TSV field cannot hold a tab"):
+        read_table(tmp_path / "bad.tsv")
+
+
 def test_unknown_extension_and_missing_file(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="unknown table format"):
         read_table(tmp_path / "t.xlsx")
@@ -251,7 +275,7 @@ def test_read_actual_still_refuses_a_usage_error(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name,fmt", [
     ("a.csv", "csv"), ("a.CSV", "csv"), ("a.jsonl", "jsonl"), ("a.JSONL", "jsonl"), ("a.ndjson", "jsonl"),
-    ("a.NdJson", "jsonl"), ("a.b.csv", "csv"),
+    ("a.NdJson", "jsonl"), ("a.b.csv", "csv"), ("a.tsv", "tsv"), ("a.TAB", "tsv"),
 ])
 def test_table_format(name: str, fmt: str) -> None:
     assert table_format(Path(name)) == fmt
@@ -262,7 +286,7 @@ def test_unknown_table_format(name: str, suffix: str) -> None:
     with pytest.raises(UsageError) as err:
         table_format(Path(name))
     assert err.value.exit_code == 2
-    assert err.value.line() == f"{name}: unknown table format {suffix}; use .csv, .jsonl or .ndjson"
+    assert err.value.line() == f"{name}: unknown table format {suffix}; use .csv, .tsv, .jsonl or .ndjson"
 
 
 def test_read_errors_are_usage_errors(tmp_path: Path) -> None:

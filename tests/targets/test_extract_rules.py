@@ -29,6 +29,19 @@ def test_an_empty_csv_cell_is_the_empty_string_and_a_json_null_stays_null(tmp_pa
     assert rows == [{"case": "c-1", "group": None, "n": "2"}, {"case": "c-1", "group": "", "n": "1"}]
 
 
+def test_a_tsv_output_gives_the_rows_of_its_csv_twin_and_a_quote_in_it_is_a_character(tmp_path: Path) -> None:
+    """TSV as the Unix tools write it (datamash, cut): tabs between fields, no quoting, an empty cell is ""."""
+    (tmp_path / "out.csv").write_text('group,n,label\n,2,""\nx,,y\n"a,b",3,"say ""hi"""\n')
+    (tmp_path / "out.tsv").write_text('group\tn\tlabel\n\t2\t\nx\t\ty\na,b\t3\tsay "hi"\n')
+    as_csv, error = extract_rows(tmp_path, Extract(file="out.csv", format="csv"), "c-1")
+    as_tsv, tsv_error = extract_rows(tmp_path, Extract(file="out.tsv", format="tsv"), "c-1")
+    assert error is tsv_error is None and as_tsv == as_csv
+    assert as_tsv[2] == {"case": "c-1", "group": "a,b", "n": "3", "label": 'say "hi"'}
+    (tmp_path / "odd.txt").write_text('k\tv\n"x\ty"\n')  # a quote opens nothing: two fields, one of them '"x'
+    rows, error = extract_rows(tmp_path, Extract(file="odd.txt", format="tsv"), "c-1")
+    assert error is None and rows == [{"case": "c-1", "k": '"x', "v": 'y"'}]
+
+
 # --- rename --------------------------------------------------------------------------------------------------------
 
 def _extract(**rule: object) -> Extract:

@@ -60,7 +60,9 @@ class Extract(_Strict):
     """Where a case's actual rows come from, in its output folder."""
 
     file: str = Field(description="Output file relative to the case's output folder.")
-    format: Literal["csv", "jsonl", "json"] = Field(description="json: a list of objects.")
+    format: Literal["csv", "tsv", "jsonl", "json"] = Field(description="json: a list of objects; tsv: a header "
+                                                           "line, then a record a line, fields split at tabs, no "
+                                                           "quoting.")
     rename: dict[str, str] | None = Field(default=None, description="Output column -> the name the caliber uses, "
                                           "all at once (a swap works); a column the output lacks, or a new name it "
                                           "already has, leaves the case without rows, with the reason.")

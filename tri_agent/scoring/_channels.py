@@ -20,7 +20,7 @@ import polars as pl
 from .._errors import MalformedInput
 from ._caliber import Drift, FieldSpec
 from ._report import AnswersChannel, CellFailure, DeltaCount, DriftAudit, FieldTally
-from ._tables import ROW, Table, unreadable_table
+from ._tables import DELIMITED, ROW, Table, unreadable_table
 from ._tolerance import (
     BLANK_CHARS,
     CLASSES,
@@ -91,7 +91,7 @@ def blank_as_value(table: Table, blank_keys: frozenset[str]) -> Table:
     """In CSV no cell is null: an empty cell of a column where blank is a value is the empty string (polars
     reads an unquoted empty cell as null). JSONL keeps its nulls: there a null is no value."""
     columns = [c for c in table.columns if c in blank_keys]
-    if table.format != "csv" or not columns:
+    if table.format not in DELIMITED or not columns:
         return table
     return replace(table, frame=table.frame.with_columns(pl.col(c).fill_null("") for c in columns))
 

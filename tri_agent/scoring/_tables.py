@@ -12,12 +12,16 @@ import csv
 import hashlib
 import io
 import json
+from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
+
+if TYPE_CHECKING:
+    import _csv
 
 from .._errors import MalformedInput, UsageError
 
@@ -26,9 +30,29 @@ from .._errors import MalformedInput, UsageError
 FIELD_LIMIT = 16 << 20
 csv.field_size_limit(FIELD_LIMIT)
 
-Format = Literal["csv", "jsonl"]
+Format = Literal["csv", "tsv", "jsonl"]
 ROW = "\x1frow"  # a name no header or JSON key of a real table holds
-_FORMATS: dict[str, Format] = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
+_FORMATS: dict[str, Format] = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
+DELIMITED: frozenset[Format] = frozenset({"csv", "tsv"})  # a header line, then records; an empty cell is ""
+
+
+@dataclass(frozen=True)
+class _Dialect:
+    """How a delimited format is read: CSV as RFC 4180 (quotes group a field, "" is a quote); TSV as the Unix tools
+    write it (datamash, cut, paste, most warehouse exports): a tab between fields and no quoting at all, so a
+    quote is an ordinary character and a field can hold neither a tab nor a line break."""
+
+    separator: str
+    quoted: bool
+    name: str
+
+    def reader(self, stream: Iterable[str]) -> _csv.Reader:
+        if self.quoted:
+            return csv.reader(stream, delimiter=self.separator)
+        return csv.reader(stream, delimiter=self.separator, quoting=csv.QUOTE_NONE)
+
+
+DIALECTS: dict[Format, _Dialect] = {"csv": _Dialect(",", True, "CSV"), "tsv": _Dialect("\t", False, "TSV")}
 _HASHER = ThreadPoolExecutor(max_workers=2, thread_name_prefix="tri-agent-sha256")
 
 
@@ -59,7 +83,7 @@ class Table:
     def line_of(self, row: int) -> int:
         """1-based line where record ``row`` starts (exact, also for quoted multi-line CSV cells)."""
         if self._lines is None:
-            self._lines = _csv_record_lines(self.path)
+            self._lines = _csv_record_lines(self.path, DIALECTS[self.format])
         return self._lines[row] if 0 <= row < len(self._lines) else row + 2
 
     def where(self, row: int) -> str:
@@ -111,7 +135,7 @@ def read_actual(path: Path, json_columns: frozenset[str] = frozenset(), columns:
 def table_format(path: Path) -> Format:
     fmt = _FORMATS.get(path.suffix.lower())
     if fmt is None:
-        raise UsageError(f"{path}: unknown table format {path.suffix!r}", hint="use .csv, .jsonl or .ndjson")
+        raise UsageError(f"{path}: unknown table format {path.suffix!r}", hint="use .csv, .tsv, .jsonl or .ndjson")
     return fmt
 
 
@@ -126,9 +150,10 @@ def read_table(path: Path, json_columns: frozenset[str] = frozenset(), columns: 
     fmt = fmt or table_format(path)
     data = _read_bytes(path)
     digest = _HASHER.submit(_sha256, data)  # hashlib releases the GIL: this overlaps the parse
-    if fmt == "csv":
-        header = _csv_header(data, path)
-        return Table(path, "csv", header, _parse_csv(data, path, len(header)).lazy(), digest)
+    if fmt in DELIMITED:
+        dialect = DIALECTS[fmt]
+        header = _csv_header(data, path, dialect)
+        return Table(path, fmt, header, _parse_csv(data, path, len(header), dialect).lazy(), digest)
     names, lines, frame = _parse_jsonl(data, path, json_columns)
     absent = [c for c in columns if c not in names]
     frame = frame.with_columns(pl.lit(None, pl.String).alias(c) for c in absent)
@@ -150,7 +175,7 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _csv_header(data: bytes, path: Path) -> list[str]:
+def _csv_header(data: bytes, path: Path, dialect: _Dialect) -> list[str]:
     end = data.find(b"\n")
     first = (data if end < 0 else data[:end]).removeprefix(b"\xef\xbb\xbf")
     try:
@@ -158,7 +183,7 @@ def _csv_header(data: bytes, path: Path) -> list[str]:
     except UnicodeDecodeError:
         raise MalformedInput("header is not UTF-8", where=f"{path}:1", hint="save the file as UTF-8") from None
     try:
-        header = next(csv.reader([text.rstrip("\r")]), [])
+        header: list[str] = next(dialect.reader([text.rstrip("\r")]), [])
     except csv.Error as exc:  # a lone carriage return or a NUL byte inside the header
         raise MalformedInput(f"unreadable header ({exc})", where=f"{path}:1",
                              hint="end lines with \\n or \\r\\n; the header names the columns") from None
@@ -170,22 +195,23 @@ def _csv_header(data: bytes, path: Path) -> list[str]:
     return header
 
 
-def _parse_csv(data: bytes, path: Path, ncols: int) -> pl.DataFrame:
-    try:
-        frame = pl.read_csv(data, infer_schema=False).with_row_index(ROW)  # every cell read as text
+def _parse_csv(data: bytes, path: Path, ncols: int, dialect: _Dialect) -> pl.DataFrame:
+    try:  # every cell read as text
+        frame = pl.read_csv(data, infer_schema=False, separator=dialect.separator,
+                            quote_char='"' if dialect.quoted else None).with_row_index(ROW)
         # a blank line is a record of nulls (polars and the csv module agree): no row, as in JSONL
         return frame.filter(~pl.all_horizontal(pl.exclude(ROW).is_null()))
     except pl.exceptions.PolarsError as exc:
-        found = locate_csv_problem(data, path, ncols)
+        found = locate_csv_problem(data, path, ncols, dialect)
         if found.where == str(path):
-            found = MalformedInput(f"unreadable CSV ({str(exc).splitlines()[0]})", where=str(path))
+            found = MalformedInput(f"unreadable {dialect.name} ({str(exc).splitlines()[0]})", where=str(path))
         raise found from None
 
 
-def _csv_record_lines(path: Path) -> list[int]:
+def _csv_record_lines(path: Path, dialect: _Dialect) -> list[int]:
     # only on the error path: a message must name the line a record starts on
     text = path.read_bytes().decode("utf-8", errors="replace").removeprefix("\ufeff")
-    reader = csv.reader(io.StringIO(text, newline=""))
+    reader = dialect.reader(io.StringIO(text, newline=""))
     starts, previous_end = [], 1
     try:
         next(reader, None)
@@ -198,25 +224,27 @@ def _csv_record_lines(path: Path) -> list[int]:
     return starts
 
 
-def locate_csv_problem(raw: bytes, path: Path, ncols: int) -> MalformedInput:
-    """Find the first line that makes a CSV unreadable (encoding or field count)."""
+def locate_csv_problem(raw: bytes, path: Path, ncols: int, dialect: _Dialect = DIALECTS["csv"]) -> MalformedInput:
+    """Find the first line that makes a CSV (or TSV) unreadable (encoding or field count)."""
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         return MalformedInput(f"byte {exc.start} is not UTF-8", where=f"{path}:{line}", hint="save the file as UTF-8")
-    reader = csv.reader(io.StringIO(raw.decode("utf-8").removeprefix("\ufeff"), newline=""))
+    reader = dialect.reader(io.StringIO(raw.decode("utf-8").removeprefix("\ufeff"), newline=""))
     start = 1
     try:
         for record in reader:
             if len(record) > ncols:
                 return MalformedInput(f"{len(record)} fields where the header has {ncols}", where=f"{path}:{start}",
-                                      hint="quote cells that contain commas")
+                                      hint="quote cells that contain commas" if dialect.quoted else
+                                      "a TSV field cannot hold a tab")
             start = reader.line_num + 1
     except csv.Error as exc:  # a lone carriage return, a NUL byte: the csv module names it
-        return MalformedInput(f"unreadable CSV ({exc})", where=f"{path}:{start}",
+        return MalformedInput(f"unreadable {dialect.name} ({exc})", where=f"{path}:{start}",
                               hint="end lines with \\n or \\r\\n and quote fields that hold line breaks")
-    return MalformedInput("polars could not read this CSV", where=str(path), hint="check quoting and delimiters")
+    return MalformedInput(f"polars could not read this {dialect.name}", where=str(path),
+                          hint="check quoting and delimiters")
 
 
 def _parse_jsonl(data: bytes, path: Path, json_columns: frozenset[str]) -> tuple[list[str], list[int], pl.DataFrame]:

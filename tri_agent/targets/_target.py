@@ -31,7 +31,7 @@ from .._errors import UsageError
 from .._model import Written
 from ..exam._formats import Extract
 from ..sandbox._process import Completed
-from ..scoring._tables import ROW, JsonNumber, read_table, to_json_text, unique_keys_object
+from ..scoring._tables import DELIMITED, ROW, JsonNumber, read_table, to_json_text, unique_keys_object
 from ._specs import BrowserSpec, Cell, Kind, ServiceSpec
 
 
@@ -227,10 +227,10 @@ def _rename_problem(columns: list[str], rename: dict[str, str]) -> str | None:
     return None
 
 
-def _table_rows(path: Path, fmt: Literal["csv", "jsonl"]) -> tuple[list[str], list[dict[str, Cell]]]:
+def _table_rows(path: Path, fmt: Literal["csv", "tsv", "jsonl"]) -> tuple[list[str], list[dict[str, Cell]]]:
     table = read_table(path, fmt=fmt)  # the declared format, whatever the file is called (out.txt, report)
     frame = table.frame.drop(ROW).collect()
-    if table.format == "csv":  # CSV has no null: an empty cell is the empty string (a blank key may be a value)
+    if table.format in DELIMITED:  # CSV and TSV have no null: an empty cell is "" (a blank key may be a value)
         frame = frame.fill_null("")
     return table.columns, [{k: v for k, v in row.items()} for row in frame.iter_rows(named=True)]
 
