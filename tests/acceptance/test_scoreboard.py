@@ -6,17 +6,21 @@ from __future__ import annotations
 import html
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import GIT
 
 from tri_agent.acceptance._gate import Verdict
 from tri_agent.acceptance._scoreboard import (
+    REPORTS,
     UNITS,
     AcceptanceReport,
     RoundSummary,
     acceptance_json,
     headline,
+    ignore_reports,
     report_html,
     scoreboard,
     verdict_line,
@@ -238,3 +242,33 @@ def test_a_round_record_keeps_the_last_screenshot_of_each_failing_case_and_only_
     assert [(s.round, s.case, s.name, s.png) for s in screenshots(store)] == [(1, "c-a", "03-book-stuck.png",
                                                                              png + b"s")]
     assert 'src="data:image/png;base64,' in report_html(store)  # rebuilt from the trail alone
+
+
+def test_the_reports_are_ignored_by_git_so_they_are_never_committed_and_found_stale(tmp_path: Path) -> None:
+    """A user who commits SCOREBOARD.md, ACCEPTANCE.json or REPORT.html is later told by verify-trail that they
+    were edited (they are rewritten every round). So writing them first tells git to ignore them, in the repository's
+    exclude file: the work tree gets no new file, and `git status` stays clean."""
+    repo = tmp_path / "repo"
+    project = repo / "sub"
+    project.mkdir(parents=True)
+    (project / "code.py").write_text("x = 1\n")
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "base"]):
+        subprocess.run([*GIT, *args], cwd=repo, check=True, capture_output=True)
+    exclude = repo / ".git" / "info" / "exclude"
+    exclude.write_text("# mine\n*.bak")  # the user's own lines, the last one without its line break
+    for _ in range(2):
+        ignore_reports(project)
+    assert exclude.read_text().splitlines()[:2] == ["# mine", "*.bak"]
+    assert [line for line in exclude.read_text().splitlines() if line.startswith("/")] == [
+        "/sub/SCOREBOARD.md", "/sub/ACCEPTANCE.json", "/sub/REPORT.html"]  # once each, under the project
+    for name in REPORTS:
+        (project / name).write_text("a report\n")
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True, check=True)
+    assert status.stdout == ""
+    (project / "other.md").write_text("not a report\n")  # nothing else is hidden
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True, check=True)
+    assert status.stdout == "?? sub/other.md\n"
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    ignore_reports(plain)  # no repository: nothing to do, and no error
+    assert list(plain.iterdir()) == []

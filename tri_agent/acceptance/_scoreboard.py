@@ -14,8 +14,10 @@ from typing import Literal, NamedTuple
 
 from pydantic import Field
 
+from .._errors import UsageError
 from .._model import Record
 from ..evidence._trail import RECORDS, EvidenceStore, TrailEntry
+from ..repository._git import git_out
 from ..scoring._report import ScoreReport
 from ._config import load_config
 from ._gate import Verdict
@@ -375,13 +377,39 @@ def _bars(rows: list[RoundSummary]) -> list[str]:
     return bars
 
 
+REPORTS = ("SCOREBOARD.md", "ACCEPTANCE.json", "REPORT.html")
+
+
 def write_reports(project: Path) -> EvidenceStore:
-    """SCOREBOARD.md, ACCEPTANCE.json and REPORT.html beside the project, from its evidence store."""
+    """SCOREBOARD.md, ACCEPTANCE.json and REPORT.html beside the project, from its evidence store; git is told to
+    ignore them first."""
     project = project.resolve()
     state = locate(project, load_config(project))
     store = state.store
     if store.entries():
+        ignore_reports(project)
         (project / "SCOREBOARD.md").write_text(scoreboard(store, state.root / TIMINGS), encoding="utf-8")
         (project / "ACCEPTANCE.json").write_text(acceptance_json(store), encoding="utf-8")
         (project / "REPORT.html").write_text(report_html(store), encoding="utf-8")
     return store
+
+
+def ignore_reports(project: Path) -> None:
+    """The reports are views of the evidence store, rewritten every round: committed, they would go stale and
+    ``verify-trail`` would rightly call them edited. So git ignores them, in the repository's own exclude file
+    (``.git/info/exclude``), which is no file of the tree: the work tree stays exactly as the builder left it."""
+    try:
+        top = Path(git_out(project, "rev-parse", "--show-toplevel").decode("utf-8", "surrogateescape").strip())
+        exclude = Path(git_out(project, "rev-parse", "--path-format=absolute", "--git-path", "info/exclude")
+                       .decode("utf-8", "surrogateescape").strip())
+    except UsageError:
+        return  # not a git work tree: there is nothing to commit them to
+    where = project.relative_to(top.resolve()).as_posix() if project != top.resolve() else ""
+    wanted = [f"/{where}/{name}" if where else f"/{name}" for name in REPORTS]
+    text = exclude.read_text(encoding="utf-8", errors="replace") if exclude.is_file() else ""
+    missing = [line for line in wanted if line not in text.splitlines()]
+    if missing:
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        with exclude.open("a", encoding="utf-8") as out:
+            out.write(("\n" if text and not text.endswith("\n") else "") + "# tri-agent's reports: views of the evidence store, "
+                      "rewritten every round (never commit them)\n" + "".join(f"{line}\n" for line in missing))
