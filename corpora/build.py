@@ -32,11 +32,13 @@ import filecmp
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,6 +57,8 @@ TASK = ("Review the program in these files against spec.md. Report each place wh
         "the files are too incomplete to judge, block and say what is missing.")
 CLEAN_VARIANTS = 10
 PLANTED_CAP = 24  # per program: many cases of one program are not independent evidence
+# operators whose every mutant bears a mark no person's bug has (a loop that always breaks on its first pass)
+LEFT_OUT = {"loop-cut"}
 # program -> its target kind (the corpus spans the four)
 KINDS = {"gradebook": "command", "invoice": "document", "inventory": "command", "timesheet": "command",
          "ledger": "service", "catalog": "service", "booking": "browser", "outline": "document",
@@ -140,8 +144,16 @@ def outputs(source: str, name: str, probes: list[str]) -> list[str] | None:
 # --- writing a mutant as a person would have ----------------------------------------------------------------------
 
 class _Natural(cst.CSTTransformer):
-    """An ``if`` whose test is ``(...) and False`` is removed with its body; a lone ``pass`` beside other statements
-    is removed; what remains reads like code a person wrote."""
+    """Mutants as a person would have written the bug, with none of the operators' marks (the judge would spot the
+    mark, not the bug): an ``if`` whose test is ``(...) and False`` is gone with its body; a lone ``pass`` beside
+    other statements, a self-assignment (``x = x``) and the statements after a ``return`` in its block are gone; a
+    rounding mode is named, not quoted; ``(n + 1)`` loses its parentheses where no operator binds tighter, and
+    ``(1 + 1)`` is ``2``; ``[x for x in xs]`` is ``list(xs)``; ``s.strip().strip()`` is ``s.strip()``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.modes: set[str] = set()  # rounding modes named, to import
+        self.unused: set[str] = set()  # rounding modes imported that nothing names any more
 
     def leave_If(self, original: cst.If, updated: cst.If) -> cst.CSTNode | cst.RemovalSentinel:
         test = updated.test
@@ -151,8 +163,79 @@ class _Natural(cst.CSTTransformer):
         return updated
 
     def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
-        kept = [s for s in updated.body if not _is_pass(s)]
+        kept = [s for s in updated.body if not _is_pass(s) and not _self_assignment(s)]
+        ends = next((n for n, s in enumerate(kept) if isinstance(s, cst.SimpleStatementLine)
+                     and isinstance(s.body[0], cst.Return)), None)
+        kept = kept if ends is None else kept[:ends + 1]
         return updated.with_changes(body=kept or [cst.SimpleStatementLine([cst.Pass()])])
+
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        value = updated.value
+        if updated.keyword is not None and updated.keyword.value == "rounding" and isinstance(value, cst.SimpleString):
+            mode = value.evaluated_value
+            if isinstance(mode, str) and mode.startswith("ROUND_"):
+                self.modes.add(mode)
+                return updated.with_changes(value=cst.Name(mode))
+        return updated.with_changes(value=_bare(value))
+
+    def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode) -> Any:
+        """Each ``leave_`` method first; then the parentheses of a sum that stands alone where ``_STANDALONE``
+        says it does."""
+        left = super().on_leave(original, updated)
+        fields = _STANDALONE.get(type(left), ())
+        changes = {f: _bare(getattr(left, f)) for f in fields if getattr(left, f) is not None}
+        return left.with_changes(**changes) if changes else left
+
+    def leave_ListComp(self, original: cst.ListComp, updated: cst.ListComp) -> cst.BaseExpression:
+        loop = updated.for_in
+        if isinstance(updated.elt, cst.Name) and isinstance(loop.target, cst.Name) and \
+                updated.elt.value == loop.target.value and not loop.ifs and loop.inner_for_in is None:
+            return cst.Call(cst.Name("list"), [cst.Arg(loop.iter)])
+        return updated
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        func = updated.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "strip" and not updated.args and \
+                isinstance(func.value, cst.Call) and isinstance(func.value.func, cst.Attribute) and \
+                func.value.func.attr.value == "strip" and not func.value.args:
+            return func.value
+        return updated
+
+    def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom) -> cst.ImportFrom:
+        if not isinstance(updated.module, cst.Name) or updated.module.value != "decimal" or \
+                not isinstance(updated.names, Sequence) or not self.modes:
+            return updated
+        have = {a.name.value for a in updated.names if isinstance(a.name, cst.Name)}
+        names = sorted({n for n in have if n not in self.unused} | self.modes, key=lambda n: (not n.isupper(), n))
+        return updated.with_changes(names=[cst.ImportAlias(cst.Name(n)) for n in names])
+
+
+# node type -> its fields where a sum stands alone (no operator around it binds tighter than + or -)
+_STANDALONE: dict[type, tuple[str, ...]] = {
+    cst.ComparisonTarget: ("comparator",), cst.Comparison: ("left",), cst.Slice: ("lower", "upper"),
+    cst.Return: ("value",), cst.FormattedStringExpression: ("expression",), cst.Element: ("value",),
+    cst.DictElement: ("value",),
+}
+
+
+def _bare(node: cst.BaseExpression) -> cst.BaseExpression:
+    """``node`` without the parentheses an operator put around a sum (safe where the sum stands alone: a comparison's
+    side, an argument, a slice bound, a returned value); ``(1 + 1)`` folded to ``2``."""
+    if not isinstance(node, cst.BinaryOperation) or not node.lpar:
+        return node
+    if isinstance(node.left, cst.Integer) and isinstance(node.right, cst.Integer) and \
+            isinstance(node.operator, cst.Add | cst.Subtract):
+        total = int(node.left.value) + (1 if isinstance(node.operator, cst.Add) else -1) * int(node.right.value)
+        return cst.Integer(str(total)) if total >= 0 else node
+    return node.with_changes(lpar=[], rpar=[])
+
+
+def _self_assignment(statement: cst.CSTNode) -> bool:
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    return isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.value, cst.Name) and \
+        isinstance(small.targets[0].target, cst.Name) and small.targets[0].target.value == small.value.value
 
 
 def _is_pass(statement: cst.CSTNode) -> bool:
@@ -161,7 +244,26 @@ def _is_pass(statement: cst.CSTNode) -> bool:
 
 
 def naturalised(source: str) -> str:
-    return cst.parse_module(source).visit(_Natural()).code
+    module = cst.parse_module(source)
+    natural = _Natural()
+    changed = module.visit(natural)
+    if natural.modes:  # the imports come before the code that names the modes: a second pass adds them
+        again = _Natural()
+        again.modes = natural.modes
+        again.unused = {m for m in re.findall(r"\bROUND_[A-Z_]+\b", source)
+                        if len(re.findall(rf"\b{m}\b", changed.code)) == 1}  # named in the import alone
+        changed = changed.visit(again)
+    return changed.code
+
+
+def marked(before: str, after: str) -> bool:
+    """A mark no person's bug leaves: a block that now holds only ``pass`` where the original held a statement
+    (outside an ``except``, where swallowing an error is the bug itself, as people write it)."""
+    def lone(text: str) -> int:
+        lines = text.splitlines()
+        return sum(1 for n, line in enumerate(lines) if line.strip() == "pass" and n > 0
+                   and not lines[n - 1].strip().startswith(("except", "class ")))
+    return lone(after) > lone(before)
 
 
 def changed_lines(before: str, after: str) -> tuple[int, int]:
@@ -226,8 +328,10 @@ def shown_mutants(program: Program, expected: list[str]) -> list[tuple[Instance,
     seen: set[str] = set()
     found: list[tuple[Instance, str, int, str, str]] = []
     for instance in instances(program.folder, sorted(operator_classes()), files=[program.module]):
+        if instance.operator in LEFT_OUT:
+            continue
         text = naturalised(instance.mutated)
-        if text in seen or text == program.source:
+        if text in seen or text == program.source or marked(program.source, text):
             continue
         seen.add(text)
         got = outputs(text, program.module, program.probes)
@@ -236,7 +340,19 @@ def shown_mutants(program: Program, expected: list[str]) -> list[tuple[Instance,
         shown = next((n for n, (a, b) in enumerate(zip(expected, got, strict=True)) if a != b), None)
         if shown is not None:
             found.append((instance, text, shown, expected[shown], got[shown]))
-    return _spread(found)[:PLANTED_CAP]
+    stable = outputs_elsewhere([item[1] for item in found], program)
+    return _spread([item for item, again in zip(found, stable, strict=True)
+                    if again == outputs(item[1], program.module, program.probes)])[:PLANTED_CAP]
+
+
+def outputs_elsewhere(texts: list[str], program: Program) -> list[list[str] | None]:
+    """Each text's outputs in another interpreter, under another hash seed: a mutant that walks a set prints in
+    hash order, and an exam run in the jail would see it flip; such a mutant is no planted bug anyone can pin."""
+    request = json.dumps({"texts": texts, "module": program.module, "probes": program.probes})
+    done = subprocess.run([sys.executable, __file__, "--outputs"], input=request, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONHASHSEED": "1"}, check=True)
+    found: list[list[str] | None] = json.loads(done.stdout)
+    return found
 
 
 def _spread(found: list[Any]) -> list[Any]:
@@ -253,8 +369,14 @@ def _spread(found: list[Any]) -> list[Any]:
 
 
 def _planted_case(program: Program, instance: Instance, text: str, shown: int, want: str, got: str) -> Case:
+    """One planted bug, in a renamed variant of the program as clean cases are (so a renamed name tells nothing)."""
     seed = f"{program.name}/planted/{instance.id}"
-    rc = _root_cause("rc-1", program, instance, text, shown, want, got)
+    n = int(hashlib.sha256(seed.encode()).hexdigest(), 16) % (CLEAN_VARIANTS * 3)
+    base, variant = _variant(program.source, n), _variant(text, n)
+    if outputs(variant, program.module, program.probes) != outputs(text, program.module, program.probes):
+        base, variant = program.source, text  # the renaming changed what it does: plant in the program as written
+    text = variant
+    rc = _root_cause("rc-1", program, instance, text, shown, want, got, base)
     expectation = {"schema_version": 1, "verdict": "findings", "root_causes": [rc], "accepted": []}
     files = {"spec.md": program.spec, program.module: text}
     return Case(seed, files, expectation,
@@ -262,14 +384,17 @@ def _planted_case(program: Program, instance: Instance, text: str, shown: int, w
 
 
 def _root_cause(rc_id: str, program: Program, instance: Instance, text: str, shown: int, want: str,
-                got: str) -> dict[str, Any]:
-    first, last = changed_lines(program.source, text)
+                got: str, base: str | None = None) -> dict[str, Any]:
+    """The root cause of one planted bug; ``base``: the program as the case shows it unplanted (its renamed variant),
+    so the surface is the planted lines of what the role reads."""
+    first, last = changed_lines(base or program.source, text)
+    crashed = ["crash", "crashes", "exception", "raises", "traceback"] if got.startswith("raised ") else []
     return {"id": rc_id, "requirement": f"spec.md demands {BREAKS[instance.operator]}",
           "trigger": f"probe {shown + 1} of {len(program.probes)} of the corpus's {program.name} inputs",
           "surface": {"path": program.module, "lines": [first, last]},
           "consequence": f"the program's answer to that probe differs from the prescribed one "
                          f"({_digest(want)} expected, {_digest(got)} given)",
-          "formulations": WORDS[instance.operator]}
+          "formulations": [*WORDS[instance.operator], *crashed]}
 
 
 # --- the examiner's corpus: one case per program, every planted bug a root cause its exam must kill ----------------
@@ -540,7 +665,16 @@ def same_tree(a: Path, b: Path) -> bool:
     return not mismatch and not errors and all(same_tree(a / d, b / d) for d in compared.common_dirs)
 
 
+def _outputs_mode() -> int:
+    """``build.py --outputs``: outputs of the texts on stdin (see ``outputs_elsewhere``), as JSON on stdout."""
+    request = json.loads(sys.stdin.read())
+    print(json.dumps([outputs(text, request["module"], request["probes"]) for text in request["texts"]]))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
+    if (sys.argv[1:] if argv is None else argv) == ["--outputs"]:
+        return _outputs_mode()
     if os.environ.get("PYTHONHASHSEED") != "0":  # a mutant that iterates a set must give the same output every build
         args = sys.argv[1:] if argv is None else argv
         os.execve(sys.executable, [sys.executable, __file__, *args], {**os.environ, "PYTHONHASHSEED": "0"})

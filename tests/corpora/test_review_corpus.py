@@ -5,6 +5,7 @@ the size and spread issue 31 asks for, is exactly what the programs give, and ev
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -57,6 +58,43 @@ def test_every_payload_is_its_own_and_every_planted_case_names_its_bug_class_and
             assert rc.surface.lines[1] <= len(corpus.payloads[ref].files[rc.surface.path].splitlines())
         else:
             assert not provenance.bug_class and not provenance.tool
+
+
+# marks the mutation operators leave that no person's bug has: a judge that looked for them would find bugs without
+# reading the spec (an adversarial review found 41% of the planted cases that way before the builder wrote mutants
+# naturally); the bug idioms themselves (a bare except, Decimal(float(...))) stay: flagging them is reviewing
+MARKS = {
+    "a quoted rounding mode": re.compile(r'rounding="ROUND_'),
+    "a self-assignment": re.compile(r"^\s*(\w+) = \1\s*$", re.M),
+    "a sum in needless parentheses": re.compile(r"[\[{(,:=] ?\(len\([^()]*\) [+-] 1\)[,)\]}]|\{\(len\(|\(1 \+ 1\)"),
+    "a list copied by a comprehension": re.compile(r"\[(\w+) for \1 in [\w.()]+\]"),
+    "a strip stripped again": re.compile(r"\.strip\(\)\.strip\(\)"),
+    "a loop that always stops": re.compile(r"^( +)\S.*\n\1break$", re.M),
+    "code after a return in its block": re.compile(r"^( +)return\b.*\n\1(?!(?:else|elif|except|finally)\b)\w", re.M),
+    "a block of pass alone": re.compile(r"^(?!.*except).*:\n +pass$", re.M),
+}
+
+
+def test_no_planted_case_bears_a_mark_of_the_operator_that_planted_it(corpus: Corpus) -> None:
+    for ref, expectation in corpus.expectations.items():
+        for name, text in corpus.payloads[ref].files.items():
+            if name.endswith(".py"):
+                found = [mark for mark, pattern in MARKS.items() if pattern.search(text)]
+                assert not found, (ref, expectation.verdict, found)
+
+
+def test_a_renamed_name_tells_no_verdict(corpus: Corpus, build: ModuleType) -> None:
+    """Clean cases are renamed variants of their program; planted ones are too, so the share of cases holding a
+    name no original holds is about the same for both (within 15 points)."""
+    originals = " ".join((p / f"{p.name}.py").read_text() for p in (ROOT / "corpora" / "programs").iterdir())
+    new = {v for v in build.SYNONYMS.values() if not re.search(rf"\b{v}\b", originals)}
+    share = {}
+    for verdict in ("findings", "clean"):
+        refs = [r for r, e in corpus.expectations.items() if e.verdict == verdict]
+        renamed = [r for r in refs if any(re.search(rf"\b{v}\b", t) for t in corpus.payloads[r].files.values()
+                                          for v in new)]
+        share[verdict] = len(renamed) / len(refs)
+    assert abs(share["findings"] - share["clean"]) < 0.15, share
 
 
 def test_the_corpus_is_exactly_what_the_programs_give(build: ModuleType, tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from tri_agent.roleeval import load_corpus
 from tri_agent.roleeval._audit import closure
 from tri_agent.roleeval._corpus import Corpus
 from tri_agent.roleeval._examine import Examined, examine, graded
-from tri_agent.roleeval._run import driver_executor
+from tri_agent.roleeval._run import _graded, driver_executor
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "corpora" / "examiner"
@@ -83,18 +83,24 @@ def test_an_exam_kills_the_plants_it_tells_apart_and_names_exactly_those(
 
 
 def test_an_exam_that_fails_the_correct_program_or_cannot_run_names_nothing(corpus: Corpus) -> None:
+    """Each is graded clean (it told no bug apart) with one finding that names nothing: never better than a weak
+    exam that works. Hostile file names are faults too, never an error that stops the run."""
     ref = _case(corpus, "gradebook")
     expectation = corpus.expectations[ref]
     half_even = _exam(corpus, ref, {ORACLE: ("    if hundredths - whole >= Fraction(1, 2):",
                                              "    if hundredths - whole > Fraction(1, 2):")})
     crashing = _exam(corpus, ref, {GENERATOR: ("    rng = random.Random(seed)\n",
                                                "    rng = random.Random(seed)\n    raise SystemExit(3)\n")})
+    seedless = _exam(corpus, ref, {GENERATOR: ("    rng = random.Random(seed)\n", "    rng = random.Random(0)\n")})
     for exam, why in ((half_even, "fails the program as its spec describes it"), (crashing, "cannot be run"),
-                      ({"../escape.py": "x"}, "leaves the exam folder"), ({}, "no exam was written")):
+                      (seedless, "does not draw its cases from the seed"),
+                      ({"../escape.py": "x"}, "leaves the exam folder"), ({}, "no exam was written"),
+                      ({"a": "x", "a/b": "y"}, "cannot be laid out"), ({"a\0b": "x"}, "is no file name"),
+                      ({"x" * 300: "x"}, "is no file name"), ({"big.py": "#" * (2 << 20)}, "larger than")):
         examined = examine(expectation, exam)
-        assert examined.killed == [] and why in examined.fault
+        assert examined.killed == [] and why in examined.fault, (why, examined.fault)
         grade = graded(ref, expectation, examined)
-        assert grade.right is False and grade.named == set() and grade.unexpected == 1
+        assert grade.right is False and grade.named == set() and grade.unexpected == 1 and grade.given == "clean"
         assert grade.findings[0].finding.location == "exam"
 
 
@@ -121,10 +127,10 @@ def test_eval_roles_grades_an_examiner_by_what_its_exams_kill(corpus: Corpus, ex
     assert "| blocked_accuracy | 100.0% | 1 / 1 |" in printed and "**A simulation**" in printed
 
 
-def test_a_driven_examiner_hands_in_the_exam_folder_it_wrote_and_nothing_else(corpus: Corpus,
-                                                                              tmp_path: Path) -> None:
+def test_a_driven_examiner_hands_in_the_exam_folder_it_wrote_and_nothing_else(
+        corpus: Corpus, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A CLI examiner speaking the executor protocol writes its exam in its workspace; what is handed in is the
-    exam folder's text files: a link it planted to a file outside is never followed."""
+    exam folder's text files: a link it planted to a file outside is never followed, a binary file is left out."""
     ref = _case(corpus, "gradebook")
     outside = tmp_path / "outside.txt"
     outside.write_text("the answer key")
@@ -134,7 +140,9 @@ request = json.load(sys.stdin)
 ws = pathlib.Path(request["workspace"])
 (ws / "exam" / "generator").mkdir(parents=True, exist_ok=True)
 (ws / "exam" / "generator" / "generate.py").write_text("print(1)\\n")
+(ws / "exam" / "caliber.yaml").write_text("schema_version: 1\\nkey: [case]\\nfields: {{}}\\n")
 os.symlink({str(outside)!r}, ws / "exam" / "peek.txt")
+(ws / "exam" / "blob.bin").write_bytes(b"\\x00\\x01")
 (ws / "notes.txt").write_text("not part of the exam")
 print(json.dumps({{"protocol": "tri-agent-executor/1", "status": "ok", "summary": "", "model": "fake-1"}}))
 ''')
@@ -143,3 +151,9 @@ print(json.dumps({{"protocol": "tri-agent-executor/1", "status": "ok", "summary"
     assert attempt.status == "ok" and reply is not None
     assert set(reply.exam) == {"generator/generate.py", "exam.yaml", "caliber.yaml", "SPEC.md"}
     assert reply.exam["generator/generate.py"] == "print(1)\n"
+    assert "fields: {}" in reply.exam["caliber.yaml"]  # it rewrote the caliber the case gave it...
+    seen: dict[str, str] = {}
+    monkeypatch.setattr("tri_agent.roleeval._run.examine", lambda _e, exam: seen.update(exam) or Examined())
+    _graded("examiner", ref, corpus.expectations[ref], reply, {}, corpus.payloads[ref])
+    assert seen["caliber.yaml"] == corpus.payloads[ref].files["exam/caliber.yaml"]  # ...which the engine puts back
+    assert seen["generator/generate.py"] == "print(1)\n"

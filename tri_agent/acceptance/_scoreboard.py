@@ -411,5 +411,6 @@ def ignore_reports(project: Path) -> None:
     if missing:
         exclude.parent.mkdir(parents=True, exist_ok=True)
         with exclude.open("a", encoding="utf-8") as out:
-            out.write(("\n" if text and not text.endswith("\n") else "") + "# tri-agent's reports: views of the evidence store, "
-                      "rewritten every round (never commit them)\n" + "".join(f"{line}\n" for line in missing))
+            out.write(("\n" if text and not text.endswith("\n") else "") + "# tri-agent's reports: views of the "
+                      "evidence store, rewritten every round (never commit them)\n"
+                      + "".join(f"{line}\n" for line in missing))

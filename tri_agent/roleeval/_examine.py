@@ -11,9 +11,10 @@ with the bug. The engine decides, never the examiner's words:
    replayed on it, each run in the jail): a killed plant is named, a survivor is not.
 
 The result is graded by what was killed, never by words (two plants at one place are still two): each killed plant
-is a *match* of its root cause, at its place; an exam the engine cannot use is one *unexpected* finding (a false
-alarm on the correct program). So the report and its intervals treat every role alike. A failure of the engine
-itself (no sandbox) is raised, never graded: it is the evaluation's fault, not the role's.
+is a *match* of its root cause, at its place; an exam that kills nothing has the verdict clean; an exam the engine
+cannot use is that and one *unexpected* finding (it finds fault with the correct program, or with nothing at all).
+So the report and its intervals treat every role alike. A failure of the engine itself (no sandbox) is raised,
+never graded: it is the evaluation's fault, not the role's.
 """
 
 from __future__ import annotations
@@ -56,7 +57,11 @@ def examine(expectation: Expectation, exam: dict[str, str]) -> Examined:
         scratch = Path(tmp)
         target = _write(scratch / "target", expectation.target)
         try:
-            build_exam(_write(scratch / "exam", exam), SEED, scratch / "build")
+            exam_dir = _write(scratch / "exam", exam)
+        except (OSError, ValueError) as exc:  # "a" and "a/b" both files, and the like
+            return _fault(f"the exam's files cannot be laid out ({type(exc).__name__}: {exc})")
+        try:
+            build_exam(exam_dir, SEED, scratch / "build")
             run_exam(scratch / "build", target / "target.yaml", scratch / "run")
         except TriAgentError as exc:  # the exam's own fault: it does not build, or its cases do not fit the target
             return _fault(f"the exam cannot be run: {exc.line()}")
@@ -68,8 +73,10 @@ def examine(expectation: Expectation, exam: dict[str, str]) -> Examined:
 
 
 def graded(case: str, expectation: Expectation, examined: Examined) -> AttemptGrade:
-    """One attempt's grade: each killed plant names its root cause at its place; a fault is a false alarm."""
-    out = AttemptGrade(case, expectation.verdict, "findings" if examined.killed or examined.fault else "clean",
+    """One attempt's grade: each killed plant names its root cause at its place. An exam that kills nothing tells
+    no bug apart, so its verdict is clean (a false clean on a planted case); an unusable one is that and a finding
+    that names nothing, a false positive: never graded better than a weak exam that works."""
+    out = AttemptGrade(case, expectation.verdict, "findings" if examined.killed else "clean",
                        root_causes=[rc.id for rc in expectation.root_causes])
     for rc in expectation.root_causes:
         if rc.id in examined.killed:
@@ -88,7 +95,10 @@ def _refused(exam: dict[str, str]) -> str:
     if sum(len(text) for text in exam.values()) > EXAM_LIMIT:
         return f"the exam is larger than {EXAM_LIMIT} bytes"
     bad = next((n for n in exam if n.startswith("/") or "\\" in n or ".." in n.split("/") or not n.strip()), None)
-    return f"exam file name {bad!r} leaves the exam folder" if bad is not None else ""
+    if bad is not None:
+        return f"exam file name {bad!r} leaves the exam folder"
+    odd = next((n for n in exam if "\0" in n or len(n) > 200 or any(len(p) > 100 for p in n.split("/"))), None)
+    return f"exam file name {odd[:60]!r} is no file name" if odd is not None else ""
 
 
 def _killed(expectation: Expectation, scratch: Path, target: Path) -> list[str]:

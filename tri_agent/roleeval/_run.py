@@ -16,6 +16,7 @@ import dataclasses
 import json
 import tempfile
 from collections.abc import Callable
+from itertools import islice
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -27,7 +28,7 @@ from ..isolation._contract import Contract, load_charter
 from ..isolation._tools import ToolBox
 from ._audit import Closure, audit, closure
 from ._corpus import Corpus, Expectation, Payload
-from ._examine import examine, graded
+from ._examine import EXAM_LIMIT, examine, graded
 from ._grading import AttemptGrade, Reply, Resolution, grade
 from ._report import AttemptRecord, RoleEvalReport, aggregate, record
 
@@ -58,7 +59,8 @@ def evaluate(corpus: Corpus, executor: Executor, *, attempts: int, driver: str, 
         for ref in corpus.manifest.cases:
             for index in range(attempts):
                 attempt, reply = executor(corpus.payloads[ref], skill, index)
-                grading = _graded(corpus.manifest.role, ref, corpus.expectations[ref], reply, rulings)
+                grading = _graded(corpus.manifest.role, ref, corpus.expectations[ref], reply, rulings,
+                                  corpus.payloads[ref])
                 records.append(record(ref, index, attempt, skill.digest, skill.members, grading))
                 log.write(records[-1].model_dump_json() + "\n")
                 log.flush()
@@ -67,13 +69,14 @@ def evaluate(corpus: Corpus, executor: Executor, *, attempts: int, driver: str, 
 
 
 def _graded(role: str, ref: str, expectation: Expectation, reply: Reply | None,
-            rulings: dict[str, Resolution]) -> AttemptGrade | None:
-    """A reply's grade (None for an evaluation failure): an examiner's exam by what the engine sees it kill, every
-    other reply by its words."""
+            rulings: dict[str, Resolution], payload: Payload) -> AttemptGrade | None:
+    """A reply's grade (None for an evaluation failure): an examiner's exam by what the engine sees it kill (the exam
+    files the case gave it put back as given: it may not rewrite its own caliber), every other reply by its words."""
     if reply is None:
         return None
+    fixed = {name.removeprefix("exam/"): text for name, text in payload.files.items() if name.startswith("exam/")}
     if role == "examiner" and not reply.blocked:
-        return graded(ref, expectation, examine(expectation, reply.exam))
+        return graded(ref, expectation, examine(expectation, {**reply.exam, **fixed}))
     return grade(ref, expectation, reply, rulings)
 
 
@@ -123,17 +126,27 @@ def driver_executor(driver: Driver, role: str, limits: Limits | None = None, mod
 
 def _exam_of(workspace: Path) -> dict[str, str]:
     """The exam folder the examiner handed in (the payload's own files under exam/ with it, as it left them):
-    regular text files only, at most ``EXAM_FILES`` of them; a link or a binary file is left out, never followed."""
+    regular UTF-8 text files only, at most ``EXAM_FILES`` of them and ``EXAM_LIMIT`` bytes in all (sizes are read
+    before any file is), found by a walk of at most ``EXAM_FILES * 4`` entries; a link, a binary file (a NUL byte) or
+    a file past the limit is left out, never followed."""
     found: dict[str, str] = {}
-    folder = workspace / "exam"
-    for path in sorted(folder.rglob("*")) if folder.is_dir() and not folder.is_symlink() else []:
+    folder, total = workspace / "exam", 0
+    entries = islice(folder.rglob("*"), EXAM_FILES * 4) if folder.is_dir() and not folder.is_symlink() else iter(())
+    for path in sorted(entries):
         if len(found) == EXAM_FILES:
             break
-        if path.is_file() and not path.is_symlink() and path.resolve().is_relative_to(folder.resolve()):
-            try:
-                found[path.relative_to(folder).as_posix()] = path.read_text(encoding="utf-8")
-            except (UnicodeDecodeError, OSError):
-                continue
+        if not path.is_file() or path.is_symlink() or not path.resolve().is_relative_to(folder.resolve()):
+            continue
+        size = path.stat().st_size
+        if total + size > EXAM_LIMIT:
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        if "\0" not in text:
+            found[path.relative_to(folder).as_posix()] = text
+            total += size
     return found
 
 

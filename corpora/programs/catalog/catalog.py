@@ -14,7 +14,7 @@ SORTS = ("name", "price")
 
 def number(params, key, default, low, high):
     raw = params.get(key, [str(default)])[0]
-    if not raw.isdigit():
+    if not (raw.isascii() and raw.isdigit()):
         return None
     value = int(raw)
     if value < low or value > high:
