@@ -40,6 +40,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -317,9 +318,12 @@ def _provenance(program: Program, tool: str = "", bug_class: str = "") -> dict[s
             "source_commit": "", "tool": tool, "bug_class": bug_class}
 
 
-def planted(program: Program, expected: list[str]) -> list[Case]:
+Shown = list[tuple[Instance, str, int, str, str]]  # (instance, text, probe, want, got) of each mutant a probe shows
+
+
+def planted(program: Program, shown: Shown) -> list[Case]:
     """Every mutant of the program a probe shows, written naturally, one case each."""
-    return [_planted_case(program, *item) for item in shown_mutants(program, expected)]
+    return [_planted_case(program, *item) for item in shown]
 
 
 def shown_mutants(program: Program, expected: list[str]) -> list[tuple[Instance, str, int, str, str]]:
@@ -373,7 +377,8 @@ def _planted_case(program: Program, instance: Instance, text: str, shown: int, w
     seed = f"{program.name}/planted/{instance.id}"
     n = int(hashlib.sha256(seed.encode()).hexdigest(), 16) % (CLEAN_VARIANTS * 3)
     base, variant = _variant(program.source, n), _variant(text, n)
-    if outputs(variant, program.module, program.probes) != outputs(text, program.module, program.probes):
+    if variant != text and outputs(variant, program.module, program.probes) != \
+            outputs(text, program.module, program.probes):
         base, variant = program.source, text  # the renaming changed what it does: plant in the program as written
     text = variant
     rc = _root_cause("rc-1", program, instance, text, shown, want, got, base)
@@ -454,12 +459,12 @@ Path(sys.argv[2]).write_text("".join(json.dumps(row) + "\\n" for row in rows), e
 """
 
 
-def examiner_case(program: Program, expected: list[str]) -> Case:
+def examiner_case(program: Program, shown: Shown) -> Case:
     """The program's spec and how it is run, shown; the program, and each planted bug as an exact edit of it, kept
     private: the examiner's exam names a bug when the engine sees the exam kill it."""
     causes = []
-    for n, (instance, text, shown, want, got) in enumerate(shown_mutants(program, expected), start=1):
-        rc = _root_cause(f"rc-{n}", program, instance, text, shown, want, got)
+    for n, (instance, text, probe, want, got) in enumerate(shown, start=1):
+        rc = _root_cause(f"rc-{n}", program, instance, text, probe, want, got)
         rc["plant"] = {**plant(program.source, text), "file": program.module, "bug_class": instance.bug_class}
         causes.append(rc)
     target = {"target.yaml": TARGET_YAML, "main.py": ADAPTER % program.module.removesuffix(".py"),
@@ -572,6 +577,7 @@ def _names(target: cst.CSTNode) -> set[str]:
     return set()
 
 
+@lru_cache(maxsize=1024)  # clean cases and planted ones ask for the same variants of the same program
 def _variant(source: str, n: int) -> str:
     """The n-th variant: which functions get renamed locals and how the top-level functions are ordered follow
     from n's hash, so the same n always gives the same text."""
@@ -616,8 +622,9 @@ def cases(names: list[str] | None = None) -> tuple[list[Case], list[Case]]:
         expected = outputs(program.source, program.module, program.probes)
         if expected is None:
             raise SystemExit(f"build: {folder}: the program itself does not run on its probes")
-        review += [*planted(program, expected), *clean(program, expected), incomplete(program, n)]
-        examiner.append(examiner_case(program, expected))
+        shown = shown_mutants(program, expected)
+        review += [*planted(program, shown), *clean(program, expected), incomplete(program, n)]
+        examiner.append(examiner_case(program, shown))
         if n % 4 == 0:  # a few programs also give the examiner a spec it is not shown: it must block
             examiner.append(Case(f"{program.name}/examiner/incomplete", examiner_payload(None), {
                 "schema_version": 1, "verdict": "blocked", "root_causes": [], "accepted": []}, _provenance(program)))

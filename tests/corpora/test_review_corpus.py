@@ -139,10 +139,9 @@ def test_only_a_mutant_some_probe_shows_is_planted(build: ModuleType, tmp_path: 
     monkeypatch.setitem(build.KINDS, "tiny", "command")
     weak = build.load_program(_program(tmp_path / "a", ["a,b"]))
     strong = build.load_program(_program(tmp_path / "b", ["a,b", " a , b ", "a,b,c", "a,b,c,d"]))
-    shown = {c.provenance["tool"].split()[-1] for c in build.planted(strong, build.outputs(
-        strong.source, strong.module, strong.probes))}
-    hidden = {c.provenance["tool"].split()[-1] for c in build.planted(weak, build.outputs(
-        weak.source, weak.module, weak.probes))}
+    shown = {i.operator for i, *_ in build.shown_mutants(strong, build.outputs(strong.source, strong.module,
+                                                                                strong.probes))}
+    hidden = {i.operator for i, *_ in build.shown_mutants(weak, build.outputs(weak.source, weak.module, weak.probes))}
     # "a,b" has no spaces and two parts: the dropped strip and the moved boundary never show on it
     assert {"normalisation-dropped", "boundary-shift"} <= shown
     assert not hidden & {"normalisation-dropped", "boundary-shift"}
