@@ -25,7 +25,10 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 DB, MODE = os.environ["APP_DB"], os.environ.get("APP_MODE", "")
 CLOCK = {"now": os.environ.get("APP_NOW")}
 if MODE == "never-ready":
+    print("config file missing: /etc/app.conf", file=sys.stderr)
     sys.exit(1)
+if MODE == "silent":
+    time.sleep(60)
 
 
 class H(BaseHTTPRequestHandler):
@@ -182,10 +185,32 @@ def test_an_endpoint_clock_is_set_by_request(tmp_path: Path) -> None:
     assert [r["now"] for r in rows if r["step"] == "count"] == ["2026-02-02"]
 
 
-def test_a_service_that_never_gets_ready_is_unready_with_no_rows(tmp_path: Path) -> None:
+def test_a_service_that_never_gets_ready_is_unready_with_no_rows_and_says_why(tmp_path: Path) -> None:
     result = _run(tmp_path, _project(tmp_path, mode="never-ready"))
     assert result.provenance.behavior == "unready" and result.rows == []
-    assert result.provenance.extract_error == "the service did not become ready"
+    assert result.provenance.extract_error == ("the service exited with code 1 before it was ready; its stderr "
+                                               "ended: config file missing: /etc/app.conf")
+
+
+def test_a_service_that_never_answers_its_ready_probe_says_which_probe_and_how_long(tmp_path: Path) -> None:
+    target = _project(tmp_path, mode="silent")
+    (tmp_path / "target.yaml").write_text((tmp_path / "target.yaml").read_text().replace("deadline: 5", "deadline: 1"))
+    result = _run(tmp_path, Target.load(tmp_path / "target.yaml"))
+    assert result.provenance.behavior == "unready" and target.config.service is not None
+    assert result.provenance.extract_error == "the service did not become ready: GET /health never answered 200 " \
+                                              "within 1.0 s"
+
+
+def test_a_service_whose_program_cannot_be_started_names_it_and_the_errno(tmp_path: Path) -> None:
+    """A program the jail does not show (installed elsewhere) or that does not exist: one line with the argv's
+    program and the errno, where every case used to end "the driver did not end as it ends (exit 1)"."""
+    _project(tmp_path)
+    (tmp_path / "target.yaml").write_text((tmp_path / "target.yaml").read_text().replace(
+        f"start: [{sys.executable},", "start: [/nonexistent/bin/app,"))
+    result = _run(tmp_path, Target.load(tmp_path / "target.yaml"))
+    assert result.provenance.behavior == "unready" and result.rows == []
+    assert result.provenance.extract_error.startswith(
+        "the service could not be started: '/nonexistent/bin/app': No such file or directory (errno 2)")
 
 
 def test_a_service_that_dies_on_a_request_is_crashed_and_keeps_the_rows_before(tmp_path: Path) -> None:

@@ -91,6 +91,7 @@ class Service:
         self.plan, self.port = plan, free_port()
         self.process: subprocess.Popen[bytes] | None = None
         self.clock: str | None = plan.get("initial_clock")
+        self.why = ""  # why the last start failed, in one line (the case's error)
 
     def start(self) -> bool:
         env = dict(self.plan["env"])
@@ -101,8 +102,13 @@ class Service:
         env = {k: v.replace("{port}", str(self.port)) for k, v in env.items()}
         log = self.plan["log"]
         with open(os.path.join(log, "service.out"), "ab") as out, open(os.path.join(log, "service.err"), "ab") as err:
-            self.process = subprocess.Popen(argv, cwd=self.plan["cwd"], env=env, stdin=subprocess.DEVNULL,
-                                            stdout=out, stderr=err, start_new_session=True, close_fds=True)
+            try:
+                self.process = subprocess.Popen(argv, cwd=self.plan["cwd"], env=env, stdin=subprocess.DEVNULL,
+                                                stdout=out, stderr=err, start_new_session=True, close_fds=True)
+            except OSError as exc:  # no such program, not executable, a folder the jail does not show
+                self.why = (f"the service could not be started: {argv[0]!r}: {exc.strerror or type(exc).__name__} "
+                            f"(errno {exc.errno}); a program outside the jail's folders needs them named")
+                return False
         return self.wait_ready()
 
     def wait_ready(self) -> bool:
@@ -110,6 +116,7 @@ class Service:
         deadline = time.monotonic() + ready["deadline"]
         while time.monotonic() < deadline:
             if self.process is not None and self.process.poll() is not None:
+                self.why = f"the service exited with code {self.process.returncode} before it was ready{self._said()}"
                 return False
             try:
                 if send(self.port, {"method": "GET", "path": ready["path"]}, 1.0, 0)[0] == ready["status"]:
@@ -117,7 +124,21 @@ class Service:
             except OSError:
                 pass
             time.sleep(0.02)
+        self.why = (f"the service did not become ready: GET {ready['path']} never answered {ready['status']} within "
+                    f"{ready['deadline']} s{self._said()}")
         return False
+
+    def _said(self) -> str:
+        """The last lines the service wrote to its stderr (kept whole in the case's logs), for the one line."""
+        try:
+            with open(os.path.join(self.plan["log"], "service.err"), "rb") as err:
+                err.seek(0, os.SEEK_END)
+                err.seek(max(0, err.tell() - 4096))
+                tail = err.read().decode("utf-8", "replace").strip().splitlines()[-2:]
+        except OSError:
+            return ""
+        said = " | ".join(line.strip() for line in tail if line.strip())
+        return f"; its stderr ended: {said[-300:]}" if said else ""
 
     def stop(self) -> None:
         if self.process is None or self.process.poll() is not None:
@@ -235,7 +256,7 @@ def drive(plan: dict[str, Any], steps: Any) -> int:
     service = Service(plan)
     try:
         if not service.start():
-            emit({"step": None, "n": 0, "error": "the service did not become ready"})
+            emit({"step": None, "n": 0, "error": service.why or "the service did not become ready"})
             return UNREADY
         return int(steps(plan, service, emit))
     finally:
