@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import re
+import shutil
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -221,3 +226,50 @@ def test_a_wrong_output_name_is_reported_per_case_and_scored_missing(toy_build: 
     assert "and 5 more cases" in out
     code, out, _ = cli("exam", "score", toy_build, tmp_path / "run")
     assert code == 1 and "0/" in out
+
+
+@pytest.fixture
+def tool_outside() -> Iterator[Path]:
+    """A program installed where no jail looks (neither the system's folders nor the tools on PATH): a folder of
+    its own under /srv, as a virtualenv elsewhere would be. Made and removed by the test (the suite runs as root)."""
+    if os.geteuid() != 0:
+        pytest.skip("making a folder outside the temporary folder and HOME needs root")
+    folder = Path(tempfile.mkdtemp(prefix="tri-agent-tool-", dir="/srv" if Path("/srv").is_dir() else "/var"))
+    (folder / "bin").mkdir()
+    tool = folder / "bin" / "tool"
+    tool.write_text("#!/bin/sh\nprintf 'g\\nfrom the tool\\n' > \"$2/out.csv\"\n")
+    tool.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder)
+
+
+def test_a_program_outside_the_jail_runs_once_its_folder_is_named_readable(toy_build: Path, tmp_path: Path,
+                                                                          tool_outside: Path) -> None:
+    path = tmp_path / "target.yaml"
+    (tmp_path / "t").mkdir()
+    plain = f"""schema_version: 1
+baseline: t
+run: ["{tool_outside}/bin/tool", "{{input}}", "{{output}}"]
+timeout: 5
+extract: {{file: out.csv, format: csv}}
+"""
+    path.write_text(plain)
+    unseen = run_exam(toy_build, path, tmp_path / "unseen")
+    assert unseen.unread and all("out.csv" in why for why in unseen.unread.values())  # it never ran
+    path.write_text(plain + f"readable: [{tool_outside}]\n")
+    seen = run_exam(toy_build, path, tmp_path / "seen")
+    assert not seen.unread and "from the tool" in (tmp_path / "seen" / "actual.jsonl").read_text()
+
+
+@pytest.mark.parametrize(("folder", "why"), [
+    ("relative/path", "it is not an absolute path"), ("/nonexistent-tri-agent", "it is no folder"),
+    ("/", "it would show"), ("~", "it would show"), ("TMP", "it would show"),
+])
+def test_a_readable_folder_that_would_show_what_no_run_may_see_is_refused_before_any_case(
+        toy_build: Path, tmp_path: Path, folder: str, why: str) -> None:
+    folder = {"~": str(Path.home()), "TMP": tempfile.gettempdir()}.get(folder, folder)
+    path = _target(tmp_path, "open(1)\n")
+    path.write_text(path.read_text() + f"readable: ['{folder}']\n")
+    with pytest.raises(UsageError, match=f"readable folder '{re.escape(folder)}' is refused: {why}"):
+        run_exam(toy_build, path, tmp_path / "run")
+    assert not (tmp_path / "run").exists() or not any((tmp_path / "run").iterdir())

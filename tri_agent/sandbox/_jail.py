@@ -231,6 +231,24 @@ def require() -> list[str]:
     return [layer] if layer else []
 
 
+def refused(folder: Path) -> str | None:
+    """Why ``folder`` may not be shown to a run read-only at a target's asking (None: it may), by the rule the tool
+    folders on ``PATH`` follow: an absolute path to a folder, not inside the project, the run's state or the temporary
+    folder, and not holding any of them, HOME or the whole file system."""
+    if not folder.is_absolute():
+        return "it is not an absolute path"
+    if not folder.is_dir():
+        return "it is no folder"
+    shown = folder.resolve()
+    state = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state").resolve()
+    sealed_off = (*POLICY.protected, state, Path(tempfile.gettempdir()).resolve())
+    inside = next((p for p in sealed_off if shown.is_relative_to(p)), None)
+    holds = next((p for p in (*sealed_off, Path.home().resolve()) if p.is_relative_to(shown)), None)
+    if inside is not None:
+        return f"it would show a folder inside {inside}, which no run may see"
+    return f"it would show {holds}, which no run may see" if holds is not None else None
+
+
 def tool_roots(env: Mapping[str, str]) -> list[Path]:
     """Folders of the programs on ``PATH`` (a tool's whole root for pyenv's ``shims`` or a virtualenv's ``bin``),
     read-only, minus any that would show a protected path (the project, the run's state, the temporary folder,

@@ -258,7 +258,8 @@ def run_batch(target: Target, built: Path, items: list[tuple[Path, Case]], scrat
     run = target.config.argv
     argv = [run[0], str(scratch / "server.py"), str(scratch / "jobs.json"), str(scratch / "results.json"),
             str(target.config.timeout), ",".join(preloadable(built, run[1]))]
-    Jail(writable=(scratch,), sweeps=True).run(  # each job's input is a copy inside scratch: nothing else is needed
+    # each job's input is a copy inside scratch: nothing else is needed but the folders the target file names
+    Jail(readable=target.readable, writable=(scratch,), sweeps=True).run(
         argv, cwd=scratch, env=env, timeout=target.config.timeout * max(1, len(cases)) + 10,
         file_cap=target.config.write_cap)
     results = _results(scratch / "results.json", len(cases))

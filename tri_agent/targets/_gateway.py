@@ -152,6 +152,7 @@ class Gateway:
 
     def __init__(self, target: Target, visible: Path, scratch: Path) -> None:
         self.target, self.visible, self.scratch = target, visible, scratch
+        self.readable = target.readable  # refused folders stop here, before anything runs
         self.built = self._build()
         self.built_size = written([self.built])
         if target.config.service is not None:
@@ -169,8 +170,8 @@ class Gateway:
             home.mkdir()
             tmp.mkdir()
             env = {**base_env(home, config.env), "TMPDIR": str(tmp)}
-            done, _ = Jail(writable=(built, home, tmp)).run(argv, cwd=built, env=env, timeout=config.timeout,
-                                                          file_cap=config.write_cap)
+            done, _ = Jail(readable=self.target.readable, writable=(built, home, tmp)).run(
+                argv, cwd=built, env=env, timeout=config.timeout, file_cap=config.write_cap)
             if done.exit_code != 0:
                 raise InfrastructureFailure(f"the target's build step exited {done.exit_code}",
                                             hint=f"run {' '.join(argv)} in {self.target.baseline} and fix it")
@@ -246,7 +247,7 @@ class Gateway:
         if harness.waits:
             argv = [*_WAITING, *argv]
         extra = (work / "trace",) if tracing else ()
-        jail = Jail(readable=(input_dir, *((work / "shim",) if tracing else ())),
+        jail = Jail(readable=(input_dir, *self.readable, *((work / "shim",) if tracing else ())),
                     writable=(target_dir, output_dir, Path(env["HOME"]), work / "tmp", *extra))
         done, layers = jail.run(argv, cwd=target_dir, env=env, timeout=config.timeout, cap=config.output_cap,
                                 file_cap=config.write_cap)

@@ -30,6 +30,7 @@ from .. import _yamldoc
 from .._errors import UsageError
 from .._model import Written
 from ..exam._formats import Extract
+from ..sandbox._jail import refused
 from ..sandbox._process import Completed
 from ..scoring._tables import DELIMITED, ROW, JsonNumber, read_table, to_json_text, unique_keys_object
 from ._specs import BrowserSpec, Cell, Kind, ServiceSpec
@@ -107,6 +108,10 @@ class TargetConfig(_Strict):
     jobs: int | None = Field(default=None, ge=1, description="Cases run side by side (default: one per core, "
                              "at most 4); 1 for a target that cannot share the machine (fixed ports, locks).")
     env: dict[str, str] = Field(default_factory=dict, description="Extra environment for the target.")
+    readable: list[str] = Field(default_factory=list, description="Folders every run of the target may read beyond "
+                                "what a jail shows (docs/protocol.md): a virtualenv, a toolchain installed elsewhere; "
+                                "absolute, and never one that would show the project, the run's state, the "
+                                "temporary folder or HOME.")
     output_cap: int = Field(default=1 << 20, ge=1024, description="Bytes of standard output and of standard error "
                             "kept per case (the rest is read and dropped); the fingerprints hash what is kept.")
     write_cap: int = Field(default=256 << 20, ge=1 << 16, description="Bytes a case may write: no single file may "
@@ -142,6 +147,17 @@ class TargetConfig(_Strict):
         return self.behaviors
 
 
+def readable_folders(path: Path, config: TargetConfig) -> tuple[Path, ...]:
+    """The folders the target file ``path`` asks its jails to show read-only, each checked now (a usage error naming
+    the folder and why, never a folder dropped in silence)."""
+    for folder in config.readable:
+        why = refused(Path(folder))
+        if why is not None:
+            raise UsageError(f"{path}: readable folder {folder!r} is refused: {why}",
+                             hint="name the folder that holds only what the target needs (its virtualenv)")
+    return tuple(Path(folder).resolve() for folder in config.readable)
+
+
 @dataclass(frozen=True)
 class Target:
     """A loaded target file with its baseline folder resolved."""
@@ -161,6 +177,10 @@ class Target:
         if not baseline.is_dir():
             raise UsageError(f"{path}: baseline {config.baseline!r} is not a folder ({baseline})")
         return cls(path, config, baseline)
+
+    @property
+    def readable(self) -> tuple[Path, ...]:
+        return readable_folders(self.path, self.config)
 
     def with_baseline(self, baseline: Path, timeout: float, env: dict[str, str] | None = None) -> Target:
         """The same target driven from another tree (a mutant), with its own timeout and extra environment."""

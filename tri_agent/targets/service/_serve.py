@@ -35,7 +35,7 @@ from typing import Any
 from ...sandbox._jail import Jail
 from ...sandbox._process import Completed
 from .._specs import Cell, ServiceSpec, expand
-from .._target import TargetConfig
+from .._target import TargetConfig, readable_folders
 from . import _client
 from ._databases import restored
 from ._requests import Query, RequestPlan, load_plan, read_answers, step_rows
@@ -82,7 +82,8 @@ def serve_case(target_file: Path, config: TargetConfig, work: Path, values: dict
     with restored(spec.database, target_dir, target_file) as db:
         values = {**values, "{db}": db.url if db else ""}
         drive = prepare(work, config, values, env)
-        jail = Jail(readable=(input_dir, *drive.readable, *(db.readable if db else ())), extra=drive.extra,
+        readable = (input_dir, *drive.readable, *(db.readable if db else ()), *readable_folders(target_file, config))
+        jail = Jail(readable=readable, extra=drive.extra,
                     writable=(target_dir, Path(env["HOME"]), work / "tmp", work / "log"), first_is_init=True)
         done, layers = jail.run(drive.argv, cwd=target_dir, env=env, timeout=config.timeout, cap=drive.cap,
                                 file_cap=config.write_cap)
