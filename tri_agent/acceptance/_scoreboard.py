@@ -398,12 +398,11 @@ def ignore_reports(project: Path) -> None:
     """The reports are views of the evidence store, rewritten every round: committed, they would go stale and
     ``verify-trail`` would rightly call them edited. So git ignores them, in the repository's own exclude file
     (``.git/info/exclude``), which is no file of the tree: the work tree stays exactly as the builder left it."""
-    try:
-        top = Path(git_out(project, "rev-parse", "--show-toplevel").decode("utf-8", "surrogateescape").strip())
-        exclude = Path(git_out(project, "rev-parse", "--path-format=absolute", "--git-path", "info/exclude")
-                       .decode("utf-8", "surrogateescape").strip())
+    try:  # one git call a round: the work tree's top and its exclude file
+        said = git_out(project, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-path", "info/exclude")
     except UsageError:
         return  # not a git work tree: there is nothing to commit them to
+    top, exclude = (Path(line) for line in said.decode("utf-8", "surrogateescape").splitlines()[:2])
     where = project.relative_to(top.resolve()).as_posix() if project != top.resolve() else ""
     wanted = [f"/{where}/{name}" if where else f"/{name}" for name in REPORTS]
     text = exclude.read_text(encoding="utf-8", errors="replace") if exclude.is_file() else ""

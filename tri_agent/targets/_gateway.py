@@ -170,7 +170,7 @@ class Gateway:
             home.mkdir()
             tmp.mkdir()
             env = {**base_env(home, config.env), "TMPDIR": str(tmp)}
-            done, _ = Jail(readable=self.target.readable, writable=(built, home, tmp)).run(
+            done, _ = Jail(readable=self.readable, writable=(built, home, tmp)).run(
                 argv, cwd=built, env=env, timeout=config.timeout, file_cap=config.write_cap)
             if done.exit_code != 0:
                 raise InfrastructureFailure(f"the target's build step exited {done.exit_code}",
