@@ -139,15 +139,14 @@ DEFECTS = {"duplicate_key": ("repeated key", "repeated keys"), "blank_key": ("ro
 
 
 def _defects(failures: list[CellFailure]) -> str:
-    """'; 1 repeated key (first: case=c-1, group=a)' and the like, for each defect of the target's table."""
+    """'; 1 repeated key (first: case=c-1, group=a)' and the like, for each defect of the target's table (a repeated
+    key fails once, a row without its key once a row)."""
     parts = []
     for reason, (one, many) in DEFECTS.items():
         found = [f for f in failures if f.reason == reason]
-        keys = list(dict.fromkeys(tuple(f.key.items()) for f in found))  # a repeated key fails once per row
         if found:
-            n = len(keys) if reason == "duplicate_key" else len(found)
-            first = ", ".join(f"{c}={v}" for c, v in keys[0]) if keys[0] else ""
-            parts.append(f"{n} {one if n == 1 else many}" + (f" (first: {first})" if first else ""))
+            first = ", ".join(f"{c}={v}" for c, v in found[0].key.items())
+            parts.append(f"{len(found)} {one if len(found) == 1 else many}" + (f" (first: {first})" if first else ""))
     return "".join(f"; {p}" for p in parts)
 
 
