@@ -12,6 +12,7 @@ from .isolation._contract import ROLES, load_charter, violations
 from .sandbox._bubblewrap import probe
 from .sandbox._confine import landlock_abi
 from .sandbox._jail import BUBBLEWRAP, LANDLOCK, strongest
+from .sandbox._limits import enforcement
 
 CREDENTIALS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL")
 CLI_AGENTS = {"claude": "Claude Code CLI", "codex": "Codex CLI"}
@@ -43,7 +44,9 @@ def diagnose() -> list[str]:
              f"  command roles         physical omission, write audit, {command}",
              f"  target runs           {code_layer}",
              f"  generator, oracle     {code_layer}",
-             "role charters:"]
+             "resource limits of every jailed run (target file and exam.yaml: limits:):"]
+    lines += [f"  {what:<20}{how}" for what, how in enforcement().items()]
+    lines.append("role charters:")
     lines += [f"  {role:<10}{_charter_state(role)}" for role in ROLES]
     lines.append("drivers:")
     lines.append("  scripted   yes (replays recorded role actions; a simulation that can never certify)")

@@ -20,6 +20,7 @@ import pytest
 from conftest import alive
 
 import tri_agent.sandbox._jail as jail
+import tri_agent.sandbox._limits as jail_limits
 from tri_agent import InfrastructureFailure
 from tri_agent.sandbox._bubblewrap import probe
 from tri_agent.sandbox._confine import landlock_abi
@@ -483,16 +484,19 @@ def test_the_landlock_launcher_ignores_the_runs_python_variables(tmp_path: Path,
     assert (done.stdout, done.stderr, done.exit_code) == (b"ran\n", b"", 0)
 
 
-def test_without_prlimit_a_write_cap_is_refused_not_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    which = jail.shutil.which
-    monkeypatch.setattr(jail.shutil, "which", lambda name, *a, **k: None if name == "prlimit" else which(name, *a, **k))
+@pytest.mark.parametrize("file_cap", [1024, None])
+def test_without_prlimit_every_jailed_run_is_refused_not_run_unbounded(tmp_path: Path, file_cap: int | None,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The resource limits (and the write cap) are set by prlimit: without it no run starts, capped or not."""
+    which = jail_limits.shutil.which
+    monkeypatch.setattr(jail_limits.shutil, "which",
+                        lambda name, *a, **k: None if name == "prlimit" else which(name, *a, **k))
     with pytest.raises(InfrastructureFailure) as err:
-        jail.Jail(writable=(tmp_path,)).run(["true"], cwd=tmp_path, env=base_env(tmp_path), timeout=20, file_cap=1024)
+        jail.Jail(writable=(tmp_path,)).run(["true"], cwd=tmp_path, env=base_env(tmp_path), timeout=20,
+                                            file_cap=file_cap)
     assert (err.value.message, err.value.hint, err.value.exit_code) == (
-        "prlimit is missing: the write cap of role-written code cannot be applied",
+        "prlimit is missing: the resource limits of role-written code cannot be applied",
         "install util-linux (Debian: apt-get install util-linux)", 7)
-    done, _ = jail.Jail(writable=(tmp_path,)).run(["true"], cwd=tmp_path, env=base_env(tmp_path), timeout=20)
-    assert done.exit_code == 0  # without a cap to apply, prlimit is not needed
 
 
 @pytest.fixture

@@ -101,6 +101,9 @@ def test_a_tsv_table_reads_as_its_csv_twin_and_scores_the_same(tmp_path: Path) -
     (tmp_path / "bad.tsv").write_text("a\tb\n1\t2\n1\t2\t3\n")
     with pytest.raises(MalformedInput, match="3 fields where the header has 2; a TSV field cannot hold a tab"):
         read_table(tmp_path / "bad.tsv")
+    # no quoting in TSV: a field that starts with a quote keeps it, and a lone quote opens nothing
+    (tmp_path / "q.tsv").write_text('a\tb\n"y" z\t"\n')
+    assert _cells(tmp_path / "q.tsv") == [{"a": '"y" z', "b": '"'}]
 
 
 def test_unknown_extension_and_missing_file(tmp_path: Path) -> None:

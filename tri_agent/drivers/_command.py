@@ -128,7 +128,8 @@ class CommandDriver:
             stdin, limits = request.model_dump_json().encode(), episode.limits
             try:
                 if self.sandbox:  # the jail of role-written code: its own loopback, the model's API through egress
-                    done, self.layers = Jail(writable=(workspace, home)).run(
+                    # a CLI agent is a JavaScript or Python runtime: never bounded by its address space
+                    done, self.layers = Jail(writable=(workspace, home), reserves=True).run(
                         egress.wrap(self.argv, sys.executable), cwd=workspace, env=env, timeout=limits.seconds,
                         cap=limits.output_bytes, stdin=stdin, kill_at_cap=True, file_cap=limits.write_bytes)
                 else:

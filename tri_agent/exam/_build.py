@@ -304,7 +304,7 @@ def _generate(config: ExamConfig, exam_dir: Path, seed: str, scratch: Path, n: i
     out.mkdir()
     argv = [a.replace("{seed}", seed).replace("{out}", str(out)) for a in config.generator]
     done, _ = Jail(writable=(ws, out)).run(argv, cwd=ws, env=_env(ws), timeout=config.timeout,
-                                           file_cap=config.write_cap)
+                                           file_cap=config.write_cap, limits=config.limits)
     _check_run(done, "generator", out)
     _check_written(config, exam_dir, ws, out, "generator")
     return out
@@ -315,7 +315,7 @@ def _oracle(config: ExamConfig, exam_dir: Path, visible: Path, scratch: Path, n:
     out.mkdir()
     argv = [a.replace("{cases}", str(visible)).replace("{out}", str(out)) for a in config.oracle]
     done, _ = Jail(readable=(visible,), writable=(ws, out)).run(argv, cwd=ws, env=_env(ws), timeout=config.timeout,
-                                                                file_cap=config.write_cap)
+                                                                file_cap=config.write_cap, limits=config.limits)
     _check_run(done, "oracle", out)
     _check_written(config, exam_dir, ws, out, "oracle")
     if not (out / "answers.jsonl").is_file():
@@ -326,6 +326,9 @@ def _oracle(config: ExamConfig, exam_dir: Path, visible: Path, scratch: Path, n:
 def _env(ws: Path) -> dict[str, str]:
     (ws / ".tmp").mkdir(exist_ok=True)
     return {**base_env(ws / ".home"), "TMPDIR": str(ws / ".tmp")}
+
+
+_LIMIT_KEYS = {"memory": "memory", "processes": "processes", "cpu": "cpu_seconds"}
 
 
 def _check_run(done: Completed, what: str, out: Path) -> None:
@@ -339,6 +342,9 @@ def _check_run(done: Completed, what: str, out: Path) -> None:
     if done.timed_out:
         raise InfrastructureFailure(f"the {what} timed out after {done.seconds:.0f}s",
                                     hint="make it faster or raise timeout in exam.yaml")
+    if done.limit is not None and done.exit_code != 0:
+        raise InfrastructureFailure(f"the {what} hit its {done.limit} limit and exited {done.exit_code}",
+                                    hint=f"make it take less, or raise limits.{_LIMIT_KEYS[done.limit]} in exam.yaml")
     if done.exit_code != 0:
         tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["(no stderr)"]
         raise InfrastructureFailure(f"the {what} exited {done.exit_code}: {tail[0]}", hint=f"fix the {what}")

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from .. import _yamldoc
 from .._errors import MalformedInput, UsageError
 from .._model import Record, Written
+from ..sandbox._limits import Limits
 
 CASE_ID = re.compile(r"c-[0-9a-f]{8,64}")
 M = TypeVar("M", bound=BaseModel)
@@ -54,6 +55,8 @@ class ExamConfig(_Strict):
     timeout: float = Field(default=120, gt=0, description="Seconds each generator or oracle run may take.")
     write_cap: int = Field(default=256 << 20, ge=1 << 16, description="Bytes each generator or oracle run may "
                            "write: no single file may grow past it, nor all it wrote together (apparent size).")
+    limits: Limits = Field(default_factory=Limits, description="Resource limits of each generator or oracle run: "
+                           "memory, processes, open files, CPU seconds (a run past one fails the build).")
 
 
 class Extract(_Strict):

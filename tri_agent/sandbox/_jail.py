@@ -30,6 +30,8 @@ from pathlib import Path
 
 from .._errors import InfrastructureFailure, PolicyViolation
 from ._bubblewrap import _MERGED, _SYSTEM, probe
+from ._limits import DEFAULT as DEFAULT_LIMITS
+from ._limits import Limits, cpu_hit, group, rlimits
 from ._process import OUTPUT_CAP, Completed, run
 
 BUBBLEWRAP, LANDLOCK = "bubblewrap", "landlock"
@@ -68,21 +70,30 @@ class Jail:
     # the run may ask the Landlock launcher to kill every process below it (a fork server between its jobs);
     # under bubblewrap the jail's own pid namespace serves
     sweeps: bool = False
+    # the run starts a program that reserves far more address space than it uses (a browser, a JavaScript
+    # runtime): its memory is bounded by a cgroup or, where none can be had, not at all (see ``_limits``)
+    reserves: bool = False
 
     def run(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float,
             cap: int = OUTPUT_CAP, file_cap: int | None = None, stdin: bytes = b"",
-            kill_at_cap: bool = False) -> tuple[Completed, list[str]]:
-        """Run ``argv`` in this jail; the result and the layers it really had (empty: none). ``file_cap``
-        bounds every file the run writes (RLIMIT_FSIZE: a write past it fails, sparse files included)."""
+            kill_at_cap: bool = False, limits: Limits = DEFAULT_LIMITS) -> tuple[Completed, list[str]]:
+        """Run ``argv`` in this jail under ``limits`` (see ``_limits``); the result (with the limit it hit, if
+        any) and the layers it really had (empty: none). ``file_cap`` bounds every file the run writes
+        (RLIMIT_FSIZE: a write past it fails, sparse files included)."""
         layers = require()
-        asked, argv = list(argv), _limited(argv, file_cap)
+        asked, argv = list(argv), [*rlimits(limits, file_cap, address_space=not self.reserves), *argv]
         if layers == [BUBBLEWRAP]:
             full, child_env, grace = self.bubblewrap(argv, cwd, env), _minimal(env), 0.0
         else:  # Landlock; or, allowed to run unsandboxed, the launcher alone, so no daemon outlives the run
             full, child_env, grace = self.confined(argv, env, landlock=layers == [LANDLOCK]), dict(env), 5.0
-        done = run(full, cwd=cwd, env=child_env, timeout=timeout, cap=cap, stdin=stdin, kill_at_cap=kill_at_cap,
-                   grace=grace)
-        return _as(done, asked), layers
+        leaves = group(limits)
+        try:
+            done = run(leaves.argv(full), cwd=cwd, env=child_env, timeout=timeout, cap=cap, stdin=stdin,
+                       kill_at_cap=kill_at_cap, grace=grace)
+            hit = leaves.hit() or ("cpu" if cpu_hit(done.exit_code) else None)
+        finally:
+            leaves.remove()
+        return _as(done, asked, hit), layers
 
     def bubblewrap(self, argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> list[str]:
         # --cap-drop ALL: run as root, bwrap would keep every capability, and a remount could make its
@@ -125,16 +136,6 @@ class Jail:
         if not landlock:
             args = [*_launcher(), "--reap-only"]
         return [*args, "--", *argv]
-
-
-def _limited(argv: Sequence[str], file_cap: int | None) -> list[str]:
-    if file_cap is None:
-        return list(argv)
-    prlimit = shutil.which("prlimit")
-    if prlimit is None:
-        raise InfrastructureFailure("prlimit is missing: the write cap of role-written code cannot be applied",
-                                    hint="install util-linux (Debian: apt-get install util-linux)")
-    return [prlimit, f"--fsize={file_cap}:{file_cap}", "--", *argv]
 
 
 def odd_files(folder: Path) -> list[str]:
@@ -184,10 +185,10 @@ def written(folders: Sequence[Path]) -> int:
     return sum(p.lstat().st_size for folder in folders for p in folder.rglob("*") if not p.is_dir())
 
 
-def _as(done: Completed, argv: Sequence[str]) -> Completed:
+def _as(done: Completed, argv: Sequence[str], limit: str | None) -> Completed:
     """The result under the command the caller asked for, not its wrapper's."""
     return Completed(tuple(argv), done.exit_code, done.stdout, done.stderr, done.seconds, done.timed_out,
-                     done.truncated)
+                     done.truncated, limit)
 
 
 def _launcher() -> list[str]:

@@ -41,6 +41,7 @@ class Completed:
     seconds: float
     timed_out: bool
     truncated: bool
+    limit: str | None = None  # the resource limit that ended or hobbled the run (``_limits``), if any
 
 
 def base_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -47,9 +47,8 @@ class _Dialect:
     name: str
 
     def reader(self, stream: Iterable[str]) -> _csv.Reader:
-        if self.quoted:
-            return csv.reader(stream, delimiter=self.separator)
-        return csv.reader(stream, delimiter=self.separator, quoting=csv.QUOTE_NONE)
+        quoting = csv.QUOTE_MINIMAL if self.quoted else csv.QUOTE_NONE
+        return csv.reader(stream, delimiter=self.separator, quoting=quoting)
 
 
 DIALECTS: dict[Format, _Dialect] = {"csv": _Dialect(",", True, "CSV"), "tsv": _Dialect("\t", False, "TSV")}

@@ -261,7 +261,7 @@ def run_batch(target: Target, built: Path, items: list[tuple[Path, Case]], scrat
     # each job's input is a copy inside scratch: nothing else is needed but the folders the target file names
     Jail(readable=target.readable, writable=(scratch,), sweeps=True).run(
         argv, cwd=scratch, env=env, timeout=target.config.timeout * max(1, len(cases)) + 10,
-        file_cap=target.config.write_cap)
+        file_cap=target.config.write_cap, limits=target.config.limits)
     results = _results(scratch / "results.json", len(cases))
     return [_fingerprint(target, job, r, case if rows else None)
             for job, r, case in zip(jobs, results, cases, strict=True)]

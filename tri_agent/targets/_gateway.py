@@ -44,6 +44,7 @@ from ..evidence._seal import diff, verify
 from ..exam._canaries import canary_inputs
 from ..exam._formats import BuildRecord, Case, read_cases
 from ..sandbox._jail import Jail, odd_files, require_plain, written
+from ..sandbox._limits import enforcement
 from ..sandbox._process import base_env
 from ..scoring._grading import ScoreInputs
 from ._specs import PLACEHOLDERS, BrowserSpec, Cell, expand
@@ -113,6 +114,9 @@ class Provenance(Record):
                                      "must not (failed_output: none): the finding, which fails the score.")
     oversized_output: bool = Field(default=False, description="The run printed more than the target's output cap: "
                                    "the rest was dropped unread, and the case has no rows.")
+    limit: str | None = Field(default=None, description="The resource limit the run hit, if any (memory: its "
+                              "largest process was ended; processes: a fork failed; cpu: a process was ended); "
+                              "its behaviour is what its exit gave.")
     inputs: dict[str, str] = Field(description="Input file -> SHA-256.")
     outputs: dict[str, str] = Field(description="Output file -> SHA-256 (the fingerprint).")
     stdout_sha256: str = Field(description="SHA-256 of the target's standard output.")
@@ -145,6 +149,9 @@ class RunRecord(Record):
                                    "names could not be read (never written, unreadable); its rows count as missing.")
     stray_output: dict[str, str] = Field(default_factory=dict, description="Case -> what its failed run wrote though "
                                          "its extract rule says failed_output: none (each fails the score).")
+    limits: dict[str, str] = Field(default_factory=dict, description="Resource limit -> how it was enforced on every "
+                                   "run (cgroup, rlimit, or not enforced and why); see the target file's limits.")
+    limits_hit: dict[str, str] = Field(default_factory=dict, description="Case -> the resource limit its run hit.")
 
 
 class Gateway:
@@ -171,7 +178,7 @@ class Gateway:
             tmp.mkdir()
             env = {**base_env(home, config.env), "TMPDIR": str(tmp)}
             done, _ = Jail(readable=self.readable, writable=(built, home, tmp)).run(
-                argv, cwd=built, env=env, timeout=config.timeout, file_cap=config.write_cap)
+                argv, cwd=built, env=env, timeout=config.timeout, file_cap=config.write_cap, limits=config.limits)
             if done.exit_code != 0:
                 raise InfrastructureFailure(f"the target's build step exited {done.exit_code}",
                                             hint=f"run {' '.join(argv)} in {self.target.baseline} and fix it")
@@ -218,7 +225,7 @@ class Gateway:
         provenance = Provenance(
             case=case.case, argv=[*config.argv, *case.argv], exit_code=done.exit_code, timed_out=done.timed_out,
             seconds=round(done.seconds, 3), behavior=self.target.classify(done), extract_error=ran.error,
-            stray_output=ran.stray, oversized_output=done.truncated, inputs=_fingerprint(input_dir),
+            stray_output=ran.stray, oversized_output=done.truncated, limit=done.limit, inputs=_fingerprint(input_dir),
             outputs=_fingerprint(output_dir),
             stdout_sha256=hashlib.sha256(done.stdout).hexdigest(),
             stderr_sha256=hashlib.sha256(done.stderr).hexdigest(), env_sha256=_env_digest(env, values),
@@ -250,7 +257,7 @@ class Gateway:
         jail = Jail(readable=(input_dir, *self.readable, *((work / "shim",) if tracing else ())),
                     writable=(target_dir, output_dir, Path(env["HOME"]), work / "tmp", *extra))
         done, layers = jail.run(argv, cwd=target_dir, env=env, timeout=config.timeout, cap=config.output_cap,
-                                file_cap=config.write_cap)
+                                file_cap=config.write_cap, limits=config.limits)
         extract = case.extract or config.extract
         if extract is None:
             raise UsageError(f"{self.target.path}: no 'extract' for case {case.case}", hint="say which output to read")
@@ -424,6 +431,8 @@ def _write_run(out: Path, build: Path, target: Target, results: list[CaseResult]
         isolation=sorted(set.intersection(*(set(r.isolation) for r in results))) if results else [],
         unread={r.provenance.case: r.provenance.extract_error for r in results if r.provenance.extract_error},
         stray_output={r.provenance.case: r.provenance.stray_output for r in results if r.provenance.stray_output},
+        limits=enforcement(address_space=target.config.kind != "browser"),
+        limits_hit={r.provenance.case: r.provenance.limit for r in results if r.provenance.limit},
     )
     (out / "run.json").write_text(record.model_dump_json(indent=1) + "\n", encoding="utf-8")
     return record

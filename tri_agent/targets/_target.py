@@ -31,6 +31,7 @@ from .._errors import UsageError
 from .._model import Written
 from ..exam._formats import Extract
 from ..sandbox._jail import refused
+from ..sandbox._limits import Limits
 from ..sandbox._process import Completed
 from ..scoring._tables import DELIMITED, ROW, JsonNumber, read_table, to_json_text, unique_keys_object
 from ._specs import BrowserSpec, Cell, Kind, ServiceSpec
@@ -116,6 +117,9 @@ class TargetConfig(_Strict):
                             "kept per case (the rest is read and dropped); the fingerprints hash what is kept.")
     write_cap: int = Field(default=256 << 20, ge=1 << 16, description="Bytes a case may write: no single file may "
                            "grow past it, and a case whose folders hold more (apparent size) fails.")
+    limits: Limits = Field(default_factory=Limits, description="Resource limits of every run of the target (its "
+                           "cases, its build step): memory, processes, open files, CPU seconds; a case past one ends "
+                           "with its behaviour and the limit named, and only that case ends.")
     extract: Extract | None = Field(default=None, description="Default extraction of actual rows.")
     behaviors: list[BehaviorRule] = Field(default_factory=lambda: list(DEFAULT_BEHAVIORS),
                                           description="Rules classifying each run, first match wins (no match: "

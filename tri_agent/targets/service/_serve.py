@@ -83,10 +83,10 @@ def serve_case(target_file: Path, config: TargetConfig, work: Path, values: dict
         values = {**values, "{db}": db.url if db else ""}
         drive = prepare(work, config, values, env)
         readable = (input_dir, *drive.readable, *(db.readable if db else ()), *readable_folders(target_file, config))
-        jail = Jail(readable=readable, extra=drive.extra,
+        jail = Jail(readable=readable, extra=drive.extra, reserves=config.kind == "browser",
                     writable=(target_dir, Path(env["HOME"]), work / "tmp", work / "log"), first_is_init=True)
         done, layers = jail.run(drive.argv, cwd=target_dir, env=env, timeout=config.timeout, cap=drive.cap,
-                                file_cap=config.write_cap)
+                                file_cap=config.write_cap, limits=config.limits)
         answers = read_answers(done.stdout)
         error = _driver_error(answers, done, drive.exits)
         # a driver that did not end as it ends (killed, crashed) vouches for none of its lines
