@@ -47,7 +47,7 @@ class _Dialect:
     name: str
 
     def reader(self, stream: Iterable[str]) -> _csv.Reader:
-        quoting = csv.QUOTE_MINIMAL if self.quoted else csv.QUOTE_NONE
+        quoting: Literal[0, 3] = csv.QUOTE_MINIMAL if self.quoted else csv.QUOTE_NONE
         return csv.reader(stream, delimiter=self.separator, quoting=quoting)
 
 
