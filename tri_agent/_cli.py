@@ -48,11 +48,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     cmd: Command = args.command_entry
     try:
         from .sandbox._jail import configure
+        from .sandbox._scratch import session
 
         configure(allow_unsandboxed=unsandboxed(args))
-        refuse_existing(args)
-        cmd.refuses(args)
-        return cmd.handler(args)
+        with session():  # every scratch folder of the command, gone however it ends (SIGTERM: interrupted)
+            refuse_existing(args)
+            cmd.refuses(args)
+            return cmd.handler(args)
     except TriAgentError as exc:
         for line in exc.lines() if isinstance(exc, NotReady) else [exc.line()]:
             print(f"tri-agent: error: {line}", file=sys.stderr)

@@ -11,6 +11,7 @@ import socket
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -632,3 +633,29 @@ def test_written_counts_every_file_at_its_apparent_size(tmp_path: Path) -> None:
     os.symlink(tmp_path / "a", tmp_path / "b" / "to-a")  # a link to a folder: neither entered nor counted
     assert jail.written([tmp_path / "a", tmp_path / "b"]) == 10 + 20 + (1 << 20) + 3
     assert jail.written([tmp_path / "b"]) == 3 and jail.written([]) == 0
+
+
+def test_refused_names_why_a_folder_may_not_be_shown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rule of a target's ``readable`` folders, on its own: each reason, and a folder that passes."""
+    state, project, tool = tmp_path / "state", tmp_path / "project", Path("/usr/share")
+    state.mkdir()
+    project.mkdir()
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    monkeypatch.setattr(jail, "POLICY", jail.Policy(protected=(project,)))
+    (tmp_path / "file").write_text("")
+    top = Path(tempfile.gettempdir()).resolve()
+    assert jail.refused(Path("usr/share")) == "it is not an absolute path"
+    assert jail.refused(tmp_path / "file") == "it is no folder"
+    assert jail.refused(tmp_path / "absent") == "it is no folder"
+    assert jail.refused(project) == f"it would show a folder inside {project.resolve()}, which no run may see"
+    assert jail.refused(state) == f"it would show a folder inside {state.resolve()}, which no run may see"
+    assert jail.refused(top) == f"it would show a folder inside {top}, which no run may see"
+    assert jail.refused(tool) is None
+    monkeypatch.setattr(jail, "POLICY", jail.Policy(protected=(tool / "doc",)))
+    assert jail.refused(tool) == f"it would show {tool / 'doc'}, which no run may see"  # holds a protected folder
+    monkeypatch.setattr(jail, "POLICY", jail.Policy())
+    monkeypatch.setenv("XDG_STATE_HOME", str(top / "state"))
+    home = Path.home().resolve()
+    if not home.parent.is_relative_to(top) and not top.is_relative_to(home.parent):
+        assert jail.refused(home.parent) == f"it would show {home}, which no run may see"
+    assert str(jail.refused(Path("/"))).startswith("it would show /")

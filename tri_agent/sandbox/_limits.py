@@ -126,7 +126,7 @@ def group(limits: Limits) -> Group:
         leaf = hierarchy.base / name
         try:
             leaf.mkdir()
-            value = limits.memory if controller == "memory" else limits.processes + 8  # bwrap's own processes
+            value = limits.memory if controller == "memory" else limits.processes + 2  # the jail's own two
             (leaf / hierarchy.files()["limit"]).write_text(str(value))
             _no_swap(leaf, controller, limits.memory)
         except OSError as error:

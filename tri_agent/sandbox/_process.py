@@ -21,13 +21,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from .._errors import UsageError
+from .._errors import InfrastructureFailure, UsageError
 
 OUTPUT_CAP = 1 << 20
 _CHUNK = 1 << 16
 _DRAIN = 0.5  # seconds to read what an ended child left in its pipes
 # variables a child may inherit; everything else (API keys, tokens, agent config) stays out
 _PASS_THROUGH = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "SYSTEMROOT")
+# set when the command is interrupted (Ctrl-C, SIGTERM): every running child is killed at once, none starts
+STOPPING = threading.Event()
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,8 @@ def run(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: floa
     ``grace``, the group is asked to stop (SIGTERM) that long before it is killed: a launcher that reaps
     its descendants needs the moment."""
     start = time.monotonic()
+    if STOPPING.is_set():
+        raise InfrastructureFailure(f"interrupted: {argv[0]} was not started", hint="run the command again")
     try:
         proc = subprocess.Popen(list(argv), cwd=cwd, env=dict(env), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, start_new_session=True)
@@ -100,6 +104,9 @@ def _collect(proc: subprocess.Popen[bytes], deadline: float, cap: int,
         for stream in (proc.stdout, proc.stderr):
             selector.register(stream, selectors.EVENT_READ)
         while selector.get_map() and not (truncated and kill_at_cap):
+            if STOPPING.is_set():
+                timed_out = proc.poll() is None
+                break
             if proc.poll() is not None:
                 deadline = min(deadline, time.monotonic() + _DRAIN)
             remaining = deadline - time.monotonic()
