@@ -659,3 +659,18 @@ def test_refused_names_why_a_folder_may_not_be_shown(tmp_path: Path, monkeypatch
     if not home.parent.is_relative_to(top) and not top.is_relative_to(home.parent):
         assert jail.refused(home.parent) == f"it would show {home}, which no run may see"
     assert str(jail.refused(Path("/"))).startswith("it would show /")
+
+
+def test_the_state_home_defaults_to_the_xdg_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("XDG_STATE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert jail._sealed_off(())[0] == (tmp_path / ".local" / "state").resolve()
+
+
+def test_odd_files_lists_every_link_even_one_that_stays_inside(tmp_path: Path) -> None:
+    """A run's output is never read through a link, not even a relative one to a sibling (a tree a role wrote,
+    ``require_plain``, may keep those)."""
+    (tmp_path / "a.txt").write_text("a")
+    (tmp_path / "b.txt").symlink_to("a.txt")
+    assert jail.odd_files(tmp_path) == ["b.txt"]
+    jail.require_plain(tmp_path, "the tree")

@@ -15,7 +15,8 @@ from pydantic import ValidationError
 from tri_agent.scoring._grading import ScoreInputs, score
 from tri_agent.targets._target import TargetConfig
 from tri_agent.targets.browser._pages import ACTIONS, UiPlan, UiStep, page_rows
-from tri_agent.targets.browser._trees import TEXT_CAP, cleaner, normal_tree, read_value
+from tri_agent.targets.browser._trees import TEXT_CAP, normal_tree, read_value
+from tri_agent.targets.service._client import cleaner
 
 SNAPSHOT = """- region "Booking":
   - heading "Booking 3" [level=2]

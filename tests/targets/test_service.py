@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,11 +13,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tri_agent import MalformedInput, UsageError
+from tri_agent import MalformedInput, NotDeterministic, UsageError
 from tri_agent.exam._formats import Case
-from tri_agent.targets._gateway import Gateway, require_plans
+from tri_agent.targets._gateway import Gateway, _compare_runs, first_difference, require_plans
 from tri_agent.targets._target import Target
 from tri_agent.targets.service._client import _NOTHING, jsonpath, substitute
+from tri_agent.targets.service._serve import FIXED_PORT
 
 # a small stdlib service: notes in SQLite; APP_MODE makes it misbehave on purpose
 APP = r'''
@@ -50,6 +52,8 @@ class H(BaseHTTPRequestHandler):
             os._exit(3)
         if MODE == "link":
             return self._send(200, {})
+        if MODE == "echo":  # its own base URL (the port the engine gave it) and a timing: what real APIs answer
+            return self._send(200, {"self": f"http://127.0.0.1:{sys.argv[1]}/", "took_ns": time.time_ns()})
         if MODE == "surrogate":  # plain ASCII, valid JSON: a lone surrogate once parsed
             data = b'{"count": "\\ud800", "now": "ok"}'
             self.send_response(200)
@@ -408,3 +412,37 @@ def test_what_a_service_logs_counts_against_the_write_cap(tmp_path: Path) -> Non
     result = _run(tmp_path, Target.load(tmp_path / "target.yaml"))
     assert result.rows == [] and "past the write cap of 65536" in str(result.provenance.extract_error)
     assert target.config.write_cap != 65536  # the cap came from the file written above
+
+
+ECHO: dict[str, Any] = {"steps": [{"id": "home", "path": "/", "select": {"self": "$.self"}}]}
+
+
+def test_a_service_echoing_its_url_and_a_timing_is_deterministic_once_the_timing_is_volatile(tmp_path: Path) -> None:
+    """The port is the same in every case (each has a network of its own), so an absolute URL is too; a timing
+    differs every run until the plan says it is volatile. Unsandboxed, ports are drawn afresh (shared network)."""
+    volatile = {**ECHO, "volatile": [{"pattern": '"took_ns": [0-9]+', "as": '"took_ns": 0'}]}
+    target = _project(tmp_path, mode="echo", plans={"raw": ECHO, "clean": volatile})
+    raw = [_run(tmp_path, target, "raw", case=f"c-00000000{n}a") for n in (1, 2)]
+    clean = [_run(tmp_path, target, "clean", case=f"c-00000000{n}b") for n in (1, 2)]
+    assert raw[0].rows[0]["self"] == raw[1].rows[0]["self"] == f"http://127.0.0.1:{FIXED_PORT}/"
+    assert raw[0].provenance.outputs != raw[1].provenance.outputs
+    assert clean[0].provenance.outputs == clean[1].provenance.outputs
+    assert b'"took_ns\\": 0' in (clean[0].output / "responses.jsonl").read_bytes()
+    where = first_difference(raw[0], raw[1])
+    assert where.startswith("responses.jsonl line 1 (step home), byte ") and "took_ns" in where
+
+
+def test_a_twice_run_that_differs_keeps_both_runs_and_names_case_step_and_bytes(tmp_path: Path) -> None:
+    target = _project(tmp_path, mode="echo", plans={"raw": ECHO})
+    first, second = (_run(tmp_path, target, "raw", case=f"c-00000000{n}c") for n in (1, 2))
+    second = replace(second, provenance=second.provenance.model_copy(update={"case": first.provenance.case}))
+    out = tmp_path / "run"
+    out.mkdir()
+    with pytest.raises(NotDeterministic) as err:
+        _compare_runs([first], [second], out)
+    assert f"first: case {first.provenance.case}, responses.jsonl line 1 (step home), byte " in err.value.message
+    assert f"both runs are kept in {out}" in err.value.message and "volatile rules" in err.value.hint
+    kept = json.loads((out / "not-deterministic.json").read_text())
+    assert list(kept) == [first.provenance.case] and "took_ns" in kept[first.provenance.case]
+    assert (out / "second" / first.provenance.case / "responses.jsonl").read_bytes() == (
+        second.output / "responses.jsonl").read_bytes()

@@ -241,8 +241,7 @@ def refused(folder: Path) -> str | None:
     if not folder.is_dir():
         return "it is no folder"
     shown = folder.resolve()
-    state = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state").resolve()
-    sealed_off = (*POLICY.protected, state, Path(tempfile.gettempdir()).resolve())
+    sealed_off = _sealed_off(POLICY.protected)
     inside = next((p for p in sealed_off if shown.is_relative_to(p)), None)
     holds = next((p for p in (*sealed_off, Path.home().resolve()) if p.is_relative_to(shown)), None)
     if inside is not None:
@@ -257,11 +256,17 @@ def tool_roots(env: Mapping[str, str]) -> list[Path]:
     return list(_roots(env.get("PATH", ""), POLICY.protected))
 
 
+def _sealed_off(protected: tuple[Path, ...]) -> tuple[Path, ...]:
+    """What no jail may show, nor anything inside it: the protected paths, the run's state home, the temporary
+    folder."""
+    state = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state").resolve()
+    return (*protected, state, Path(tempfile.gettempdir()).resolve())
+
+
 @lru_cache(maxsize=16)
 def _roots(path: str, policy: tuple[Path, ...]) -> tuple[Path, ...]:
-    state = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state").resolve()
     # nothing inside these is a tool: a PATH entry there (a target's own env may set PATH) would mount a key
-    sealed_off = (*policy, state, Path(tempfile.gettempdir()).resolve())
+    sealed_off = _sealed_off(policy)
     protected = (*sealed_off, Path.home().resolve(), Path("/"))
     roots: set[Path] = set()
     for entry in path.split(os.pathsep):

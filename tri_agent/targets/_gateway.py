@@ -320,7 +320,7 @@ def run_exam(build: Path, target_file: Path, out: Path, *, twice: bool = False) 
     if twice:  # the second run is traced: the mutation gate's coverage comes free, and tracing must change nothing
         with tempfile.TemporaryDirectory() as tmp:
             again = _run_all(target, visible, cases, Path(tmp), trace=True, harness=SECOND)
-            _compare_runs(results, again)
+            _compare_runs(results, again, out)
         results = [replace(r, lines=a.lines) for r, a in zip(results, again, strict=True)]
     _check_untouched(target, before, build)
     return _write_run(out, build, target, results, twice)
@@ -392,15 +392,56 @@ def _scratch() -> Iterator[Path]:
         yield Path(tmp)
 
 
-def _compare_runs(first: list[CaseResult], second: list[CaseResult]) -> None:
-    differing = [a.provenance.case for a, b in zip(first, second, strict=True)
-                 if (a.rows, a.provenance.outputs, a.provenance.behavior)
-                 != (b.rows, b.provenance.outputs, b.provenance.behavior)]
-    if differing:
-        raise NotDeterministic(f"the target is not deterministic: {len(differing)} case(s) differ between two "
-                               f"runs, the second under another harness (other folders, another parent process, "
-                               f"another pid) ({', '.join(differing[:5])})", cases=differing,
-                               hint="make the target depend only on its inputs, never on how or where it is run")
+def _compare_runs(first: list[CaseResult], second: list[CaseResult], out: Path) -> None:
+    """Both runs agree, or both are kept in ``out`` (``outputs/`` and ``second/``, the differences in
+    ``not-deterministic.json``) and NotDeterministic names the first difference: case, file, line, step, bytes."""
+    pairs = [(a, b) for a, b in zip(first, second, strict=True)
+             if (a.rows, a.provenance.outputs, a.provenance.behavior)
+             != (b.rows, b.provenance.outputs, b.provenance.behavior)]
+    if not pairs:
+        return
+    differences = {a.provenance.case: first_difference(a, b) for a, b in pairs}
+    for _, b in pairs:
+        shutil.copytree(b.output, out / "second" / b.provenance.case, dirs_exist_ok=True)
+    (out / "not-deterministic.json").write_text(json.dumps(differences, indent=1, ensure_ascii=False) + "\n",
+                                                encoding="utf-8")
+    case, where = next(iter(differences.items()))
+    raise NotDeterministic(f"the target is not deterministic: {len(pairs)} case(s) differ between two runs, the "
+                           f"second under another harness (other folders, another parent process, another pid); "
+                           f"first: case {case}, {where}; both runs are kept in {out}", cases=list(differences),
+                           hint="make the target depend only on its inputs, never on how or where it is run (a "
+                                "service's timing fields and generated ids: the plan's volatile rules)")
+
+
+def first_difference(a: CaseResult, b: CaseResult) -> str:
+    """Where two runs of one case first differ, in one line: the behaviour, else the first output file that
+    differs (its line, the plan step a JSON line names, the bytes either side), else the rows."""
+    if a.provenance.behavior != b.provenance.behavior:
+        return f"behaviour {a.provenance.behavior} then {b.provenance.behavior}"
+    for name in sorted(set(a.provenance.outputs) | set(b.provenance.outputs)):
+        if a.provenance.outputs.get(name) != b.provenance.outputs.get(name):
+            return _file_difference(name, a.output / name, b.output / name)
+    return "the rows read from the same outputs"
+
+
+def _file_difference(name: str, first: Path, second: Path) -> str:
+    if not (first.is_file() and second.is_file()):
+        return f"{name} written by {'the first' if first.is_file() else 'the second'} run only"
+    x, y = first.read_bytes(), second.read_bytes()
+    at = next((i for i, (p, q) in enumerate(zip(x, y, strict=False)) if p != q), min(len(x), len(y)))
+    line = x.count(b"\n", 0, at) + 1
+    step = _step_of(x.splitlines()[line - 1] if line <= len(x.splitlines()) else b"")
+    return (f"{name} line {line}{f' (step {step})' if step else ''}, byte {at}: "
+            f"{x[max(at - 32, 0):at + 24]!r} then {y[max(at - 32, 0):at + 24]!r}")
+
+
+def _step_of(line: bytes) -> str | None:
+    try:
+        document = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    step = document.get("step") if isinstance(document, dict) else None
+    return step if isinstance(step, str) else None
 
 
 def _check_untouched(target: Target, before: list[Entry], build: Path) -> None:

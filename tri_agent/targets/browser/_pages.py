@@ -43,7 +43,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 from ... import _yamldoc
 from ..._model import Written
 from .._specs import Cell
-from ..service._requests import KEY, Query, _document, _selected, unique_names
+from ..service._requests import KEY, Query, Volatile, _document, _selected, unique_names
 from ._trees import TEXT_CAP
 
 PAGE_FILE = "ui.json"
@@ -179,23 +179,6 @@ class UiStep(_Strict):
         out["select_headers"] = sorted({v.removeprefix("header:").lower() for v in self.select.values()
                                         if v.startswith("header:")})
         return out
-
-
-class Volatile(_Strict):
-    """A part of every read value that differs between runs (an id, a time, a token), replaced before scoring."""
-
-    pattern: str = Field(min_length=1, description="Regular expression.")
-    as_: str = Field(default="<volatile>", alias="as", description="What every match becomes, taken literally (no "
-                     "group references).")
-
-    @field_validator("pattern")
-    @classmethod
-    def _compiles(cls, pattern: str) -> str:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ValueError(f"pattern {pattern!r} does not compile: {exc}") from None
-        return pattern
 
 
 class UiPlan(_Strict):

@@ -73,7 +73,8 @@ class Pilot:
 
     def __init__(self, plan: dict[str, Any], page: Any, context: Any, base: str, trees: Any) -> None:
         self.plan, self.page, self.context, self.base, self.trees = plan, page, context, base, trees
-        self.clean, self.drop = trees.cleaner(plan["volatile"]), frozenset(plan["drop"])
+        self.clean = _sibling(plan["folder"], "client").cleaner(plan["volatile"])
+        self.drop = frozenset(plan["drop"])
 
     def act(self, step: dict[str, Any]) -> dict[str, Any]:
         """Perform ``step`` (its ``do`` names a row of ``ACTS``); what it answered, for a request step."""

@@ -1,5 +1,5 @@
 """What a browser case's reads become before they leave the case's jail: canonical accessibility trees, white
-space collapsed, volatile parts replaced.
+space collapsed, volatile parts replaced (by the cleaner ``client.py`` makes of the plan's rules).
 
 The pilot runs this inside the case's jail (the file is copied beside it and loaded by its path, so it imports
 only the standard library and PyYAML): the page decides how much work a read costs (a huge tree, text that makes
@@ -17,19 +17,6 @@ from typing import Any
 import yaml
 
 TEXT_CAP = 1 << 20  # characters of one raw read; a longer one is unreadable (null), never cut into a subset
-
-
-def cleaner(volatile: list[dict[str, str]]) -> Callable[[str], str]:
-    """Every ``pattern`` replaced by its ``as`` text (taken literally: no group references)."""
-    # in a replacement only backslashes are special (group references): doubled, every one is itself
-    rules = [(re.compile(v["pattern"]), v.get("as", "<volatile>").replace("\\", "\\\\")) for v in volatile]
-
-    def clean(text: str) -> str:
-        for pattern, replacement in rules:
-            text = pattern.sub(replacement, text)
-        return text
-
-    return clean
 
 
 def read_value(source: str, raw: str | None, drop: frozenset[str], clean: Callable[[str], str]) -> str | None:

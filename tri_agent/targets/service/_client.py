@@ -23,6 +23,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 READY, UNREADY, CRASHED, BAD_PLAN = 0, 3, 4, 2
@@ -78,6 +79,19 @@ def substitute(value: Any, captured: dict[str, str]) -> Any:
     return value
 
 
+def cleaner(volatile: list[dict[str, str]]) -> Callable[[str], str]:
+    """Every ``pattern`` replaced by its ``as`` text (taken literally: no group references)."""
+    # in a replacement only backslashes are special (group references): doubled, every one is itself
+    rules = [(re.compile(v["pattern"]), v.get("as", "<volatile>").replace("\\", "\\\\")) for v in volatile]
+
+    def clean(text: str) -> str:
+        for pattern, replacement in rules:
+            text = pattern.sub(replacement, text)
+        return text
+
+    return clean
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -88,7 +102,7 @@ class Service:
     """The service process: started, restarted (an environment clock moved), stopped."""
 
     def __init__(self, plan: dict[str, Any]) -> None:
-        self.plan, self.port = plan, free_port()
+        self.plan, self.port = plan, plan.get("port") or free_port()
         self.process: subprocess.Popen[bytes] | None = None
         self.clock: str | None = plan.get("initial_clock")
         self.why = ""  # why the last start failed, in one line (the case's error)
@@ -201,6 +215,7 @@ def _body(step: dict[str, Any]) -> bytes | None:
 
 def run_steps(plan: dict[str, Any], service: Service, emit: Any) -> int:
     captured: dict[str, str] = {}
+    clean = cleaner(plan.get("volatile") or [])
     for step in plan["steps"]:
         if step.get("clock") and not service.set_clock(step["clock"]):
             emit({"step": step["id"], "n": 0, "error": "the clock could not be moved"})
@@ -215,8 +230,8 @@ def run_steps(plan: dict[str, Any], service: Service, emit: Any) -> int:
                 emit({"step": step["id"], "n": n, "error": f"no answer: {type(exc).__name__}"})
                 return CRASHED
             emit({"step": step["id"], "n": n, "status": status,
-                  "headers": {k: v for k, v in headers.items() if k in wanted},
-                  "body": body.decode("utf-8", "replace"), "truncated": cut})
+                  "headers": {k: clean(v) for k, v in headers.items() if k in wanted},
+                  "body": clean(body.decode("utf-8", "replace")), "truncated": cut})
             if n == 0:
                 captured.update(_captures(step.get("capture") or {}, body))
     return READY

@@ -9,7 +9,8 @@ Each case of a service target keeps its plan in ``requests.json`` in its inputs 
        {"id": "pay", "method": "POST", "path": "/payments", "repeat": 2,
         "headers": {"Authorization": "Bearer {{token}}", "Idempotency-Key": "k-1"},
         "json": {"amount": "10.00"}, "select": {"balance": "$.balance", "where": "header:Location"}}],
-     "queries": [{"name": "payments", "sql": "SELECT id, amount FROM payments ORDER BY id"}]}
+     "queries": [{"name": "payments", "sql": "SELECT id, amount FROM payments ORDER BY id"}],
+     "volatile": [{"pattern": "\"took_ms\": [0-9]+", "as": "\"took_ms\": 0"}]}
 
 Rows (every cell text, or null where a row has no such value), keyed by ``case``, ``step`` and ``n``:
 
@@ -118,6 +119,23 @@ class Query(_Strict):
     sql: str = Field(min_length=1, description="One read-only SQL statement.")
 
 
+class Volatile(_Strict):
+    """A part of every read value that differs between runs (an id, a time, a token), replaced before scoring."""
+
+    pattern: str = Field(min_length=1, description="Regular expression.")
+    as_: str = Field(default="<volatile>", alias="as", description="What every match becomes, taken literally (no "
+                     "group references).")
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, pattern: str) -> str:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"pattern {pattern!r} does not compile: {exc}") from None
+        return pattern
+
+
 class RequestPlan(_Strict):
     """``requests.json``: one case of a service target."""
 
@@ -126,6 +144,9 @@ class RequestPlan(_Strict):
                               "how it is set).")
     steps: list[Step] = Field(min_length=1, description="Requests, in order.")
     queries: list[Query] = Field(default_factory=list, description="Side-effect queries after the case.")
+    volatile: list[Volatile] = Field(default_factory=list, description="Rules applied, inside the case's jail, to "
+                                     "every answer's body and read headers before anything reads or records them "
+                                     "(a timing field, a generated id); captures read the answer as it came.")
 
     @model_validator(mode="after")
     def _unique(self) -> RequestPlan:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...sandbox._jail import Jail
+from ...sandbox._jail import Jail, strongest
 from ...sandbox._process import Completed
 from .._specs import Cell, ServiceSpec, expand
 from .._target import TargetConfig, readable_folders
@@ -69,6 +69,7 @@ class Driving:
     evidence: Callable[[list[dict[str, Any]]], tuple[Path, ...]] = lambda _answers: ()
 
 
+FIXED_PORT = 8080
 Prepare = Callable[[Path, "TargetConfig", dict[str, str], dict[str, str]], Driving]
 
 
@@ -113,6 +114,9 @@ def service_wire(work: Path, spec: ServiceSpec, clock: str | None, values: dict[
         "cwd": values["{target}"], "ready": spec.ready.model_dump(), "stop_grace": spec.stop_grace,
         "clock": spec.clock.model_dump() if spec.clock else None, "initial_clock": clock,
         "body_cap": spec.body_cap, "request_timeout": spec.request_timeout, "log": str(work / "log"),
+        # each case has a network of its own, so every case's service listens on the same port: nothing in an
+        # answer (an absolute URL) differs by run; unsandboxed, cases share the host's network and need free ports
+        "port": FIXED_PORT if strongest() is not None else None,
     }
 
 
@@ -135,7 +139,8 @@ def prepare_requests(work: Path, config: TargetConfig, values: dict[str, str], e
     spec = config.service
     assert spec is not None
     plan = load_plan(work / "input")
-    wire = {**service_wire(work, spec, plan.clock, values, env), "steps": [s.wire() for s in plan.steps]}
+    wire = {**service_wire(work, spec, plan.clock, values, env), "steps": [s.wire() for s in plan.steps],
+            "volatile": [v.model_dump(by_alias=True) for v in plan.volatile]}
     argv, folder = driver_folder(work, wire, ())
     case = values["{case}"]
     return Driving(argv=argv, readable=(folder,), cap=_answers_cap(plan, spec, config.output_cap),
