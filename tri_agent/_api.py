@@ -33,13 +33,14 @@ PathLike = str | Path
 
 
 def accept(project: PathLike, *, resume: bool = False, allow_unsandboxed: bool = False,
-           watch: Callable[[str], None] | None = None) -> Verdict:
+           watch: Callable[[str], None] | None = None, fresh: str | None = None) -> Verdict:
     """Run the hard acceptance of ``project`` (a folder with ``acceptance.yaml``) to its verdict, and write its
     reports (``SCOREBOARD.md``, ``ACCEPTANCE.json``, ``REPORT.html``) also when it stops early. ``resume`` goes on
-    from the trail of a stopped run. Raises ``Escalation`` (exit 8) when a human must decide, ``PolicyViolation``
-    (exit 5) when the target passed a canary case planted against the spec, ``BuilderTurn``
-    (exit 1) when an in-session builder has tickets to fix; with ``watch`` (told each line of what it waits
-    for), it waits for the session's next commit instead and goes on."""
+    from the trail of a stopped run; ``fresh`` (a reason) abandons a stopped run on the record (the reason sealed
+    as its trail's last record; its store and pin are kept) and starts a new one. Raises ``Escalation`` (exit 8)
+    when a human must decide, ``PolicyViolation`` (exit 5) when the target passed a canary case planted against
+    the spec, ``BuilderTurn`` (exit 1) when an in-session builder has tickets to fix; with ``watch`` (told each
+    line of what it waits for), it waits for the session's next commit instead and goes on."""
     from .acceptance._rounds import accept as run
     from .acceptance._rounds import watch as run_watching
     from .acceptance._scoreboard import write_reports
@@ -47,8 +48,8 @@ def accept(project: PathLike, *, resume: bool = False, allow_unsandboxed: bool =
     _sandbox(allow_unsandboxed)
     try:
         if watch is not None:
-            return run_watching(Path(project), resume=resume, say=watch)
-        return run(Path(project), resume=resume)
+            return run_watching(Path(project), resume=resume, say=watch, fresh=fresh)
+        return run(Path(project), resume=resume, fresh=fresh)
     finally:
         write_reports(Path(project))
 

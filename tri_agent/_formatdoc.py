@@ -483,6 +483,10 @@ consent: {given_at: "2026-11-30T10:00:00Z", cost_note: "about $1.20 per round at
  "behavior": "accepted", "exit_code": 0,
  "stdout_sha256": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", "timed_out": false}
 """),
+    "abandonment": Doc("`<store>/records/abandoned/abandoned.json`", "`tri-agent accept --fresh REASON`", "json",
+                       """\
+{"schema_version": 1, "reason": "the spec changed: refunds are now partial", "records": 7}
+"""),
     "pin": Doc("`$XDG_STATE_HOME/tri-agent/pins/<project>-<id>.json`", "the engine, before each trail line",
                "json", """\
 {"schema_version": 1, "store": "/home/me/.local/state/tri-agent/runs/shop-3f2a9c81d0e4", "seq": 12,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tri_agent import LeakDetected
-from tri_agent.acceptance._audit import REDACTED, Exposure, before_launch, reply, sealed_keys
+from tri_agent.acceptance._audit import REDACTED, Exposure, before_launch, public_spec, reply, sealed_keys
 from tri_agent.drivers._episode import Attempt, EpisodeResult
 from tri_agent.isolation._contract import load_charter
 
@@ -214,3 +214,27 @@ def test_what_an_agent_reports_about_itself_is_scanned_too(keys: list[Path], fie
     assert value not in err.value.line()
     redacted = reply(result.model_copy(update={"role": "judge"}), load_charter("judge").contract, keys)
     assert value not in redacted.model_dump_json()
+
+
+def test_values_the_spec_states_are_public_and_a_value_it_does_not_state_is_still_a_leak(keys: list[Path],
+                                                                                        tmp_path: Path) -> None:
+    """A service's spec describes its fixture data (whole rows of the answer key): what the spec states is no
+    secret, in any file of spec/, listed in acceptance.yaml or not. A sealed value it does not state still stops
+    the builder, in its task or in a file it receives."""
+    rows = [json.loads(x) for x in (keys[0] / "sealed" / "answers.jsonl").read_text().splitlines()]
+    inputs = "".join(p.read_text() for p in (keys[0] / "visible").rglob("*.csv"))
+    stated, unstated = [r["total"] for r in rows if r["total"] not in inputs and len(r["total"]) >= 5][:2]
+    project = _workspace(tmp_path, {"spec/SPEC.md": "# Grades\n", "spec/fixture.csv": f"total\n{stated}\n",
+                                    "target/grades.py": "print()\n"})
+    builder = load_charter("builder").contract
+    public = Exposure(public_spec(project, ["spec/SPEC.md"]))
+    before_launch(builder, project, {"task": f"Fix ticket 1: the fixture total {stated}."}, keys, public)
+    with pytest.raises(LeakDetected, match="at the task:1"):
+        before_launch(builder, project, {"task": f"Fix ticket 1: expected {unstated}."}, keys, public)
+    (project / "exam" / "tickets" / "builder").mkdir(parents=True)
+    (project / "exam" / "tickets" / "builder" / "t1.md").write_text(f"expected {unstated}\n")
+    with pytest.raises(LeakDetected, match=r"at exam/tickets/builder/t1\.md"):
+        before_launch(builder, project, {}, keys, public)
+    (project / "exam" / "tickets" / "builder" / "t1.md").unlink()
+    with pytest.raises(LeakDetected, match=r"at spec/fixture\.csv"):  # before: only the listed file was public
+        before_launch(builder, project, {}, keys, Exposure((project / "spec" / "SPEC.md",)))

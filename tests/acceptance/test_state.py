@@ -6,8 +6,18 @@ from pathlib import Path
 
 import pytest
 
-from tri_agent import TamperDetected
-from tri_agent.acceptance._state import RunState, check_pin, commitment, read_pin, secret, seed
+from tri_agent import TamperDetected, UsageError
+from tri_agent.acceptance._state import (
+    Abandonment,
+    RunState,
+    abandon,
+    check_pin,
+    commitment,
+    locate,
+    read_pin,
+    secret,
+    seed,
+)
 
 
 def _state(tmp_path: Path) -> RunState:
@@ -94,3 +104,63 @@ def test_seeds_come_from_a_private_secret_and_commitments_bind_them(tmp_path: Pa
     assert commitment(seed(key, "round-1")) != commitment(seed(key, "round-2"))
     monkeypatch.setenv("TRI_AGENT_SEED_SECRET", "fixed")
     assert secret(state) == (b"fixed", True)
+
+
+def _stopped_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, RunState]:
+    """A toy project whose run stopped after one record, its state under a private state home."""
+    from conftest import toy_project
+
+    from tri_agent.acceptance._config import load_config
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state-home"))
+    project = toy_project(tmp_path / "toy")
+    state = locate(project, load_config(project))
+    state.store.append("preflight", "note", _fill)
+    return project, state
+
+
+def test_accept_fresh_abandons_a_stopped_run_on_the_record_and_starts_anew(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: a stopped run could only be resumed (exit 2), and naming another store was tamper (exit 4)."""
+    from tri_agent.acceptance import _rounds
+    from tri_agent.acceptance._config import load_config
+    from tri_agent.acceptance._verify import verify_trail
+
+    project, old = _stopped_run(tmp_path, monkeypatch)
+    with pytest.raises(UsageError, match="already holds a trail") as err:
+        _rounds.accept(project)
+    assert "--fresh" in err.value.hint
+    with pytest.raises(UsageError, match="contradict"):
+        _rounds.accept(project, resume=True, fresh="why")
+
+    def stop(project: Path) -> None:  # the new run's first step: readiness; stop there, the abandonment is done
+        raise UsageError("new run reached")
+
+    monkeypatch.setattr(_rounds, "ready", stop)
+    with pytest.raises(UsageError, match="new run reached"):
+        _rounds.accept(project, fresh="the spec changed")
+    last = old.store.entries()[-1]
+    assert (last.kind, last.name) == ("abandoned", "abandoned")
+    record = Abandonment.model_validate_json((old.root / "records" / "abandoned" / "abandoned.json").read_text())
+    assert (record.reason, record.records) == ("the spec changed", 1)
+    assert verify_trail(old.root).ok  # the abandoned run is kept, and still verifies with its pin
+    new = locate(project, load_config(project))
+    assert (new.root.name, new.pin_path.name) == (old.root.name + ".2", old.pin_path.stem + ".2.json")
+    assert not new.store.trail.exists()
+
+
+def test_an_abandonment_is_honoured_only_at_its_pinned_head(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Appending an 'abandoned' line by hand, to get past a red run without a trace, is a rewrite (exit 4)."""
+    from tri_agent.acceptance._config import load_config
+
+    project, state = _stopped_run(tmp_path, monkeypatch)
+    lines = state.store.trail.read_bytes()
+    abandon(state, "honest")
+    forged = state.store.trail.read_bytes()
+    state.store.trail.write_bytes(lines)
+    state.store.append("preflight2", "note", _fill)  # the run went on: the pin moves with it
+    state.store.trail.write_bytes(forged)  # and then the old abandonment line is put back
+    with pytest.raises(TamperDetected, match="does not end at its pinned head"):
+        locate(project, load_config(project))
+    with pytest.raises(UsageError, match="needs a reason"):
+        abandon(state, "  ")

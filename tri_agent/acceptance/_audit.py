@@ -35,6 +35,14 @@ class Exposure:
     seen: tuple[Path, ...] = ()
 
 
+def public_spec(project: Path, listed: list[str]) -> tuple[Path, ...]:
+    """What every role reads as the spec, and so no secret: the files ``acceptance.yaml`` lists and the whole
+    ``spec/`` folder (a service's spec describes its fixture data, whole rows of it). No role's contract may write
+    there; the examiner's own ``exam/SPEC.md`` is not the spec (it computes the answers)."""
+    folder = project / "spec"
+    return (*(project / rel for rel in listed), *((folder,) if folder.is_dir() and not folder.is_symlink() else ()))
+
+
 def must_not_see_answers(contract: Contract) -> bool:
     return not any(contract.can_read(p) for p in ANSWERS)
 

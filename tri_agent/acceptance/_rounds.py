@@ -57,7 +57,7 @@ from ..targets._gateway import run_exam, run_score_inputs
 from ..targets._target import Target
 from . import _judging as judging
 from . import _session as session
-from ._audit import Exposure, before_launch
+from ._audit import Exposure, before_launch, public_spec
 from ._cast import Stage, git_head, in_session_builder, play, ruling_asker
 from ._check import ready
 from ._config import (
@@ -76,7 +76,7 @@ from ._live import live
 from ._preflight import Configuration, check_configuration, configuration, exposed_exam, import_exam
 from ._scoreboard import TIMINGS, Deepening, RoundSummary, keep_screenshots, write_reports
 from ._smells import Change, Smell
-from ._state import RunState, check_pin, commitment, locate, secret, seed, state_home
+from ._state import RunState, abandon, check_pin, commitment, locate, secret, seed, state_home
 from ._tickets import Ticket, builder_folder, ticket_id, ticket_kind
 from ._verify import certification_of
 
@@ -142,14 +142,18 @@ class _Outcome:
     canaries: judging.CanaryRound = field(default_factory=lambda: judging.CanaryRound([], [], [], []))
 
 
-def accept(project: Path, *, resume: bool = False) -> Verdict:
-    """Run the acceptance of ``project`` to a verdict (accepted, certified or not), or raise Escalation."""
+def accept(project: Path, *, resume: bool = False, fresh: str | None = None) -> Verdict:
+    """Run the acceptance of ``project`` to a verdict (accepted, certified or not), or raise Escalation. ``fresh``:
+    abandon a stopped run on the record (its reason sealed in its trail) and start a new one."""
     project = project.resolve()
     config = load_config(project)
     state = locate(project, config)
+    if fresh is not None:
+        state = _abandon(state, fresh, resume)
     store = state.store
     if store.entries() and not resume:
-        raise UsageError(f"{state.root} already holds a trail", hint="continue it with --resume")
+        raise UsageError(f"{state.root} already holds a trail",
+                         hint='continue it with --resume, or abandon it for a new run with --fresh "why"')
     # the baseline must be clean and committed when a run starts; a resumed run has changed it on purpose
     if store.entries():
         require([check_spec(project, config)])
@@ -185,15 +189,15 @@ def accept(project: Path, *, resume: bool = False) -> Verdict:
 
 
 def watch(project: Path, *, resume: bool = False, poll: float = 2.0,
-          say: Callable[[str], None] = lambda _line: None) -> Verdict:
+          say: Callable[[str], None] = lambda _line: None, fresh: str | None = None) -> Verdict:
     """``accept``, but when the builder is the agent session and must fix tickets, wait for its next commit and
     go on. Run it outside the session: a fenced session cannot write the run's state, so it cannot run accept
     itself; it only reads its tickets and the scoreboard in the project, fixes, and commits."""
     while True:
         try:
-            return accept(project, resume=resume)
+            return accept(project, resume=resume, fresh=fresh)
         except BuilderTurn as turn:
-            resume = True
+            resume, fresh = True, None
             head = git_head(project.resolve())
             say(f"{turn.message}; waiting for the builder's next commit (now {head[:12]})")
             write_reports(project)
@@ -212,6 +216,18 @@ def _verified(store: EvidenceStore) -> None:
 def _max_rounds(config: AcceptanceConfig) -> int:
     # a run that never turns green without a repeating ticket must still end
     return 3 * config.gate_n + 6
+
+
+def _abandon(state: RunState, reason: str, resume: bool) -> RunState:
+    """Abandon the run at ``state``, if it holds one, once its trail verifies; the state of the next run."""
+    if resume:
+        raise UsageError("--fresh and --resume contradict each other", hint="choose one")
+    if not state.store.entries():
+        return state  # nothing to abandon: this is a new run already
+    check_pin(state)
+    _verified(state.store)  # an abandonment seals a trail that verifies, never a rewritten one
+    abandon(state, reason)
+    return locate(state.project, load_config(state.project))
 
 
 def replay(store: EvidenceStore, gate_n: int) -> Progress:
@@ -686,7 +702,7 @@ def _begin(run: _Run, k: int, progress: Progress) -> _Turn:
     _materialize(run)
     past = _history(run.store)
     run.clock.console.print(f"[bold]round {k}[/bold]{' (final: baseline and every case ever red)' if final else ''}")
-    return _Turn(run, progress, rnd, past, tuple(run.project / s for s in run.config.spec))
+    return _Turn(run, progress, rnd, past, public_spec(run.project, run.config.spec))
 
 
 def _end(t: _Turn) -> tuple[_Outcome, RoundFacts]:
@@ -719,7 +735,7 @@ def _tickets(run: _Run, rnd: _Round, name: str, report: ScoreReport | None, ran:
     build, keys, text = _key(run, rnd.build, f"build-{name}"), _keys(run), _plan(run)
     return ((judging.score_tickets(build, report, keys, text) if report else [])
             + judging.skipped_tickets(build, ran, rnd.k)
-            + judging.leak_tickets(build, [run.project / s for s in run.config.spec], written, keys)
+            + judging.leak_tickets(build, list(public_spec(run.project, run.config.spec)), written, keys)
             + judging.smell_and_guard(build, found, keys))
 
 

@@ -8,6 +8,12 @@
         secret                            the seed secret (mode 0600): every seed is derived from it
         quarantine/                       workspaces of roles that breached their contract
       pins/<project>-<id>.json            the trail head pinned after every stop
+      runs/<project>-<id>.2/, pins/...2.json   the next run, once the one before was abandoned (``--fresh``)
+
+A stopped run is abandoned on the record, never by hand: ``abandon`` seals an ``abandoned`` record with its reason
+as the trail's last line (pinned like every line), and from then on ``locate`` passes over that store to the next
+generation. The old store and its pin stay where they were, so the abandoned run still verifies; an abandonment
+line whose pin does not match is a rewrite (exit 4), never a way past a run.
 
 Nothing of a run lives in the project but the builder's code and the reports. The pin lives apart from
 the store, so a consistent rewrite of the store (records resealed, the trail re-chained) no longer reaches
@@ -77,13 +83,53 @@ class RunState:
         return self.root / "quarantine"
 
 
+ABANDONED = "abandoned"
+
+
+class Abandonment(Record):
+    """``records/abandoned/abandoned.json``: why a stopped run was given up for a fresh one (the trail's last line)."""
+
+    schema_version: Literal[1] = Field(default=1, description="Version of the abandonment format.")
+    reason: str = Field(min_length=1, description="Why the run was abandoned, as the person who did it said (no "
+                        "clock: like every record, it holds none).")
+    records: int = Field(description="Records the trail held before this one.")
+
+
 def locate(project: Path, config: AcceptanceConfig) -> RunState:
-    """The run state of ``project``: the default state folder, or the one ``acceptance.yaml`` names."""
+    """The run state of ``project``: the default state folder, or the one ``acceptance.yaml`` names; past every
+    generation that was abandoned on the record, the first that was not."""
     project = project.resolve()
     name = project_id(project)
-    root = (project / config.evidence).resolve() if config.evidence else state_home() / "runs" / name
-    _refuse_reachable(root, project)
-    return RunState(project, root, state_home() / "pins" / f"{name}.json")
+    base = (project / config.evidence).resolve() if config.evidence else state_home() / "runs" / name
+    _refuse_reachable(base, project)
+    state, n = RunState(project, base, state_home() / "pins" / f"{name}.json"), 1
+    while _abandoned(state):
+        n += 1
+        state = RunState(project, base.with_name(f"{base.name}.{n}"), state_home() / "pins" / f"{name}.{n}.json")
+    return state
+
+
+def _abandoned(state: RunState) -> bool:
+    if not state.store.trail.exists():
+        return False
+    entries = state.store.entries()
+    if not entries or entries[-1].kind != ABANDONED:
+        return False
+    check_pin(state)  # an abandonment counts only at the head its pin names
+    return True
+
+
+def abandon(state: RunState, reason: str) -> None:
+    """Seal the abandonment of the run at ``state`` (its trail and pin checked by the caller): its last record."""
+    if not reason.strip():
+        raise UsageError("--fresh needs a reason: it is sealed in the abandoned run's trail",
+                         hint='say why, e.g. --fresh "the spec changed"')
+    record = Abandonment(reason=reason.strip(), records=len(state.store.entries()))
+
+    def fill(folder: Path) -> None:
+        (folder / "abandoned.json").write_text(record.model_dump_json(indent=1) + "\n", encoding="utf-8")
+
+    state.store.append(ABANDONED, ABANDONED, fill)
 
 
 def _refuse_reachable(root: Path, project: Path) -> None:

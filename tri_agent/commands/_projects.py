@@ -147,6 +147,8 @@ def _check(args: argparse.Namespace) -> int:
     arg("--allow-unsandboxed", action="store_true", help=UNSANDBOXED),
     arg("project", type=Path, nargs="?", default=Path(".")),
     arg("--resume", action="store_true", help="continue a trail after an interruption"),
+    arg("--fresh", metavar="REASON", help="abandon a stopped run on the record (REASON is sealed in its trail; its "
+        "evidence is kept) and start a new one"),
     arg(
         "--watch",
         action="store_true",
@@ -162,7 +164,8 @@ def _accept(args: argparse.Namespace) -> int:
 
     said = (lambda line: print(line, file=sys.stderr, flush=True)) if args.watch else None
     try:  # the reports are written by accept, also after a stop: the trail so far is worth reading
-        verdict = accept(args.project, resume=args.resume, allow_unsandboxed=unsandboxed(args), watch=said)
+        verdict = accept(args.project, resume=args.resume, allow_unsandboxed=unsandboxed(args), watch=said,
+                         fresh=args.fresh)
     finally:
         store = locate(args.project.resolve(), load_config(args.project.resolve())).store
         if store.trail.exists():
