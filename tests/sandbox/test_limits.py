@@ -4,7 +4,9 @@ shown first as the cgroup enforces it, then as the rlimit fallback does where no
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -128,3 +130,154 @@ def test_under_landlock_the_same_limits_hold(tmp_path: Path, monkeypatch: pytest
         assert b"MemoryError" in done.stderr
     else:
         assert (done.exit_code, done.limit) == expected
+
+
+# --- the parts, on their own: what the machine offers is probed once, so its rules are tested here on fakes ---
+
+MOUNTINFO = """31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
+35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
+39 31 0:36 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids
+33 31 0:30 / /sys/fs/cgroup/cpu,cpuacct rw,relatime - cgroup cgroup rw,cpu,cpuacct
+40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,name=systemd
+"""
+
+
+def test_the_v1_mounts_of_a_controller_are_read_from_mountinfo() -> None:
+    assert limits._mounts("memory", MOUNTINFO) == [(Path("/sys/fs/cgroup/memory"), False)]
+    assert limits._mounts("pids", MOUNTINFO) == [(Path("/sys/fs/cgroup/pids"), False)]
+    assert limits._mounts("cpu", MOUNTINFO) == [(Path("/sys/fs/cgroup/cpu,cpuacct"), False)]
+    assert limits._mounts("name", MOUNTINFO) == limits._mounts("rw", "garbage - x\n") == []
+
+
+def test_a_v2_mount_holds_the_controllers_its_root_lists(tmp_path: Path) -> None:
+    (tmp_path / "cgroup.controllers").write_text("cpu memory io\n")
+    line = f"41 31 0:38 / {tmp_path} rw,relatime - cgroup2 cgroup2 rw\n"
+    assert limits._mounts("memory", line) == [(tmp_path, True)]
+    assert limits._mounts("pids", line) == []
+
+
+def test_own_paths_name_each_controller_and_the_v2_hierarchy() -> None:
+    text = "9:name=systemd:/\n8:pids:/a\n4:memory:/process_api/x\n2:cpu,cpuacct:/c\n0::/user.slice\n"
+    assert limits._own_paths(text) == {"name=systemd": "/", "pids": "/a", "memory": "/process_api/x", "cpu": "/c",
+                                       "cpuacct": "/c", "": "/user.slice"}
+
+
+def test_a_hierarchy_is_usable_only_where_a_leaf_gets_its_limit_file(tmp_path: Path) -> None:
+    """A plain folder (no cgroup file system) makes leaves without limit files: not a hierarchy."""
+    own = {"pids": "/x", "": "/y"}
+    (tmp_path / "x").mkdir()
+    assert limits._usable("pids", own, [(tmp_path, False)]) is None
+    assert not [p for p in (tmp_path / "x" / "tri-agent").iterdir()]  # the probe leaf is removed
+    assert limits._usable("pids", {}, [(tmp_path, False)]) is None  # this process is in none of its cgroups
+    (tmp_path / "y").mkdir()
+    (tmp_path / "y" / "cgroup.subtree_control").write_text("cpu\n")
+    assert limits._usable("pids", own, [(tmp_path, True)]) is None  # v2, not delegated: never enabled by us
+    assert not (tmp_path / "y" / "tri-agent").exists()
+
+
+@pytest.mark.skipif("pids" not in CGROUPS, reason="no pids cgroup here")
+def test_the_real_pids_hierarchy_is_found_where_this_process_sits() -> None:
+    hierarchy = CGROUPS["pids"]
+    own = limits._own_paths(Path("/proc/self/cgroup").read_text())
+    mounts = limits._mounts("pids", Path("/proc/self/mountinfo").read_text())
+    assert limits._usable("pids", own, mounts) == hierarchy
+    assert hierarchy.base.name == "tri-agent" and (hierarchy.base / "cgroup.procs").exists()
+
+
+@pytest.mark.parametrize("offered, euid, memory, processes", [
+    ({"memory", "pids"}, 0, "cgroup", "cgroup"),
+    (set(), 1000, "rlimit (address space)", "rlimit"),
+    (set(), 0, "rlimit (address space)", "not enforced (root, whom RLIMIT_NPROC does not bind; no pids cgroup)"),
+])
+def test_enforcement_says_how_each_limit_holds(monkeypatch: pytest.MonkeyPatch, offered: set[str], euid: int,
+                                               memory: str, processes: str) -> None:
+    monkeypatch.setattr(limits, "hierarchies", lambda: dict.fromkeys(offered))
+    monkeypatch.setattr(limits.os, "geteuid", lambda: euid)
+    assert limits.enforcement() == {"memory": memory, "processes": processes, "open files": "rlimit", "cpu": "rlimit"}
+    browser = limits.enforcement(address_space=False)["memory"]
+    assert browser == ("cgroup" if offered else
+                       "not enforced (no memory cgroup, and the run reserves more address space than it uses)")
+
+
+def test_rlimits_set_what_no_cgroup_covers(monkeypatch: pytest.MonkeyPatch) -> None:
+    prlimit = shutil.which("prlimit")
+    monkeypatch.setattr(limits, "hierarchies", dict)
+    assert limits.rlimits(SMALL, 4096) == [prlimit, "--nofile=200:200", "--cpu=1:2", f"--as={256 << 20}:{256 << 20}",
+                                           "--nproc=32:32", "--fsize=4096:4096", "--"]
+    assert limits.rlimits(SMALL, None, address_space=False) == [prlimit, "--nofile=200:200", "--cpu=1:2",
+                                                                "--nproc=32:32", "--"]
+    monkeypatch.setattr(limits, "hierarchies", lambda: {"memory": None, "pids": None})
+    assert limits.rlimits(SMALL, None) == [prlimit, "--nofile=200:200", "--cpu=1:2", "--"]
+
+
+def _fake(tmp: Path, controller: str, v2: bool) -> limits._Hierarchy:
+    base = tmp / controller
+    base.mkdir()
+    return limits._Hierarchy(controller, base, v2)
+
+
+def test_a_group_makes_a_leaf_per_hierarchy_with_its_limit_and_no_swap(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    found = {"memory": _fake(tmp_path, "memory", False), "pids": _fake(tmp_path, "pids", True)}
+    monkeypatch.setattr(limits, "hierarchies", lambda: found)
+    made = limits.group(SMALL)
+    memory, pids = made.leaves["memory"], made.leaves["pids"]
+    assert memory.parent == found["memory"].base and memory.name.startswith(f"{os.getpid()}-")
+    assert (memory / "memory.limit_in_bytes").read_text() == str(256 << 20)
+    assert (pids / "pids.max").read_text() == str(SMALL.processes + 2)
+    assert made.argv(["prog", "a"]) == ["/bin/sh", "-c", limits._JOIN, "sh", str(memory / "cgroup.procs"),
+                                        str(pids / "cgroup.procs"), "--", "prog", "a"]
+    assert limits.Group({}).argv(["prog"]) == ["prog"]
+    assert made.hit() is None
+    (pids / "pids.events").write_text("max 3\n")
+    (pids / "cgroup.events").write_text("populated 0\n")  # a v2 leaf
+    assert made.hit() == "processes"
+    (memory / "memory.oom_control").write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 1\n")
+    assert made.hit() == "memory"
+
+
+def test_no_swap_bounds_swap_with_memory_in_v1_and_forbids_it_in_v2(tmp_path: Path) -> None:
+    for name in ("memory.memsw.limit_in_bytes", "memory.swap.max"):
+        (tmp_path / name).write_text("max\n")
+    limits._no_swap(tmp_path, "pids", 123)
+    assert (tmp_path / "memory.swap.max").read_text() == "max\n"
+    limits._no_swap(tmp_path, "memory", 123)
+    assert ((tmp_path / "memory.memsw.limit_in_bytes").read_text(), (tmp_path / "memory.swap.max").read_text()) == (
+        "123", "0")
+
+
+def test_a_leaf_that_cannot_be_made_is_an_infrastructure_failure_and_leaves_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    found = {"memory": _fake(tmp_path, "memory", False), "pids": limits._Hierarchy("pids", tmp_path / "absent", False)}
+    monkeypatch.setattr(limits, "hierarchies", lambda: found)
+    removed: list[Path] = []
+    monkeypatch.setattr(limits, "_remove", removed.append)  # a plain folder holding files cannot be rmdir'd
+    with pytest.raises(limits.InfrastructureFailure, match="cannot make the run's pids cgroup at") as err:
+        limits.group(SMALL)
+    [made] = list(found["memory"].base.iterdir())
+    assert err.value.exit_code == 7 and sorted(removed) == sorted([made, tmp_path / "absent" / made.name])
+
+
+@pytest.mark.skipif("pids" not in CGROUPS, reason="no pids cgroup here")
+def test_removing_a_leaf_kills_what_is_left_in_it() -> None:
+    made = limits.group(SMALL)
+    leaf = made.leaves["pids"]
+    import subprocess
+
+    sleeper = subprocess.Popen(["/bin/sh", "-c", f'echo $$ > "{leaf}/cgroup.procs"; exec sleep 60'])
+    deadline = time.monotonic() + 10
+    while not (leaf / "cgroup.procs").read_text().split() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    made.remove()
+    assert sleeper.wait(timeout=10) == -9 and not leaf.exists()
+    limits._remove(leaf)  # gone already: nothing to do
+
+
+def test_events_count_only_their_own_line(tmp_path: Path) -> None:
+    files = limits._FILES[("pids", True)]
+    (tmp_path / "pids.events").write_text("max.imposed 9\nmax 2\n")
+    assert limits._events(tmp_path, files) == 2
+    (tmp_path / "pids.events").write_text("max x\n")
+    assert limits._events(tmp_path, files) == 0
+    assert limits._events(tmp_path / "absent", files) == 0
+    assert limits.cpu_hit(152) and limits.cpu_hit(-24) and not limits.cpu_hit(137) and not limits.cpu_hit(None)

@@ -176,17 +176,24 @@ def cpu_hit(exit_code: int | None) -> bool:
 def hierarchies() -> dict[str, _Hierarchy]:
     """The memory and pids hierarchies this process may make leaves in (probed once; swept of dead leaves)."""
     found = {}
-    own = _own_paths()
+    own, mountinfo = _own_paths(_read(_OWN)), _read(_MOUNTINFO)
     for controller in ("memory", "pids"):
-        hierarchy = _usable(controller, own)
+        hierarchy = _usable(controller, own, _mounts(controller, mountinfo))
         if hierarchy is not None:
             sweep(hierarchy.base)
             found[controller] = hierarchy
     return found
 
 
-def _usable(controller: str, own: dict[str, str]) -> _Hierarchy | None:
-    for mount, v2 in _mounts(controller):
+def _read(path: Path) -> str:
+    with contextlib.suppress(OSError):
+        return path.read_text()
+    return ""
+
+
+def _usable(controller: str, own: dict[str, str], mounts: list[tuple[Path, bool]]) -> _Hierarchy | None:
+    """The first mounted hierarchy of ``controller`` where this process may make a leaf that has the limit file."""
+    for mount, v2 in mounts:
         relative = own.get("" if v2 else controller)
         if relative is None:
             continue
@@ -207,28 +214,28 @@ def _usable(controller: str, own: dict[str, str]) -> _Hierarchy | None:
     return None
 
 
-def _mounts(controller: str) -> list[tuple[Path, bool]]:
-    """Where each hierarchy holding ``controller`` is mounted: (mount point, is cgroup v2)."""
+def _mounts(controller: str, mountinfo: str) -> list[tuple[Path, bool]]:
+    """Where each hierarchy holding ``controller`` is mounted (``/proc/self/mountinfo``): (mount point, is v2)."""
     found = []
-    with contextlib.suppress(OSError):
-        for line in _MOUNTINFO.read_text().splitlines():
-            left, _, right = line.partition(" - ")
-            fields, kind = left.split(), right.split()
-            if kind and kind[0] == "cgroup" and controller in kind[-1].split(","):
-                found.append((Path(fields[4]), False))
-            elif kind and kind[0] == "cgroup2" and controller in _words(Path(fields[4]) / "cgroup.controllers"):
-                found.append((Path(fields[4]), True))
+    for line in mountinfo.splitlines():
+        left, _, right = line.partition(" - ")
+        fields, kind = left.split(), right.split()
+        if len(fields) < 5 or len(kind) < 3:
+            continue
+        if kind[0] == "cgroup" and controller in kind[2].split(","):
+            found.append((Path(fields[4]), False))
+        elif kind[0] == "cgroup2" and controller in _words(Path(fields[4]) / "cgroup.controllers"):
+            found.append((Path(fields[4]), True))
     return found
 
 
-def _own_paths() -> dict[str, str]:
-    """Controller -> this process's cgroup path ("" for the v2 hierarchy)."""
+def _own_paths(text: str) -> dict[str, str]:
+    """Controller -> this process's cgroup path (``/proc/self/cgroup``; "" names the v2 hierarchy)."""
     paths = {}
-    with contextlib.suppress(OSError):
-        for line in _OWN.read_text().splitlines():
-            _, controllers, path = line.split(":", 2)
-            for controller in controllers.split(",") if controllers else [""]:
-                paths[controller] = path
+    for line in text.splitlines():
+        _, controllers, path = line.split(":", 2)
+        for controller in controllers.split(",") if controllers else [""]:
+            paths[controller] = path
     return paths
 
 
