@@ -281,3 +281,20 @@ def test_events_count_only_their_own_line(tmp_path: Path) -> None:
     assert limits._events(tmp_path, files) == 0
     assert limits._events(tmp_path / "absent", files) == 0
     assert limits.cpu_hit(152) and limits.cpu_hit(-24) and not limits.cpu_hit(137) and not limits.cpu_hit(None)
+
+
+def test_the_join_script_writes_nothing_but_a_leafs_procs_file(tmp_path: Path) -> None:
+    """The shell that joins the leaves must never become a writer of any path an argument list names: a leaf list
+    that lost its "--" (or named another file) stops it before anything is written or run."""
+    import subprocess
+
+    victim = tmp_path / "victim"
+    victim.write_text("intact\n")
+    leaf = tmp_path / "tri-agent" / "1-0"
+    leaf.mkdir(parents=True)
+    for argv in ([str(victim), "--", "true"], [str(leaf / "cgroup.procs"), str(victim), "true"]):
+        done = subprocess.run(["/bin/sh", "-c", limits._JOIN, "sh", *argv], capture_output=True)
+        assert done.returncode == 125 and victim.read_text() == "intact\n"
+    done = subprocess.run(["/bin/sh", "-c", limits._JOIN, "sh", str(leaf / "cgroup.procs"), "--", "echo", "ran"],
+                          capture_output=True)
+    assert (done.returncode, done.stdout) == (0, b"ran\n") and (leaf / "cgroup.procs").read_text().strip().isdigit()

@@ -42,6 +42,43 @@ def test_a_tsv_output_gives_the_rows_of_its_csv_twin_and_a_quote_in_it_is_a_char
     assert error is None and rows == [{"case": "c-1", "k": '"x', "v": 'y"'}]
 
 
+def test_a_fixed_width_output_gives_the_rows_of_its_csv_twin(tmp_path: Path) -> None:
+    """Fixed width as report writers print it: a header and a ruler skipped, values padded with spaces either side,
+    a last field that takes the rest of the line, a line cut short (its missing fields are ""), blank lines."""
+    (tmp_path / "out.csv").write_text('group,n,label\n,2,""\nx,,y\nBiology,13,say "hi" there\n')
+    (tmp_path / "out.txt").write_text("GROUP     N  LABEL\n--------- -- -----\n"
+                                      "          2\n\nx            y\n  Biology 13 say \"hi\" there  \n   \n")
+    fields = [{"name": "group", "width": 9}, {"name": "n", "width": 3}, {"name": "label"}]
+    as_csv, error = extract_rows(tmp_path, Extract(file="out.csv", format="csv"), "c-1")
+    fixed, fixed_error = extract_rows(tmp_path, Extract.model_validate(
+        {"file": "out.txt", "format": "fixed", "fields": fields, "skip": 2}), "c-1")
+    assert error is fixed_error is None and fixed == as_csv
+
+
+@pytest.mark.parametrize("text, why", [
+    ("ab\tc\n", "line 1 holds a tab: a fixed-width field is padded with spaces"),
+    ("abcdef\nabcdefg\n", "line 2 is 7 characters, past the fields' 6"),
+])
+def test_a_fixed_width_line_that_does_not_fit_leaves_the_case_without_rows(tmp_path: Path, text: str,
+                                                                             why: str) -> None:
+    (tmp_path / "out.txt").write_text(text)
+    rule = Extract.model_validate({"file": "out.txt", "format": "fixed",
+                                   "fields": [{"name": "a", "width": 3}, {"name": "b", "width": 3}]})
+    assert extract_rows(tmp_path, rule, "c-1") == ([], f"unreadable out.txt: {why}")
+
+
+@pytest.mark.parametrize("rule", [
+    {"format": "fixed"},
+    {"format": "csv", "fields": [{"name": "a", "width": 2}]},
+    {"format": "csv", "skip": 1},
+    {"format": "fixed", "fields": [{"name": "a"}, {"name": "b", "width": 2}]},
+    {"format": "fixed", "fields": [{"name": "a", "width": 2}, {"name": "a"}]},
+])
+def test_a_fixed_width_rule_says_every_width_once(rule: dict[str, object]) -> None:
+    with pytest.raises(ValueError, match="fixed"):
+        Extract.model_validate({"file": "out.txt", **rule})
+
+
 # --- rename --------------------------------------------------------------------------------------------------------
 
 def _extract(**rule: object) -> Extract:

@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 from typing import Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .. import _yamldoc
 from .._errors import MalformedInput, UsageError
@@ -59,13 +59,26 @@ class ExamConfig(_Strict):
                            "memory, processes, open files, CPU seconds (a run past one fails the build).")
 
 
+class FixedField(_Strict):
+    """One column of a fixed-width output: its name and its width in characters."""
+
+    name: str = Field(min_length=1, description="Column name (the caliber's, or renamed by `rename`).")
+    width: int | None = Field(default=None, ge=1, description="Characters it spans; null only for the last field, "
+                              "which then takes the rest of the line.")
+
+
 class Extract(_Strict):
     """Where a case's actual rows come from, in its output folder."""
 
     file: str = Field(description="Output file relative to the case's output folder.")
-    format: Literal["csv", "tsv", "jsonl", "json"] = Field(description="json: a list of objects; tsv: a header "
-                                                           "line, then a record a line, fields split at tabs, no "
-                                                           "quoting.")
+    format: Literal["csv", "tsv", "jsonl", "json", "fixed"] = Field(
+        description="json: a list of objects; tsv: a header line, then a record a line, fields split at tabs, no "
+                    "quoting; fixed: a record a line, cut into `fields` by character widths, each value stripped of "
+                    "the spaces that pad it (lines of spaces only are skipped; a tab, or a line longer than the "
+                    "fields, makes the file unreadable).")
+    fields: list[FixedField] | None = Field(default=None, min_length=1, description="fixed only: the columns, "
+                                            "left to right.")
+    skip: int = Field(default=0, ge=0, description="fixed only: lines skipped at the top (a header, a ruler).")
     rename: dict[str, str] | None = Field(default=None, description="Output column -> the name the caliber uses, "
                                           "all at once (a swap works); a column the output lacks, or a new name it "
                                           "already has, leaves the case without rows, with the reason.")
@@ -74,6 +87,17 @@ class Extract(_Strict):
                                                     "other; 'none' expects nothing (an empty file is nothing): its "
                                                     "rows are not read, and a row it wrote is a finding that fails "
                                                     "the score.")
+
+    @model_validator(mode="after")
+    def _fixed_has_fields(self) -> Extract:
+        if (self.format == "fixed") != (self.fields is not None):
+            raise ValueError("format: fixed needs fields (name and width of each column), and only it takes them")
+        if self.skip and self.format != "fixed":
+            raise ValueError("skip is for format: fixed (a header of CSV or TSV is its first line)")
+        names = [f.name for f in self.fields or []]
+        if len(set(names)) != len(names) or any(f.width is None for f in (self.fields or [])[:-1]):
+            raise ValueError("fixed fields: each name once, and every width given (only the last may be null)")
+        return self
 
     @field_validator("rename")
     @classmethod

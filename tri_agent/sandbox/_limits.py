@@ -37,7 +37,10 @@ from .._errors import InfrastructureFailure
 from .._model import Written
 
 _COUNTER = itertools.count()
-_JOIN = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
+# joins the leaves it is given, then execs the run; it writes nothing but a cgroup.procs file of a tri-agent leaf
+# (an argument list gone wrong must never turn it into a writer of any path: it stops, exit 125)
+_JOIN = ('while [ "$1" != -- ]; do case "$1" in */tri-agent/*/cgroup.procs) echo $$ > "$1" || exit 125;; '
+         '*) exit 125;; esac; shift; done; shift; exec "$@"')
 _SIGXCPU_EXITS = (-signal.SIGXCPU, 128 + signal.SIGXCPU)
 _MOUNTINFO, _OWN = Path("/proc/self/mountinfo"), Path("/proc/self/cgroup")
 

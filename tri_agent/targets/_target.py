@@ -29,7 +29,7 @@ from pydantic import ConfigDict, Field, model_validator
 from .. import _yamldoc
 from .._errors import UsageError
 from .._model import Written
-from ..exam._formats import Extract
+from ..exam._formats import Extract, FixedField
 from ..sandbox._jail import refused
 from ..sandbox._limits import Limits
 from ..sandbox._process import Completed
@@ -228,7 +228,8 @@ def _read_rows(output: Path, extract: Extract, case: str) -> tuple[list[dict[str
     if not path.is_relative_to(output.resolve()) or not path.is_file():
         return [], f"no output file {extract.file}"
     try:
-        columns, rows = _json_rows(path) if extract.format == "json" else _table_rows(path, extract.format)
+        columns, rows = (_json_rows(path) if extract.format == "json" else _fixed_rows(path, extract)
+                         if extract.format == "fixed" else _table_rows(path, extract.format))
     except Exception as exc:  # any unreadable output is an absent output
         return [], f"unreadable {extract.file}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
     if extract.rename:
@@ -257,6 +258,34 @@ def _table_rows(path: Path, fmt: Literal["csv", "tsv", "jsonl"]) -> tuple[list[s
     if table.format in DELIMITED:  # CSV and TSV have no null: an empty cell is "" (a blank key may be a value)
         frame = frame.fill_null("")
     return table.columns, [{k: v for k, v in row.items()} for row in frame.iter_rows(named=True)]
+
+
+def _fixed_rows(path: Path, extract: Extract) -> tuple[list[str], list[dict[str, Cell]]]:
+    """A fixed-width table: each line cut at the fields' widths, each value stripped of its padding."""
+    fields = extract.fields or []
+    names = [f.name for f in fields]
+    total = sum(f.width or 0 for f in fields)
+    rows = []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for number, line in enumerate(lines[extract.skip:], start=extract.skip + 1):
+        if not line.strip():
+            continue
+        if "\t" in line:
+            raise ValueError(f"line {number} holds a tab: a fixed-width field is padded with spaces")
+        if fields[-1].width is not None and len(line.rstrip()) > total:
+            raise ValueError(f"line {number} is {len(line.rstrip())} characters, past the fields' {total}")
+        rows.append(dict(zip(names, _cut(line, fields), strict=True)))
+    return names, rows
+
+
+def _cut(line: str, fields: list[FixedField]) -> list[Cell]:
+    cells: list[Cell] = []
+    start = 0
+    for field in fields:
+        end = len(line) if field.width is None else start + field.width
+        cells.append(line[start:end].strip(" "))
+        start = end
+    return cells
 
 
 def _json_rows(path: Path) -> tuple[list[str], list[dict[str, Cell]]]:
