@@ -48,6 +48,8 @@ class H(BaseHTTPRequestHandler):
     def do_GET(self):
         if self.path == "/health":
             return self._send(200, {"ok": True})
+        if self.path.startswith("/echo"):  # what it was asked, and a listing
+            return self._send(200, {"path": self.path, "items": [{"id": "b", "v": 2}, {"id": "a", "v": 1}, {"v": 3}]})
         if MODE == "crash":
             os._exit(3)
         if MODE == "link":
@@ -446,3 +448,35 @@ def test_a_twice_run_that_differs_keeps_both_runs_and_names_case_step_and_bytes(
     assert list(kept) == [first.provenance.case] and "took_ns" in kept[first.provenance.case]
     assert (out / "second" / first.provenance.case / "responses.jsonl").read_bytes() == (
         second.output / "responses.jsonl").read_bytes()
+
+
+def test_listed_items_explode_into_rows_and_a_repeated_parameter_is_sent_per_value(tmp_path: Path) -> None:
+    """Before: a selection could be neither counted nor exploded, and a query value could only be one string."""
+    listing = {"id": "list", "path": "/echo", "query": {"tag": ["a", "b"], "q": "x y"}, "repeat": 2,
+               "explode": "$.items[*]", "item_key": "id",
+               "select": {"v": "@.v", "path": "$.path", "items": "count:$.items", "has_v": "exists:@.v"}}
+    by_position = {"id": "pos", "path": "/echo", "explode": "$.items", "select": {"v": "@.v"}}
+    counted = {"id": "count", "path": "/echo",
+               "select": {"items": "count:$.items[*]", "one": "count:$.path", "none": "count:$.nothing"}}
+    plan = {"steps": [listing, by_position, counted]}
+    result = _run(tmp_path, _project(tmp_path, plans={"c1": plan}))
+    path = "/echo?tag=a&tag=b&q=x+y"
+    rows = [{k: v for k, v in r.items() if k != "case"} for r in result.rows]
+    assert rows[:6] == [
+        {"step": "list", "n": f"{n}.{key}", "status": "200", "v": v, "path": path, "items": "3", "has_v": "true"}
+        for n in ("0", "1") for key, v in (("b", "2"), ("a", "1"), ("#2", "3"))]
+    assert [(r["n"], r["v"]) for r in rows[6:9]] == [("0.0", "2"), ("0.1", "1"), ("0.2", "3")]
+    assert rows[9] == {"step": "count", "n": "0", "status": "200", "items": "3", "one": "1", "none": "0"}
+
+
+@pytest.mark.parametrize("step, why", [
+    ({"id": "s", "path": "/", "select": {"v": "@.v"}}, "for an exploded step"),
+    ({"id": "s", "path": "/", "item_key": "id"}, "for an exploded step"),
+    ({"id": "s", "path": "/", "explode": "items"}, "starts with"),
+    ({"id": "s", "path": "/", "select": {"k": "count:$.a["}}, "unsupported JSONPath"),
+])
+def test_an_item_path_outside_an_exploded_step_is_refused(step: dict[str, Any], why: str) -> None:
+    from tri_agent.targets.service._requests import Step
+
+    with pytest.raises(ValueError, match=why):
+        Step.model_validate(step)

@@ -193,7 +193,7 @@ def send(port: int, step: dict[str, Any], timeout: float, body_cap: int) -> tupl
     if step.get("query"):
         from urllib.parse import urlencode
 
-        path += ("&" if "?" in path else "?") + urlencode(step["query"])
+        path += ("&" if "?" in path else "?") + urlencode(step["query"], doseq=True)  # a list: the name per value
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
         connection.request(step["method"], path, body=body, headers={**headers, "Connection": "close"})

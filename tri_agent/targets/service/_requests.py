@@ -58,7 +58,8 @@ class Step(_Strict):
         default="GET", description="HTTP method.")
     path: str = Field(pattern=r"^/[^\x00-\x20\x7f]*$", description="Request path, starting with '/' (no spaces or "
                       "control characters: escape them).")
-    query: dict[str, str] = Field(default_factory=dict, description="Query parameters.")
+    query: dict[str, str | list[str]] = Field(default_factory=dict, description="Query parameters; a list sends "
+                                              "the parameter once per value, in order (?tag=a&tag=b).")
     headers: dict[str, str] = Field(default_factory=dict, description="Request headers (names are tokens; values "
                                     "hold no line breaks or other control characters).")
     json_body: Any = Field(default=None, alias="json", description="A JSON body (sent with Content-Type "
@@ -70,7 +71,15 @@ class Step(_Strict):
                                     "body; later steps use the value as {{name}}.")
     select: dict[str, str] = Field(default_factory=dict, description="Row column -> JSONPath into the body, "
                                    "'exists:' and a JSONPath ('true' when the body holds a value other than null "
-                                   "there, else 'false': for opaque values such as cursors), or 'header:Name'.")
+                                   "there, else 'false': for opaque values such as cursors), 'count:' and a JSONPath "
+                                   "(how many values it selects: the items of a list, 1 for any other value, 0 for "
+                                   "none), or 'header:Name'; in an exploded step, '@' instead of '$' starts a path "
+                                   "at the row's item.")
+    explode: str | None = Field(default=None, description="JSONPath to a list in the body: one row per item "
+                                "instead of one per answer, its `n` the answer's repetition, a dot and the item's "
+                                "position (0.0, 0.1...) or the value of its `item_key` field; no item, no row.")
+    item_key: str | None = Field(default=None, min_length=1, description="Exploded steps: the item field that "
+                                 "names its row (unique within the answer), instead of its position.")
     repeat: int = Field(default=1, ge=1, le=10, description="The same request sent this many times (replay, "
                         "idempotency); one row per answer.")
     clock: str | None = Field(default=None, description="Move the service's clock to this value before the step.")
@@ -98,12 +107,20 @@ class Step(_Strict):
             if column in KEY or column == "status":
                 raise ValueError(f"select: {column!r} is a column every row already has")
             if not source.startswith("header:"):
-                jsonpath({}, source.removeprefix("exists:"))  # a path outside the subset is refused here, not later
+                jsonpath({}, _path(source))  # a path outside the subset is refused here, not later
         return select
+
+    @model_validator(mode="after")
+    def _explodable(self) -> Step:
+        if self.explode is not None:
+            jsonpath({}, self.explode)
+        elif self.item_key is not None or any(_at_item(s) for s in self.select.values()):
+            raise ValueError("item_key and '@' paths are for an exploded step (explode: a JSONPath to a list)")
+        return self
 
     def wire(self) -> dict[str, Any]:
         """What the driver in the jail sends: the request, its captures, repetition and clock."""
-        out = self.model_dump(exclude={"select", "json_body"}, exclude_none=True)
+        out = self.model_dump(exclude={"select", "json_body", "explode", "item_key"}, exclude_none=True)
         if "json_body" in self.model_fields_set:
             out["json"] = self.json_body
         # only the headers a row reads come back: the rest (Date, Server) would make every run differ
@@ -172,20 +189,51 @@ def load_plan(inputs: Path) -> RequestPlan:
 
 
 def step_rows(case: str, plan: RequestPlan, answers: list[dict[str, Any]]) -> list[dict[str, Cell]]:
-    """One row per answer the driver reported (an error line has no row: its rows count as missing)."""
+    """One row per answer the driver reported, or per listed item of an exploded step (an error line has no row:
+    its rows count as missing)."""
     steps = {s.id: s for s in plan.steps}
     rows: list[dict[str, Cell]] = []
     for answer in answers:
         step = steps.get(str(answer.get("step")))
         if step is None or "status" not in answer or not isinstance(answer.get("n"), int):
             continue
-        row: dict[str, Cell] = {"case": case, "step": step.id, "n": str(answer["n"]), "status": str(answer["status"])}
+        base: dict[str, Cell] = {"case": case, "step": step.id, "n": str(answer["n"]), "status": str(answer["status"])}
         body = _document(answer.get("body"))
         headers = answer["headers"] if isinstance(answer.get("headers"), dict) else {}
-        for column, source in step.select.items():
-            row[column] = _selected(source, body, headers)
-        rows.append(row)
+        for name, item in _items(step, body):
+            row = {**base, "n": f"{base['n']}.{name}"} if step.explode else dict(base)
+            for column, source in step.select.items():
+                row[column] = _selected(source, item if _at_item(source) else body, headers)
+            rows.append(row)
     return rows
+
+
+def _items(step: Step, body: Any) -> list[tuple[str, Any]]:
+    """The answer itself (no explode), or its listed items by position or by their ``item_key``."""
+    if step.explode is None:
+        return [("", body)]
+    found = _NOTHING if body is _NOTHING else jsonpath(body, step.explode)
+    listed = found if isinstance(found, list) else []
+    if step.item_key is None:
+        return [(str(i), item) for i, item in enumerate(listed)]
+    return [(_key_of(item, step.item_key, i), item) for i, item in enumerate(listed)]
+
+
+def _key_of(item: Any, field: str, position: int) -> str:
+    value = item.get(field) if isinstance(item, dict) else None
+    if value is None:
+        return f"#{position}"  # an item without its key still gets a row, which its absence from the key fails
+    return value if isinstance(value, str) else to_json_text(value)
+
+
+def _at_item(source: str) -> bool:
+    return source.removeprefix("exists:").removeprefix("count:").startswith("@")
+
+
+def _path(source: str) -> str:
+    """The JSONPath of a select source (after its ``exists:`` or ``count:``), '@' read as '$' for validation."""
+    path = source.removeprefix("exists:").removeprefix("count:")
+    return "$" + path[1:] if path.startswith("@") else path
 
 
 def _document(body: Any) -> Any:
@@ -202,11 +250,14 @@ def _selected(source: str, body: Any, headers: dict[str, Any]) -> Cell:
         value = headers.get(source.removeprefix("header:").lower())
         return value if isinstance(value, str) else None
     if source.startswith("exists:"):  # whether the answer holds a value there (an opaque cursor, a token)
-        found = _NOTHING if body is _NOTHING else jsonpath(body, source.removeprefix("exists:"))
+        found = _NOTHING if body is _NOTHING else jsonpath(body, _path(source))
         return "false" if found is _NOTHING or found is None else "true"
+    if source.startswith("count:"):  # how many values it selects: a listing's length, without its items
+        found = _NOTHING if body is _NOTHING else jsonpath(body, _path(source))
+        return str(len(found) if isinstance(found, list) else 0 if found is _NOTHING or found is None else 1)
     if body is _NOTHING:
         return None
-    found = jsonpath(body, source)
+    found = jsonpath(body, _path(source))
     if found is _NOTHING or found is None:
         return None
     return found if isinstance(found, str) else to_json_text(found)
