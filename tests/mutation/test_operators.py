@@ -8,7 +8,16 @@ from typing import Any
 
 import pytest
 
-from tri_agent.mutation._operators import OPERATORS, concrete, instances, operator_classes
+from tri_agent.mutation._menu import Menu
+from tri_agent.mutation._operators import (
+    OPERATORS,
+    class_table,
+    concrete,
+    instances,
+    mutability,
+    operator_classes,
+    python_files,
+)
 
 # operator -> (a module defining f, an argument on which some mutant of that operator changes f's result)
 SNIPPETS: dict[str, tuple[str, Any]] = {
@@ -98,3 +107,30 @@ def test_a_write_dropped_is_a_write_never_a_read_or_a_schema_change(tmp_path: Pa
     made = [i for i in instances(tmp_path, ["state-lost-on-expiry"]) if i.operator == "write-dropped"]
     assert [i.original for i in made] == ["db.execute('insert into t values (?)', (x,))"]
     assert made[0].bug_class == "state-lost-on-expiry"
+
+
+def test_the_menus_include_and_exclude_scope_where_mutants_are_made(tmp_path: Path) -> None:
+    """Before: every Python file of the target was mutated, a CLI module and a vendored library included."""
+    source = SNIPPETS["order-lost"][0]
+    for rel in ("ledger/core.py", "ledger/cli.py", "vendor/units/conv.py", "app.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(source)
+    assert {i.file for i in instances(tmp_path, ["order-lost"])} == {"ledger/core.py", "ledger/cli.py",
+                                                                      "vendor/units/conv.py", "app.py"}
+    scoped = instances(tmp_path, ["order-lost"], scope=(("ledger/*", "app.py"), ("*/cli.py",)))
+    assert {i.file for i in scoped} == {"ledger/core.py", "app.py"}
+    assert mutability(tmp_path, ["order-lost"], (("vendor/*",), ()))["order-lost"] == ["vendor/units/conv.py:2"]
+    menu = Menu.model_validate({"classes": [{"id": "order-lost", "clause": "sorted"}], "include": ["ledger/*"],
+                                "exclude": ["ledger/cli.py"]})
+    assert python_files(tmp_path, menu.scope()) == ["ledger/core.py"]
+
+
+def test_the_docs_list_every_bug_class_and_the_operators_behind_it() -> None:
+    from conftest import TOY
+
+    text = (TOY.parents[1] / "docs" / "authoring.md").read_text(encoding="utf-8")
+    start = text.index("<!-- bug-classes:")
+    section = text[text.index("\n", start) + 1:text.index("<!-- /bug-classes -->")]
+    assert section == class_table(), "docs/authoring.md: regenerate the bug-classes table from class_table()"
+    for cls in operator_classes():
+        assert f"| `{cls}` |" in section

@@ -593,12 +593,12 @@ def reach(baseline: Path, menu: Path, start: CodeSnapshot | None, project: Path
         return {}, {}, 0
     loaded = load_menu(menu)
     classes = [c.id for c in loaded.classes]
-    now = mutability(baseline, classes)
+    now = mutability(baseline, classes, loaded.scope())
     before = now
     if start is not None and baseline.resolve().is_relative_to(project.resolve()):
         with tempfile.TemporaryDirectory() as tmp:
             _materialise(start, baseline.resolve().relative_to(project.resolve()), Path(tmp))
-            before = mutability(Path(tmp), classes)
+            before = mutability(Path(tmp), classes, loaded.scope())
     return now, {c: len(v) for c, v in before.items()}, loaded.min_sites
 
 

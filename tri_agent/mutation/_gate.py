@@ -50,7 +50,7 @@ from . import _mutmut
 from ._hunt import SEEDS, Hunt, HuntEvidence, Told, fresh_seeds
 from ._hunt import hunt_seeds as hunt_seeds_of
 from ._menu import Menu, load_concrete, load_menu
-from ._operators import Instance, concrete, instances
+from ._operators import Instance, Scope, concrete, instances, python_files
 from ._recall import Recall
 from ._report import render_html, stryker_report
 from ._rotation import Rotation, Selection, select
@@ -191,14 +191,14 @@ def run_gate(target_file: Path, build: Path, menu_path: Path, out: Path, *, exam
     exam = _load_exam(build)
     digest = tree_digest(target.baseline)
     classes = [c.id for c in menu.classes]
-    found = [i for i in instances(target.baseline, classes) if only is None or i.id in only]
+    found = [i for i in instances(target.baseline, classes, scope=menu.scope()) if only is None or i.id in only]
     rotation = select(found, classes, selection or Selection(per_class=len(found) or 1), digest)
     plans = [_instance_plan(target, i) for i in found if i.id in set(rotation.chosen)]
     judge, stale = _concrete(target, concrete)
     plans += [_instance_plan(target, i) for i in judge]
     with tempfile.TemporaryDirectory() as tmp:
         if mutmut > 0:
-            plans += _mutmut_plans(target, Path(tmp) / "mutmut", mutmut, seed)
+            plans += _mutmut_plans(target, Path(tmp) / "mutmut", mutmut, seed, menu.scope())
         clean, exam = _recorded_clean(clean_run, target, exam, differential) if clean_run else \
             _clean_run(target, exam, differential)
         timeout = mutant_timeout(target.config.timeout, timeout_factor, clean.seconds)
@@ -313,9 +313,11 @@ def _instance_plan(target: Target, instance: Instance) -> _Plan:
                  instance.reach, make)
 
 
-def _mutmut_plans(target: Target, work: Path, n: int, seed: str) -> list[_Plan]:
+def _mutmut_plans(target: Target, work: Path, n: int, seed: str, scope: Scope) -> list[_Plan]:
     work.mkdir(parents=True)
     tree, mutants = _mutmut.generate(target.baseline, work)
+    inside = set(python_files(target.baseline, scope))
+    mutants = [m for m in mutants if m.file in inside]  # the menu's include and exclude hold for mutmut's too
     entry = {a.split("{target}/", 1)[1][:-3].replace("/", ".") for a in target.config.argv
              if a.startswith("{target}/") and a.endswith(".py")}
     env = _mutmut.mutmut_env()

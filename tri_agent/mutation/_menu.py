@@ -41,6 +41,15 @@ class Menu(_Strict):
     min_sites: int = Field(default=3, ge=0, description="Fewest places the operators must find for each class in "
                            "the code of a round (or as many as the code had at the start, when that was fewer): "
                            "code rewritten out of their reach is not green.")
+    include: list[str] = Field(default_factory=list, description="Where mutants are made: shell patterns matched "
+                               "against each Python file's path in the target folder ('*' crosses folders: "
+                               "'ledger/*.py'); empty: every file that is not a test, a cache or an environment.")
+    exclude: list[str] = Field(default_factory=list, description="Files never mutated, though included (a CLI "
+                               "module, a vendored library: code the spec is not about).")
+
+    def scope(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(include, exclude) as ``python_files`` takes them."""
+        return tuple(self.include), tuple(self.exclude)
 
 
 def load_menu(path: Path) -> Menu:

@@ -11,6 +11,7 @@ classes this site realises and the node whose lines a case must execute for the 
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import os
 from collections.abc import Callable, Iterator
@@ -384,6 +385,24 @@ def operator_classes() -> set[str]:
     return {c for op in OPERATORS.values() for c in op.classes} | set(ALIASES)
 
 
+def class_table() -> str:
+    """Every bug class id a menu may name, and the operators that realise it, as a Markdown table (docs/authoring.md
+    holds it; a test keeps the two the same)."""
+    direct: dict[str, list[str]] = {}
+    for op in OPERATORS.values():
+        for cls in op.classes:
+            direct.setdefault(cls, []).append(op.id)
+    rows = ["| bug class | operators | through |", "|---|---|---|"]
+    for cls in sorted(direct):
+        rows.append(f"| `{cls}` | {', '.join(f'`{o}`' for o in direct[cls])} | |")
+    for cls in sorted(ALIASES):
+        ops = sorted({o for base in ALIASES[cls] for o in direct.get(base, [])})
+        rows.append(f"| `{cls}` | {', '.join(f'`{o}`' for o in ops)} | {', '.join(f'`{b}`' for b in ALIASES[cls])} |")
+    rows += ["", "| operator | what it does |", "|---|---|"]
+    rows += [f"| `{op.id}` | {op.description} |" for op in OPERATORS.values()]
+    return "\n".join(rows) + "\n"
+
+
 def _menu_class(site: Site, classes: list[str]) -> str | None:
     """The class a site's mutant is filed under: the site's own first class the menu names, else the first menu
     class realised through an alias by one of the site's classes."""
@@ -406,31 +425,42 @@ class _Collector(cst.CSTVisitor):
         return True
 
 
-def instances(baseline: Path, classes: list[str], files: list[str] | None = None) -> list[Instance]:
-    """Every mutant the operators make of the Python files of ``baseline`` for the bug classes ``classes``
-    (when a site realises several, its own first one the menu names), in file and position order."""
+Scope = tuple[tuple[str, ...], tuple[str, ...]]  # (include, exclude) patterns of the menu
+EVERYWHERE: Scope = ((), ())
+
+
+def instances(baseline: Path, classes: list[str], files: list[str] | None = None,
+              scope: Scope = EVERYWHERE) -> list[Instance]:
+    """Every mutant the operators make of the Python files of ``baseline`` (those ``scope`` includes) for the bug
+    classes ``classes`` (when a site realises several, its own first one the menu names), in file and position
+    order."""
     named = set(classes) | {base for c in classes for base in ALIASES.get(c, ())}
     wanted = [op for op in OPERATORS.values() if set(op.classes) & named]
     out: list[Instance] = []
-    for rel in files if files is not None else python_files(baseline):
+    for rel in files if files is not None else python_files(baseline, scope):
         out += _of_file(baseline, rel, wanted, classes)
     return out
 
 
-def mutability(baseline: Path, classes: list[str]) -> dict[str, list[str]]:
+def mutability(baseline: Path, classes: list[str], scope: Scope = EVERYWHERE) -> dict[str, list[str]]:
     """Bug class -> where the operators can make a mutant of it in ``baseline`` (``file:line``, one per mutant),
     for every class of the menu: code that gives a class no place cannot be shown to be tested for it."""
-    found = instances(baseline, classes)
+    found = instances(baseline, classes, scope=scope)
     return {c: [f"{i.file}:{i.start[0]}" for i in found if i.bug_class == c] for c in classes}
 
 
-def python_files(baseline: Path) -> list[str]:
-    """The target's Python sources: tests, caches and environments are not the code under acceptance."""
+def python_files(baseline: Path, scope: Scope = EVERYWHERE) -> list[str]:
+    """The target's Python sources that ``scope`` includes and does not exclude: tests, caches and environments
+    are never the code under acceptance."""
+    include, exclude = scope
     out = []
     for path in sorted(baseline.rglob("*.py")):
         rel = path.relative_to(baseline).as_posix()
         parts = rel.split("/")
         if path.is_symlink() or not path.is_file() or set(parts) & _NOT_CODE or _is_test(parts[-1]):
+            continue
+        if (include and not any(fnmatch.fnmatchcase(rel, p) for p in include)) or any(
+                fnmatch.fnmatchcase(rel, p) for p in exclude):
             continue
         out.append(rel)
     return out
