@@ -57,3 +57,18 @@ def test_the_bar_is_drawn_on_a_terminal_and_nothing_is_drawn_on_a_pipe() -> None
             console.print("inside")
         text = out.getvalue()
         assert ("cases 2/4" in text) is terminal and "inside" in text
+
+
+def test_the_ticker_tells_a_pipe_each_new_state_and_nothing_when_nothing_moved() -> None:
+    import time as clock
+
+    from tri_agent._progress import Meter, ticker
+
+    meter, said = Meter(), []
+    with ticker(meter, said.append, every=0.05):
+        clock.sleep(0.2)  # nothing expected yet: nothing to tell
+        meter.expect("mutants", 4)
+        meter.advance("mutants")
+        meter.advance("killed")
+        clock.sleep(0.2)
+    assert said and said[0].startswith("mutants 1/4 (1 killed)") and len(set(said)) == len(said)

@@ -330,6 +330,13 @@ mutants:
  "counts": {"Ignored": 1, "Killed": 1}, "killed": 1, "judged": 1, "kill_rate": 1.0, "threshold": 1.0,
  "minimum": 1, "unexpressed": [], "verdict": "pass", "reasons": []}
 """),
+    "verdict-line": Doc("`<mutate --out>/verdicts.jsonl`, one per line", "`tri-agent mutate`, as each verdict is "
+                        "reached", "json", """\
+{"schema_version": 1, "tree": "3f2a9c0d1e4b5a67", "exam": "9b1a5e0d4c3f2a1b",
+ "outcome": {"id": "row-dropped:grades.py:96049a5919", "bug_class": "missing-total", "operator": "row-dropped",
+             "status": "Killed", "reason": "case c-5d41402abc4b: missing_row on average",
+             "killed_by": ["c-5d41402abc4b"], "cases_run": 1, "seconds": 0.2}}
+"""),
     "preset": Doc("`presets/<name>.yaml` (shipped)", "tri-agent", "yaml", """\
 schema_version: 1
 name: warehouse

@@ -14,10 +14,10 @@ for the eye, and a stage with nobody watching pays one attribute lookup per call
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from threading import Lock
+from threading import Event, Lock, Thread
 
 # the counters, in the order a line shows them: (name, what its total counts)
 COUNTERS = (("cases", "cases"), ("mutants", "mutants"), ("hunted", "hunted inputs"))
@@ -90,3 +90,27 @@ def expect(name: str, n: int) -> None:
 def advance(name: str, n: int = 1) -> None:
     if _WATCHED:
         _WATCHED[-1].advance(name, n)
+
+
+@contextmanager
+def ticker(meter: Meter, say: Callable[[str], None], every: float = 30.0) -> Iterator[None]:
+    """Tell ``say`` the meter's line every ``every`` seconds while it changes: the progress of a long command on a
+    pipe or in CI, whole lines only (a live bar would garble a log)."""
+    stop = Event()
+
+    def tell() -> None:
+        last = ""
+        while not stop.wait(every):
+            line = meter.line()
+            if line and line != last:
+                left = meter.remaining()
+                say(line + (f" · about {left:.0f} s left" if left is not None else ""))
+                last = line
+
+    thread = Thread(target=tell, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()

@@ -26,6 +26,7 @@ from .exam._formats import BuildRecord, Case, ExamConfig, Pair
 from .isolation._contract import Contract
 from .isolation._tools import TOOL_SPECS
 from .isolation._workspace import WorkspaceRecord
+from .mutation._ledger import VerdictLine
 from .mutation._menu import ConcreteMutants, Menu
 from .mutation._recall import Recalled
 from .mutation._verdict import MutationSummary
@@ -67,6 +68,7 @@ FORMATS: dict[str, type[BaseModel]] = {
     "mutation-menu": Menu,
     "judge-mutants": ConcreteMutants,
     "mutation-summary": MutationSummary,
+    "verdict-line": VerdictLine,
     "recall-line": Recalled,
     "preset": Preset,
     "role-contract": Contract,

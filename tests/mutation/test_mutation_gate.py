@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 from conftest import TOY, toy_copy
 
-from tri_agent import InfrastructureFailure, MalformedInput
+from tri_agent import InfrastructureFailure, MalformedInput, UsageError
 from tri_agent.mutation import _gate, _verdict
 from tri_agent.mutation._gate import mutate, run_gate
 from tri_agent.mutation._menu import load_menu
@@ -249,3 +249,56 @@ def test_mutmut_mutants_are_selected_by_environment_and_judged_by_the_case_runne
     # a selected mutant really runs: mutmut's own trampolines would run the original code otherwise
     assert any(m.status == "Killed" for m in syntactic)
     jsonschema.validate(json.loads((tmp_path / "m" / "mutation-report.json").read_text()), SCHEMA)
+
+
+def test_a_gate_cut_short_keeps_its_verdicts_and_a_resume_judges_only_the_rest(toy_build: Path, tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: verdicts were written only at the end, so a gate killed after 25 minutes left nothing."""
+    toy = toy_copy(tmp_path / "toy", fixed=True)
+    menu, out = toy / "exam" / "mutations.yaml", tmp_path / "m"
+    options = {"selection": _gate.Selection(per_class=1), "exam_dir": toy / "exam", "hunt_seeds": 1, "jobs": 1}
+    judge, judged = _gate._judge, []
+
+    def cut_after_two(ctx: object, plan: _gate._Plan, scratch: Path) -> _verdict.MutantOutcome:
+        if len(judged) == 2:
+            raise KeyboardInterrupt  # the gate is killed while it judges its third mutant
+        judged.append(plan.id)
+        return judge(ctx, plan, scratch)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_gate, "_judge", cut_after_two)
+    with pytest.raises(KeyboardInterrupt):
+        run_gate(toy / "target.yaml", toy_build, menu, out, **options)  # type: ignore[arg-type]
+    lines = (out / "verdicts.jsonl").read_text().splitlines()
+    assert [json.loads(line)["outcome"]["id"] for line in lines] == judged and not (out / "summary.json").exists()
+    with (out / "verdicts.jsonl").open("a") as torn:
+        torn.write('{"schema_version": 1, "tree": "')  # the kill cut the next line in half
+    with pytest.raises(UsageError, match="already holds a mutation report"):
+        run_gate(toy / "target.yaml", toy_build, menu, out, **options)  # type: ignore[arg-type]
+    first, judged[:] = list(judged), []
+
+    def counted(ctx: object, plan: _gate._Plan, scratch: Path) -> _verdict.MutantOutcome:
+        judged.append(plan.id)
+        return judge(ctx, plan, scratch)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_gate, "_judge", counted)
+    gate = run_gate(toy / "target.yaml", toy_build, menu, out, resume=True, **options)  # type: ignore[arg-type]
+    summary = gate.summary
+    assert not set(first) & set(judged) and {m.id for m in summary.mutants} >= set(first) | set(judged)
+    whole = run_gate(toy / "target.yaml", toy_build, menu, tmp_path / "whole",
+                     **options).summary  # type: ignore[arg-type]
+    assert [(m.id, m.status) for m in summary.mutants] == [(m.id, m.status) for m in whole.mutants]
+    with pytest.raises(UsageError, match="nothing to resume"):
+        run_gate(toy / "target.yaml", toy_build, menu, out, resume=True, **options)  # type: ignore[arg-type]
+
+
+def test_kept_verdicts_hold_only_for_the_code_and_exam_they_were_judged_against(tmp_path: Path) -> None:
+    from tri_agent.mutation._ledger import Ledger
+
+    outcome = _verdict.MutantOutcome(id="m1", bug_class="c", operator="o", status="Killed", reason="r")
+    Ledger(tmp_path / "m", "tree1", "exam1", resume=False).write(outcome)
+    assert Ledger(tmp_path / "m", "tree1", "exam1", resume=True).kept == {"m1": outcome}
+    assert Ledger(tmp_path / "m", "tree2", "exam1", resume=True).kept == {}  # other code
+    assert Ledger(tmp_path / "m", "tree1", "exam2", resume=True).kept == {}  # another exam
+    (tmp_path / "m" / "verdicts.jsonl").write_text("garbage\n" + (tmp_path / "m" / "verdicts.jsonl").read_text())
+    with pytest.raises(MalformedInput, match=r"verdicts\.jsonl:1 is not a verdict line"):
+        Ledger(tmp_path / "m", "tree1", "exam1", resume=True)

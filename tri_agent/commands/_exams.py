@@ -5,10 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .._errors import ExitCode
 from ._evidence import print_score
-from ._table import UNSANDBOXED, arg, command, say, unsandboxed
+from ._table import UNSANDBOXED, arg, command, say, shown, unsandboxed
+
+if TYPE_CHECKING:
+    from ..mutation._rotation import Selection
+    from ..mutation._verdict import MutationSummary
 
 
 @command(
@@ -41,7 +46,8 @@ def _exam_build(args: argparse.Namespace) -> int:
 def _exam_run(args: argparse.Namespace) -> int:
     from .._api import run_exam
 
-    record = run_exam(args.build, args.target, args.out, twice=args.twice, allow_unsandboxed=unsandboxed(args))
+    with shown("exam run"):
+        record = run_exam(args.build, args.target, args.out, twice=args.twice, allow_unsandboxed=unsandboxed(args))
     print(
         f"RAN {record.cases} cases{' twice, byte-identical' if record.twice else ''}; actual table "
         f"{args.out / 'actual.jsonl'} (sha256 {record.actual_sha256[:12]})"
@@ -102,6 +108,8 @@ def _rerun(args: argparse.Namespace) -> int:
     arg("--exam", type=Path, required=True, metavar="BUILD", help="the folder `exam build` wrote"),
     arg("--menu", type=Path, required=True, metavar="mutations.yaml"),
     arg("--out", type=Path, required=True, help="new report folder"),
+    arg("--resume", action="store_true", help="go on with a gate that was cut short in OUT: the verdicts it wrote "
+        "for this very code and exam are kept, the rest judged"),
     arg("--jobs", type=int, default=2, help="mutants judged in parallel"),
     arg("--threshold", type=float, default=100, help="minimum kill rate in percent"),
     arg("--min-mutants", type=int, default=3, help="fewest judged mutants the gate accepts"),
@@ -158,7 +166,6 @@ def _rerun(args: argparse.Namespace) -> int:
     ),
 )
 def _mutate(args: argparse.Namespace) -> int:
-    from .._api import mutate
     from ..mutation._gate import used_in
     from ..mutation._rotation import Selection
 
@@ -168,25 +175,8 @@ def _mutate(args: argparse.Namespace) -> int:
         selection = Selection(
             per_class=args.per_class, total=args.sample, used=frozenset(used), red=red, seed=args.rotation_seed
         )
-    summary = mutate(
-        args.target,
-        args.exam,
-        args.menu,
-        args.out,
-        exam_dir=args.exam_dir,
-        jobs=args.jobs,
-        threshold=args.threshold / 100,
-        minimum=args.min_mutants,
-        timeout_factor=args.timeout_factor,
-        selection=selection,
-        only=args.only,
-        mutmut=args.mutmut,
-        seed=args.rotation_seed,
-        differential=args.differential,
-        hunt_seeds=args.hunt_seeds,
-        concrete=args.concrete,
-        allow_unsandboxed=unsandboxed(args),
-    )
+    with shown("mutation gate"):
+        summary = _gate(args, selection)
     for m in summary.mutants:
         print(f"{m.status:<12} {m.id} ({m.bug_class}): {m.reason}")
     if summary.unexpressed:
@@ -195,6 +185,16 @@ def _mutate(args: argparse.Namespace) -> int:
     for reason in summary.reasons:
         print(f"  blocker: {reason}")
     return ExitCode.PASS if summary.verdict == "pass" else ExitCode.FAIL
+
+
+def _gate(args: argparse.Namespace, selection: Selection | None) -> MutationSummary:
+    from .._api import mutate
+
+    return mutate(args.target, args.exam, args.menu, args.out, exam_dir=args.exam_dir, jobs=args.jobs,
+                  threshold=args.threshold / 100, minimum=args.min_mutants, timeout_factor=args.timeout_factor,
+                  selection=selection, only=args.only, mutmut=args.mutmut, seed=args.rotation_seed,
+                  differential=args.differential, hunt_seeds=args.hunt_seeds, concrete=args.concrete,
+                  resume=args.resume, allow_unsandboxed=unsandboxed(args))
 
 
 @command("presets", "list the target presets, or show one", arg("name", nargs="?"))

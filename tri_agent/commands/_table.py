@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -95,3 +96,21 @@ def refuse_existing(args: argparse.Namespace) -> None:
 def shipped_names(folder: str) -> list[str]:
     """The names of the presets or skeletons shipped (file or folder names), read without parsing any."""
     return sorted(p.stem for p in shipped(folder).iterdir() if p.suffix == ".yaml" or (p / "exam").is_dir())
+
+
+@contextmanager
+def shown(what: str) -> Iterator[None]:
+    """A long command's progress on stderr: a live bar on a terminal, a line every 30 seconds on a pipe or in CI
+    (cases, mutants with their kills, hunted inputs, an estimate of the time left)."""
+    from rich.console import Console
+
+    from .._progress import Meter, ticker, watching
+    from ..acceptance._live import live
+
+    console = Console(stderr=True)
+    with watching(Meter()) as meter, live(console, what, meter):
+        if console.is_terminal:
+            yield
+            return
+        with ticker(meter, lambda line: print(f"{what}: {line}", file=sys.stderr, flush=True)):
+            yield

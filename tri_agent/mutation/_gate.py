@@ -49,6 +49,7 @@ from ..targets._target import Target
 from . import _mutmut
 from ._hunt import SEEDS, Hunt, HuntEvidence, Told, fresh_seeds
 from ._hunt import hunt_seeds as hunt_seeds_of
+from ._ledger import Ledger
 from ._menu import Menu, load_concrete, load_menu
 from ._operators import Instance, Scope, concrete, instances, python_files
 from ._recall import Recall
@@ -151,6 +152,7 @@ class _Context:
     clean: _Clean
     timeout: float
     hunt: Hunt
+    ledger: Ledger
     fork: _ForkCheck = field(default_factory=_ForkCheck)
 
 
@@ -170,7 +172,7 @@ def run_gate(target_file: Path, build: Path, menu_path: Path, out: Path, *, exam
              selection: Selection | None = None, only: list[str] | None = None, mutmut: int = 0, seed: str = "0",
              differential: bool = False, hunt_seeds: int = SEEDS, concrete: Path | None = None,
              clean_run: Path | None = None, round_label: str = "", hunt_secret: str | None = None,
-             recall: Recall | None = None) -> GateRun:
+             recall: Recall | None = None, resume: bool = False) -> GateRun:
     """Run the gate; write the Stryker report, an HTML report and ``summary.json`` into ``out``.
 
     ``selection`` samples the operators' instances (default: every one); ``only`` keeps the named ones.
@@ -184,12 +186,12 @@ def run_gate(target_file: Path, build: Path, menu_path: Path, out: Path, *, exam
     gates made) serves a round whose code and generator did not change. ``round_label`` names the acceptance
     round the gate ran in, for the HTML report (empty: a standalone run).
     """
-    if out.exists() and any(out.iterdir()):
-        raise UsageError(f"{out} already holds a mutation report", hint="reports are evidence: choose a new --out")
     menu = load_menu(menu_path)
     target = Target.load(target_file)
     exam = _load_exam(build)
     digest = tree_digest(target.baseline)
+    visible = BuildRecord.model_validate_json((build / "build.json").read_text(encoding="utf-8")).visible_digest
+    ledger = Ledger(out, digest, visible, resume=resume)  # every verdict written as it is reached
     classes = [c.id for c in menu.classes]
     found = [i for i in instances(target.baseline, classes, scope=menu.scope()) if only is None or i.id in only]
     rotation = select(found, classes, selection or Selection(per_class=len(found) or 1), digest)
@@ -205,7 +207,7 @@ def run_gate(target_file: Path, build: Path, menu_path: Path, out: Path, *, exam
         seeds = fresh_seeds(seed, hunt_seeds) if hunt_secret is None else \
             hunt_seeds_of(hunt_secret, target, exam_dir, hunt_seeds)
         hunt = Hunt(exam_dir, target, _class_inputs(menu), Path(tmp) / "hunt", seeds, jobs, recall or Recall())
-        ctx = _Context(target, exam, clean, timeout, hunt)
+        ctx = _Context(target, exam, clean, timeout, hunt, ledger)
         outcomes = _judge_all(ctx, plans, jobs)
         spare = [_instance_plan(target, i) for i in _spare(found, rotation, selection)]
         while judged_count(outcomes) < minimum and spare:  # equivalents fell out: judge more, new ones first
@@ -422,7 +424,10 @@ def _judge_all(ctx: _Context, plans: list[_Plan], jobs: int) -> list[MutantOutco
     progress.expect("mutants", len(plans))
 
     def one(plan: _Plan) -> MutantOutcome:
-        outcome = _timed(plan, partial(_judge, ctx, plan))
+        kept = ctx.ledger.kept.get(plan.id)
+        outcome = kept or _timed(plan, partial(_judge, ctx, plan))
+        if kept is None:
+            ctx.ledger.write(outcome)
         progress.advance("mutants")
         progress.advance("killed", int(outcome.status in DETECTED))
         return outcome
