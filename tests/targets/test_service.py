@@ -480,3 +480,22 @@ def test_an_item_path_outside_an_exploded_step_is_refused(step: dict[str, Any], 
 
     with pytest.raises(ValueError, match=why):
         Step.model_validate(step)
+
+
+def test_a_python_service_is_traced_so_code_no_case_reaches_is_no_coverage(tmp_path: Path) -> None:
+    """Before: a service target was never traced, so a mutant in code no case could reach was Survived (a blind
+    spot) instead of NoCoverage. Traced, it answers the same, and its lines say what each case reached."""
+    target = _project(tmp_path)
+    plain = _run(tmp_path, target, case="c-00000000a1")
+    scratch = tmp_path / "scratch-traced"
+    scratch.mkdir()
+    traced = Gateway(target, tmp_path / "visible", scratch).run_case(Case(case="c-00000000a1", inputs="c1"),
+                                                                     keep=tmp_path / "keep" / "traced", trace=True)
+    assert traced.rows == plain.rows and traced.provenance.outputs == plain.provenance.outputs
+    assert traced.lines is not None and set(traced.lines) == {"app.py"}
+    source = APP.splitlines()  # as app.py holds it: its first line is empty
+    line_of = {text.strip(): n for n, text in enumerate(source, start=1)}
+    reached = traced.lines["app.py"]
+    assert line_of['cur = c.execute("insert into notes(text) values (?)", (body["text"],))'] in reached
+    assert line_of["os._exit(3)"] not in reached  # the crash branch: no case of this exam reaches it
+    assert plain.lines is None

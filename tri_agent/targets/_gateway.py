@@ -192,8 +192,8 @@ class Gateway:
 
     def run_case(self, case: Case, keep: Path | None = None, *, trace: bool = False,
                  visible: Path | None = None, harness: Harness = FIRST) -> CaseResult:
-        """Run one case (inputs under ``visible``, default the gateway's) under ``harness``; ``trace`` (Python
-        command targets only) also records the lines it executed."""
+        """Run one case (inputs under ``visible``, default the gateway's) under ``harness``; ``trace`` (a Python
+        command, or a Python service started as ``python {target}/app.py``) also records the lines it executed."""
         # opaque folder names: a target that could read its case id or the engine's name from its path could
         # recognise a test
         work = _case_folder(self.scratch, harness)
@@ -209,8 +209,8 @@ class Gateway:
         config = self.target.config
         env = {**base_env(home, config.env), "TMPDIR": values["{tmp}"]}
         if config.service is not None:
-            ran = serve_case(self.target.path, config, work, values, env, PREPARE[config.kind])
-            lines = None
+            ran = serve_case(self.target.path, config, work, values, env, PREPARE[config.kind], trace)
+            lines = ran.lines
         else:
             ran, lines = self._command(case, work, values, env, trace, harness)
         logs = [work / "log"] if (work / "log").is_dir() else []

@@ -6,6 +6,9 @@ records executed lines of files under the target folder (``sys.monitoring`` wher
 ``sys.settrace`` otherwise) and then runs the entry point as ``__main__``. The record is written by the target's
 own process, so a hostile target could forge it: it only ever decides the *order* of replays and which
 mutants are worth a first look. No verdict rests on it: every survivor is confirmed against every case.
+A service started as ``python {target}/app.py ...`` is traced the same way; it is stopped by SIGTERM, so the shim
+records on SIGTERM too (then dies of it, as the service would have), unless the service handles SIGTERM itself, when
+its own way out (``sys.exit``) records.
 """
 
 from __future__ import annotations
@@ -39,7 +42,13 @@ def _mine(code):
     return os.path.isabs(name) and os.path.realpath(name).startswith(_root + os.sep)
 
 
-def _dump():
+def _dump():  # merged with what an earlier process of the case recorded (a service restarted to move its clock)
+    try:
+        with open(_out) as f:
+            for name, lines in json.load(f).items():
+                _seen.setdefault(name, set()).update(lines)
+    except (OSError, ValueError, AttributeError, TypeError):
+        pass
     try:
         with open(_out, "w") as f:
             json.dump({k: sorted(v) for k, v in _seen.items()}, f)
@@ -75,6 +84,17 @@ else:
     import threading
     threading.settrace(_trace)
     sys.settrace(_trace)
+import signal
+
+
+def _stopped(signum, frame):  # a service is stopped by SIGTERM: record, then die of it as it would have
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _dump()
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+    signal.signal(signal.SIGTERM, _stopped)
 try:
     runpy.run_path(_script, run_name="__main__")
 finally:

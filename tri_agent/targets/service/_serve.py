@@ -36,6 +36,7 @@ from ...sandbox._jail import Jail, strongest
 from ...sandbox._process import Completed
 from .._specs import Cell, ServiceSpec, expand
 from .._target import TargetConfig, readable_folders
+from .._trace import LINES_NAME, SHIM, SHIM_NAME, read_lines, traceable, wrapped
 from . import _client
 from ._databases import restored
 from ._requests import Query, RequestPlan, load_plan, read_answers, step_rows
@@ -52,6 +53,7 @@ class Ran:
     stray: str | None = None
     logs: tuple[Path, ...] = ()
     shots: tuple[Path, ...] = ()
+    lines: dict[str, frozenset[int]] | None = None  # a traced service's executed lines (see ``_trace``)
 
 
 @dataclass(frozen=True)
@@ -74,18 +76,26 @@ Prepare = Callable[[Path, "TargetConfig", dict[str, str], dict[str, str]], Drivi
 
 
 def serve_case(target_file: Path, config: TargetConfig, work: Path, values: dict[str, str],
-               env: dict[str, str], prepare: Prepare) -> Ran:
+               env: dict[str, str], prepare: Prepare, trace: bool = False) -> Ran:
     """Restore the database, run the driver ``prepare`` makes (requests, or a browser pilot) in the case's jail,
-    then read the rows: the answers the driver reported and the side-effect queries against the database."""
+    then read the rows: the answers the driver reported and the side-effect queries against the database.
+    ``trace``: a Python service (``python {target}/app.py``) is started through the line shim (``_trace``)."""
     spec = config.service
     assert spec is not None
     target_dir, input_dir, output_dir = work / "target", work / "input", work / "output"
+    tracing = trace and traceable(spec.start)
+    if tracing:  # service_wire starts the service through the shim when it finds it
+        (work / "shim").mkdir()
+        (work / "shim" / SHIM_NAME).write_text(SHIM, encoding="utf-8")
+        (work / "trace").mkdir()
     with restored(spec.database, target_dir, target_file) as db:
         values = {**values, "{db}": db.url if db else ""}
         drive = prepare(work, config, values, env)
-        readable = (input_dir, *drive.readable, *(db.readable if db else ()), *readable_folders(target_file, config))
-        jail = Jail(readable=readable, extra=drive.extra, reserves=config.kind == "browser",
-                    writable=(target_dir, Path(env["HOME"]), work / "tmp", work / "log"), first_is_init=True)
+        readable = (input_dir, *drive.readable, *(db.readable if db else ()), *readable_folders(target_file, config),
+                    *((work / "shim",) if tracing else ()))
+        writable = (target_dir, Path(env["HOME"]), work / "tmp", work / "log", *((work / "trace",) if tracing else ()))
+        jail = Jail(readable=readable, extra=drive.extra, reserves=config.kind == "browser", writable=writable,
+                    first_is_init=True)
         done, layers = jail.run(drive.argv, cwd=target_dir, env=env, timeout=config.timeout, cap=drive.cap,
                                 file_cap=config.write_cap, limits=config.limits)
         answers = read_answers(done.stdout)
@@ -102,14 +112,19 @@ def serve_case(target_file: Path, config: TargetConfig, work: Path, values: dict
     # the service's own logs (the browser's console), and nothing else it may have left in their folder
     logs = tuple(p for p in (work / "log" / n for n in ("service.out", "service.err", "console.jsonl"))
                  if p.exists() and stat.S_ISREG(p.lstat().st_mode))
-    return Ran(done, layers, rows, error, logs=logs, shots=shots)
+    lines = read_lines(work / "trace" / LINES_NAME, target_dir) if tracing else None
+    return Ran(done, layers, rows, error, logs=logs, shots=shots, lines=lines)
 
 
 def service_wire(work: Path, spec: ServiceSpec, clock: str | None, values: dict[str, str],
                  env: dict[str, str]) -> dict[str, Any]:
     """What every in-jail driver needs to start, probe, clock and stop the service."""
+    start = [expand(a, values) for a in spec.start]
+    shim = work / "shim" / SHIM_NAME
+    if shim.is_file() and traceable(spec.start):  # serve_case asked for the service's lines
+        start = wrapped(start, shim, work / "trace" / LINES_NAME, Path(values["{target}"]))
     return {
-        "start": [expand(a, values) for a in spec.start],
+        "start": start,
         "env": {**env, **{k: expand(v, values) for k, v in spec.env.items()}},
         "cwd": values["{target}"], "ready": spec.ready.model_dump(), "stop_grace": spec.stop_grace,
         "clock": spec.clock.model_dump() if spec.clock else None, "initial_clock": clock,
