@@ -79,8 +79,13 @@ class EndpointClock(_Strict):
 class ServiceSpec(_Strict):
     """How a service target is started, probed, restored and stopped."""
 
-    start: list[str] = Field(min_length=1, description="argv: {port} {db} {target} {tmp}.")
+    start: list[str] = Field(min_length=1, description="argv: {port} {db} {target} {tmp} {data}.")
     env: dict[str, str] = Field(default_factory=dict, description="The service's environment (same placeholders).")
+    seed: list[str] | None = Field(default=None, min_length=1, description="argv run in the case's jail before the "
+                                   "service first starts, to load the case's own data (the files the generator "
+                                   "wrote in the case's data/ folder, {data}) into its fresh database ({db}); same "
+                                   "placeholders but {port}, under the case's deadline and limits. A seed that fails "
+                                   "leaves the case unready, with its exit code and stderr.")
     ready: Ready = Field(default_factory=Ready, description="Readiness probe.")
     database: Database | None = Field(default=None, discriminator="kind",
                                                description="The database restored before each case.")

@@ -259,6 +259,26 @@ def _undumpable() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
 
 
+def seed(plan: dict[str, Any]) -> str | None:
+    """Run the target's seed step (the case's own data loaded into its fresh database) before the service first
+    starts; why it failed, in one line (its output is kept beside the service's logs)."""
+    argv = plan.get("seed")
+    if not argv:
+        return None
+    log = plan["log"]
+    with open(os.path.join(log, "seed.out"), "wb") as out, open(os.path.join(log, "seed.err"), "wb") as err:
+        try:
+            code = subprocess.run(argv, cwd=plan["cwd"], env=plan["env"], stdin=subprocess.DEVNULL, stdout=out,
+                                  stderr=err, check=False).returncode
+        except OSError as exc:
+            return f"the seed step could not be started: {argv[0]!r}: {exc.strerror or type(exc).__name__}"
+    if code == 0:
+        return None
+    with open(os.path.join(log, "seed.err"), "rb") as err:
+        tail = err.read()[-2000:].decode("utf-8", "replace").strip().splitlines()[-2:]
+    return f"the seed step exited {code}: {' | '.join(tail) or '(no stderr)'}"
+
+
 def emit(line: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
     sys.stdout.flush()
@@ -270,6 +290,10 @@ def drive(plan: dict[str, Any], steps: Any) -> int:
     _undumpable()
     service = Service(plan)
     try:
+        unseeded = seed(plan)
+        if unseeded is not None:
+            emit({"step": None, "n": 0, "error": unseeded})
+            return UNREADY
         if not service.start():
             emit({"step": None, "n": 0, "error": service.why or "the service did not become ready"})
             return UNREADY

@@ -72,6 +72,7 @@ class Driving:
 
 
 FIXED_PORT = 8080
+DATA = "data"  # the folder of a case's inputs that holds the data its service starts over ({data})
 Prepare = Callable[[Path, "TargetConfig", dict[str, str], dict[str, str]], Driving]
 
 
@@ -89,7 +90,7 @@ def serve_case(target_file: Path, config: TargetConfig, work: Path, values: dict
         (work / "shim" / SHIM_NAME).write_text(SHIM, encoding="utf-8")
         (work / "trace").mkdir()
     with restored(spec.database, target_dir, target_file) as db:
-        values = {**values, "{db}": db.url if db else ""}
+        values = {**values, "{db}": db.url if db else "", "{data}": str(input_dir / DATA)}
         drive = prepare(work, config, values, env)
         readable = (input_dir, *drive.readable, *(db.readable if db else ()), *readable_folders(target_file, config),
                     *((work / "shim",) if tracing else ()))
@@ -110,7 +111,8 @@ def serve_case(target_file: Path, config: TargetConfig, work: Path, values: dict
     else:
         rows += [{**row, "case": values["{case}"]} for row in side]
     # the service's own logs (the browser's console), and nothing else it may have left in their folder
-    logs = tuple(p for p in (work / "log" / n for n in ("service.out", "service.err", "console.jsonl"))
+    logs = tuple(p for p in (work / "log" / n for n in ("service.out", "service.err", "console.jsonl", "seed.out",
+                                                        "seed.err"))
                  if p.exists() and stat.S_ISREG(p.lstat().st_mode))
     lines = read_lines(work / "trace" / LINES_NAME, target_dir) if tracing else None
     return Ran(done, layers, rows, error, logs=logs, shots=shots, lines=lines)
@@ -124,7 +126,7 @@ def service_wire(work: Path, spec: ServiceSpec, clock: str | None, values: dict[
     if shim.is_file() and traceable(spec.start):  # serve_case asked for the service's lines
         start = wrapped(start, shim, work / "trace" / LINES_NAME, Path(values["{target}"]))
     return {
-        "start": start,
+        "start": start, "seed": [expand(a, values) for a in spec.seed] if spec.seed else None,
         "env": {**env, **{k: expand(v, values) for k, v in spec.env.items()}},
         "cwd": values["{target}"], "ready": spec.ready.model_dump(), "stop_grace": spec.stop_grace,
         "clock": spec.clock.model_dump() if spec.clock else None, "initial_clock": clock,
