@@ -256,6 +256,7 @@ def test_a_leaf_that_cannot_be_made_is_an_infrastructure_failure_and_leaves_noth
         limits.group(SMALL)
     [made] = list(found["memory"].base.iterdir())
     assert err.value.exit_code == 7 and sorted(removed) == sorted([made, tmp_path / "absent" / made.name])
+    assert err.value.hint == "free the cgroup hierarchy, or run where it can be written"
 
 
 @pytest.mark.skipif("pids" not in CGROUPS, reason="no pids cgroup here")
@@ -298,3 +299,33 @@ def test_the_join_script_writes_nothing_but_a_leafs_procs_file(tmp_path: Path) -
     done = subprocess.run(["/bin/sh", "-c", limits._JOIN, "sh", str(leaf / "cgroup.procs"), "--", "echo", "ran"],
                           capture_output=True)
     assert (done.returncode, done.stdout) == (0, b"ran\n") and (leaf / "cgroup.procs").read_text().strip().isdigit()
+
+
+def test_mountinfo_is_read_by_its_fields_past_lines_it_cannot_read(tmp_path: Path) -> None:
+    """The file system type is the first field after the separator (the source may be anything), and a line that
+    cannot be read is passed over, never the end of the search."""
+    (tmp_path / "cgroup.controllers").write_text("pids\n")
+    text = ("garbage\n1 2 3 4 - cgroup\n"
+            "39 31 0:36 / /sys/fs/cgroup/pids rw,relatime - cgroup none rw,pids\n"
+            f"41 31 0:38 / {tmp_path} rw,relatime - cgroup2 none rw\n")
+    assert limits._mounts("pids", text) == [(Path("/sys/fs/cgroup/pids"), False), (tmp_path, True)]
+
+
+@pytest.mark.skipif("pids" not in CGROUPS, reason="no pids cgroup here")
+def test_a_hierarchy_that_cannot_serve_is_passed_over_for_the_next(tmp_path: Path) -> None:
+    own = limits._own_paths(Path("/proc/self/cgroup").read_text())
+    real = limits._mounts("pids", Path("/proc/self/mountinfo").read_text())
+    (tmp_path / "v2").mkdir()
+    (tmp_path / "v2" / "cgroup.subtree_control").write_text("cpu\n")  # v2, pids not delegated
+    found = limits._usable("pids", {**own, "": "/v2"}, [(tmp_path, True), *real])
+    assert found == CGROUPS["pids"]
+    assert limits._usable("pids", {"pids": own["pids"]}, [(tmp_path, True), *real]) == CGROUPS["pids"]
+
+
+def test_without_prlimit_no_limit_can_be_applied_and_it_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(limits.shutil, "which", lambda name: None)
+    with pytest.raises(limits.InfrastructureFailure) as err:
+        limits.rlimits(SMALL, None)
+    assert (err.value.message, err.value.hint) == (
+        "prlimit is missing: the resource limits of role-written code cannot be applied",
+        "install util-linux (Debian: apt-get install util-linux)")
