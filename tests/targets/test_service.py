@@ -499,3 +499,33 @@ def test_a_python_service_is_traced_so_code_no_case_reaches_is_no_coverage(tmp_p
     assert line_of['cur = c.execute("insert into notes(text) values (?)", (body["text"],))'] in reached
     assert line_of["os._exit(3)"] not in reached  # the crash branch: no case of this exam reaches it
     assert plain.lines is None
+
+
+def test_a_relation_holds_over_the_items_of_a_listing(tmp_path: Path) -> None:
+    """Exploded items are rows like any other: their totals must add up to the listing's sum (sum_of_parts)."""
+    from conftest import write_jsonl
+
+    from tri_agent import ScoreInputs, score
+    from tri_agent.targets.service._requests import RequestPlan, step_rows
+
+    plan = RequestPlan.model_validate({"steps": [
+        {"id": "invoices", "path": "/invoices", "explode": "$.items[*]", "item_key": "no",
+         "select": {"total": "@.total"}},
+        {"id": "sum", "path": "/invoices", "select": {"total": "$.sum", "count": "count:$.items"}}]})
+
+    def answers(sum_: str) -> list[dict[str, Any]]:
+        body = json.dumps({"items": [{"no": "A-1", "total": "10.50"}, {"no": "A-2", "total": "4.25"}], "sum": sum_})
+        return [{"step": step, "n": 0, "status": 200, "body": body} for step in ("invoices", "sum")]
+
+    caliber = ("schema_version: 1\nkey: [case, step, n]\nfields:\n  status: {class: status}\n"
+               "  total: {class: amount}\n  count: {class: count, nullable: true}\n"
+               "relations:\n  - {name: items-add-up, kind: sum_of_parts, field: total, by: [case],\n"
+               "     parts: {where: {step: [invoices]}}, total: {where: {step: [sum]}}}\n")
+    (tmp_path / "c.yaml").write_text(caliber)
+    right = step_rows("c-1", plan, answers("14.75"))
+    assert [r["n"] for r in right] == ["0.A-1", "0.A-2", "0"] and right[2]["count"] == "2"
+    write_jsonl(tmp_path / "a.jsonl", right)
+    for sum_, failed in (("14.75", 0), ("15.75", 1)):
+        write_jsonl(tmp_path / "x.jsonl", step_rows("c-1", plan, answers(sum_)))
+        report = score(ScoreInputs(tmp_path / "c.yaml", tmp_path / "a.jsonl", tmp_path / "x.jsonl"))
+        assert report.relations is not None and [r.failed for r in report.relations.relations] == [failed]
