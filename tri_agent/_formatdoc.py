@@ -494,6 +494,12 @@ consent: {given_at: "2026-11-30T10:00:00Z", cost_note: "about $1.20 per round at
                        """\
 {"schema_version": 1, "reason": "the spec changed: refunds are now partial", "records": 7}
 """),
+    "earlier-run": Doc("`<store>/records/earlier-run/earlier.json`", "`tri-agent accept --fresh REASON`, as the new "
+                       "run's first record", "json", """\
+{"schema_version": 1, "store": "/home/me/.local/state/tri-agent/runs/shop-3f2a9c81d0e4",
+ "head": "5f05f5cd0e4a0058e0c00b68dc0198633d0219dff15dae1d60cd3d9beff6bad6",
+ "reason": "the spec changed: refunds are now partial", "records": 7}
+"""),
     "pin": Doc("`$XDG_STATE_HOME/tri-agent/pins/<project>-<id>.json`", "the engine, before each trail line",
                "json", """\
 {"schema_version": 1, "store": "/home/me/.local/state/tri-agent/runs/shop-3f2a9c81d0e4", "seq": 12,

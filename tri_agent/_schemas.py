@@ -13,7 +13,7 @@ from .acceptance._judging import CodeSnapshot, RerunRecord
 from .acceptance._preflight import Configuration
 from .acceptance._scoreboard import AcceptanceReport, RoundSummary
 from .acceptance._smells import Smell
-from .acceptance._state import Abandonment, Pin
+from .acceptance._state import Abandonment, EarlierRun, Pin
 from .drivers._command import Request, Response
 from .drivers._episode import EpisodeResult
 from .drivers._rulings import Ruling
@@ -92,6 +92,7 @@ FORMATS: dict[str, type[BaseModel]] = {
     "configuration": Configuration,
     "pin": Pin,
     "abandonment": Abandonment,
+    "earlier-run": EarlierRun,
     "gate-file": GateFile,
     "test-map": TestMap,
     "agent-checkout": AgentCheckout,

@@ -13,6 +13,7 @@ from tri_agent.acceptance._state import (
     abandon,
     check_pin,
     commitment,
+    earlier_run,
     locate,
     read_pin,
     secret,
@@ -146,7 +147,16 @@ def test_accept_fresh_abandons_a_stopped_run_on_the_record_and_starts_anew(tmp_p
     assert verify_trail(old.root).ok  # the abandoned run is kept, and still verifies with its pin
     new = locate(project, load_config(project))
     assert (new.root.name, new.pin_path.name) == (old.root.name + ".2", old.pin_path.stem + ".2.json")
-    assert not new.store.trail.exists()
+    # the new run opens by naming the run it replaced: never mistaken for a first attempt
+    assert [e.kind for e in new.store.entries()] == ["earlier-run"] and verify_trail(new.root).ok
+    earlier = earlier_run(new.root)
+    assert earlier is not None and (earlier.store, earlier.head, earlier.reason, earlier.records) == (
+        str(old.root), old.store.digest(), "the spec changed", 1)
+    from tri_agent.acceptance._scoreboard import verdict_line
+
+    assert verdict_line(new.store).endswith("(a new run, after one abandoned with 1 record(s): the spec changed)")
+    with pytest.raises(UsageError, match="new run reached"):  # the new run is still new: readiness, not --resume
+        _rounds.accept(project)
 
 
 def test_an_abandonment_is_honoured_only_at_its_pinned_head(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

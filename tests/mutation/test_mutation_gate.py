@@ -15,6 +15,7 @@ from tri_agent.mutation import _gate, _verdict
 from tri_agent.mutation._gate import mutate, run_gate
 from tri_agent.mutation._menu import load_menu
 from tri_agent.mutation._operators import OPERATORS, instances
+from tri_agent.sandbox._process import STOPPING
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "data" / "mutation-testing-report-schema.json").read_text())
 ARGV_CHECK = "validation-skipped:grades.py:1eeda14db0"  # `if len(sys.argv) != 3: sys.exit(...)` never fires
@@ -260,16 +261,22 @@ def test_a_gate_cut_short_keeps_its_verdicts_and_a_resume_judges_only_the_rest(t
     judge, judged = _gate._judge, []
 
     def cut_after_two(ctx: object, plan: _gate._Plan, scratch: Path) -> _verdict.MutantOutcome:
-        if len(judged) == 2:
-            raise KeyboardInterrupt  # the gate is killed while it judges its third mutant
+        if len(judged) == 3:
+            raise KeyboardInterrupt
+        if len(judged) == 2:  # SIGTERM comes while the third is judged: its runs are cut short, its "verdict" is none
+            STOPPING.set()
         judged.append(plan.id)
         return judge(ctx, plan, scratch)  # type: ignore[arg-type]
 
     monkeypatch.setattr(_gate, "_judge", cut_after_two)
-    with pytest.raises(KeyboardInterrupt):
-        run_gate(toy / "target.yaml", toy_build, menu, out, **options)  # type: ignore[arg-type]
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_gate(toy / "target.yaml", toy_build, menu, out, **options)  # type: ignore[arg-type]
+    finally:
+        STOPPING.clear()
     lines = (out / "verdicts.jsonl").read_text().splitlines()
-    assert [json.loads(line)["outcome"]["id"] for line in lines] == judged and not (out / "summary.json").exists()
+    assert [json.loads(line)["outcome"]["id"] for line in lines] == judged[:2] and not (out / "summary.json").exists()
+    del judged[2:]
     with (out / "verdicts.jsonl").open("a") as torn:
         torn.write('{"schema_version": 1, "tree": "')  # the kill cut the next line in half
     with pytest.raises(UsageError, match="already holds a mutation report"):

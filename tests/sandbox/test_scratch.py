@@ -101,3 +101,35 @@ def test_the_session_restores_the_temporary_folder_and_the_signal_handler(tmp_pa
         assert tempfile.mkdtemp().startswith(str(root) + "/")
         assert signal.getsignal(signal.SIGTERM) is not before
     assert tempfile.tempdir == str(tmp_path) and not root.exists() and signal.getsignal(signal.SIGTERM) is before
+
+
+def test_inside_a_command_a_jail_still_refuses_the_whole_temporary_folder(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The session moves tempfile's folder into the command's root: another command's scratch folder beside it must
+    stay out of every jail, as it was before the session."""
+    import tempfile
+
+    import tri_agent.sandbox._jail as jail
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    sibling = tmp_path / "tmpother"
+    sibling.mkdir()
+    assert jail.refused(sibling) is not None
+    with _scratch.session():
+        assert jail.refused(sibling) == f"it would show a folder inside {tmp_path.resolve()}, which no run may see"
+
+
+def test_a_registry_another_user_could_write_is_never_read(tmp_path: Path) -> None:
+    top = tmp_path / "tmp"
+    top.mkdir()
+    victim = top / "tmpvictim"
+    victim.mkdir()
+    registry = top / _scratch.REGISTRY
+    registry.mkdir()
+    (registry / "999999999-1").write_text(str(victim))
+    registry.chmod(0o777)  # world-writable: anyone could have planted the entry
+    assert _scratch.sweep(top) == [] and victim.is_dir()
+    registry.chmod(0o700)
+    (registry / "²-1").write_text(str(victim))  # a digit Python knows, not a pid
+    (registry / "999999998-1").symlink_to(victim)  # not a plain file
+    assert _scratch.sweep(top) == [victim] and not victim.exists()

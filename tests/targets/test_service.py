@@ -529,3 +529,20 @@ def test_a_relation_holds_over_the_items_of_a_listing(tmp_path: Path) -> None:
         write_jsonl(tmp_path / "x.jsonl", step_rows("c-1", plan, answers(sum_)))
         report = score(ScoreInputs(tmp_path / "c.yaml", tmp_path / "a.jsonl", tmp_path / "x.jsonl"))
         assert report.relations is not None and [r.failed for r in report.relations.relations] == [failed]
+
+
+def test_the_first_difference_of_two_big_outputs_is_found_chunk_by_chunk(tmp_path: Path) -> None:
+    """A target decides how big its outputs are: the comparison reads them a chunk at a time."""
+    from tri_agent.targets._gateway import _first_split
+
+    same = b'{"step": "s", "n": 0}\n' * 200_000  # 4.4 MB: several chunks alike
+    (tmp_path / "a").write_bytes(same + b'{"step": "last", "body": "took 5"}\n')
+    (tmp_path / "b").write_bytes(same + b'{"step": "last", "body": "took 7"}\n')
+    at, line, near_a, near_b, text = _first_split(tmp_path / "a", tmp_path / "b")
+    assert (at, line) == (len(same) + len(b'{"step": "last", "body": "took '), 200_001)
+    assert b'"took 5"}' in near_a and b'"took 7"}' in near_b
+    assert text == b'{"step": "last", "body": "took 5"}'
+    (tmp_path / "c").write_bytes(b"abc")
+    assert _first_split(tmp_path / "c", tmp_path / "c")[:2] == (3, 1)  # the same: the end
+    (tmp_path / "d").write_bytes(b"ab")
+    assert _first_split(tmp_path / "c", tmp_path / "d")[:2] == (2, 1)  # one is a prefix of the other

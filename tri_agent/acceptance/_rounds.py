@@ -76,7 +76,7 @@ from ._live import live
 from ._preflight import Configuration, check_configuration, configuration, exposed_exam, import_exam
 from ._scoreboard import TIMINGS, Deepening, RoundSummary, keep_screenshots, write_reports
 from ._smells import Change, Smell
-from ._state import RunState, abandon, check_pin, commitment, locate, secret, seed, state_home
+from ._state import EARLIER, RunState, abandon, check_pin, commitment, locate, secret, seed, state_home, succeed
 from ._tickets import Ticket, builder_folder, ticket_id, ticket_kind
 from ._verify import certification_of
 
@@ -151,11 +151,12 @@ def accept(project: Path, *, resume: bool = False, fresh: str | None = None) -> 
     if fresh is not None:
         state = _abandon(state, fresh, resume)
     store = state.store
-    if store.entries() and not resume:
+    begun = [e for e in store.entries() if e.kind != EARLIER]  # a run that replaced another opens by naming it
+    if begun and not resume:
         raise UsageError(f"{state.root} already holds a trail",
                          hint='continue it with --resume, or abandon it for a new run with --fresh "why"')
     # the baseline must be clean and committed when a run starts; a resumed run has changed it on purpose
-    if store.entries():
+    if begun:
         require([check_spec(project, config)])
     else:
         ready(project)  # every problem at once, before the first record is written
@@ -226,8 +227,11 @@ def _abandon(state: RunState, reason: str, resume: bool) -> RunState:
         return state  # nothing to abandon: this is a new run already
     check_pin(state)
     _verified(state.store)  # an abandonment seals a trail that verifies, never a rewritten one
+    records = len(state.store.entries())
     abandon(state, reason)
-    return locate(state.project, load_config(state.project))
+    new = locate(state.project, load_config(state.project))
+    succeed(new, state, reason, records)  # the new run opens by naming it: never mistaken for a first attempt
+    return new
 
 
 def replay(store: EvidenceStore, gate_n: int) -> Progress:

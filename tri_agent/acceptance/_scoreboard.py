@@ -21,7 +21,7 @@ from ..repository._git import git_out
 from ..scoring._report import ScoreReport
 from ._config import load_config
 from ._gate import Verdict
-from ._state import locate
+from ._state import earlier_run, locate
 
 TIMINGS = "TIMINGS.json"
 _SIMULATION = "every role was scripted; this trail can never certify acceptance."
@@ -123,9 +123,13 @@ def escalation_reason(store: EvidenceStore, name: str) -> str:
 
 
 def verdict_line(store: EvidenceStore) -> str:
-    """One line that states the verdict: accepted and certified, passed but not certified, escalated, or open."""
+    """One line that states the verdict: accepted and certified, passed but not certified, escalated, or open; and
+    the run it replaced, when an earlier one was abandoned for it."""
     head = headline(store)
-    return f"{head.title}: {'; '.join(head.why)}" if head.why else head.title
+    line = f"{head.title}: {'; '.join(head.why)}" if head.why else head.title
+    earlier = earlier_run(store.root)
+    return line + (f" (a new run, after one abandoned with {earlier.records} record(s): {earlier.reason})"
+                   if earlier else "")
 
 
 def policy_reasons(store: EvidenceStore) -> list[str]:

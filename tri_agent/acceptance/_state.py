@@ -26,7 +26,6 @@ import hashlib
 import hmac
 import os
 import secrets
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -36,6 +35,7 @@ from pydantic import Field
 from .._errors import TamperDetected, UsageError
 from .._model import Record
 from ..evidence._trail import EvidenceStore
+from ..sandbox._scratch import top
 from ._config import AcceptanceConfig
 
 SEED_SECRET_ENV = "TRI_AGENT_SEED_SECRET"  # fixes every seed: for tests and demos, and never certifies
@@ -95,6 +95,36 @@ class Abandonment(Record):
     records: int = Field(description="Records the trail held before this one.")
 
 
+EARLIER = "earlier-run"
+
+
+class EarlierRun(Record):
+    """``records/earlier-run/earlier.json``, the first record of a run that replaced an abandoned one: which run it
+    was, where it ended and why it was given up, so that no reader of this run mistakes it for a first attempt."""
+
+    schema_version: Literal[1] = Field(default=1, description="Version of the earlier-run format.")
+    store: str = Field(description="The abandoned run's evidence store (kept, and still verifiable).")
+    head: str = Field(description="SHA-256 of its whole trail, its abandonment line included.")
+    reason: str = Field(description="Why it was abandoned.")
+    records: int = Field(description="Records it held before its abandonment.")
+
+
+def succeed(new: RunState, old: RunState, reason: str, records: int) -> None:
+    """Open the run that replaces the abandoned ``old`` with a record naming it (the chain stays readable)."""
+    record = EarlierRun(store=str(old.root), head=old.store.digest(), reason=reason.strip(), records=records)
+
+    def fill(folder: Path) -> None:
+        (folder / "earlier.json").write_text(record.model_dump_json(indent=1) + "\n", encoding="utf-8")
+
+    new.store.append(EARLIER, EARLIER, fill)
+
+
+def earlier_run(state_store_root: Path) -> EarlierRun | None:
+    """The abandoned run a store's run replaced, if any."""
+    path = state_store_root / "records" / EARLIER / "earlier.json"
+    return EarlierRun.model_validate_json(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
 def locate(project: Path, config: AcceptanceConfig) -> RunState:
     """The run state of ``project``: the default state folder, or the one ``acceptance.yaml`` names; past every
     generation that was abandoned on the record, the first that was not."""
@@ -137,7 +167,7 @@ def _refuse_reachable(root: Path, project: Path) -> None:
         raise UsageError(f"the evidence store {root} lies inside the project {project}",
                          hint="remove `evidence:` from acceptance.yaml (the default is outside the project) or "
                               "name a folder outside it")
-    temp = Path(tempfile.gettempdir()).resolve()
+    temp = top().resolve()  # the machine's temporary folder, not only this command's scratch root
     if root.is_relative_to(temp) and any(part.startswith("tri-") for part in root.relative_to(temp).parts[:1]):
         raise UsageError(f"the evidence store {root} lies where role workspaces are made",
                          hint="name a folder outside the system temporary folder's tri-* workspaces")

@@ -37,6 +37,7 @@ from ..evidence._manifest import scan
 from ..evidence._seal import verify
 from ..exam._formats import BuildRecord, Case, read_cases
 from ..sandbox._jail import require
+from ..sandbox._process import STOPPING
 from ..scoring._caliber import Caliber, FieldSpec, load_caliber
 from ..scoring._channels import compare_tables
 from ..scoring._grading import ScoreInputs, score
@@ -426,7 +427,7 @@ def _judge_all(ctx: _Context, plans: list[_Plan], jobs: int) -> list[MutantOutco
     def one(plan: _Plan) -> MutantOutcome:
         kept = ctx.ledger.kept.get(plan.id)
         outcome = kept or _timed(plan, partial(_judge, ctx, plan))
-        if kept is None:
+        if kept is None and not STOPPING.is_set():  # a run the interruption cut short is no verdict to keep
             ctx.ledger.write(outcome)
         progress.advance("mutants")
         progress.advance("killed", int(outcome.status in DETECTED))

@@ -33,6 +33,7 @@ from ._bubblewrap import _MERGED, _SYSTEM, probe
 from ._limits import DEFAULT as DEFAULT_LIMITS
 from ._limits import Limits, cpu_hit, group, rlimits
 from ._process import OUTPUT_CAP, Completed, run
+from ._scratch import top as temp_top
 
 BUBBLEWRAP, LANDLOCK = "bubblewrap", "landlock"
 TMPFS_BYTES = 64 << 20
@@ -260,7 +261,7 @@ def _sealed_off(protected: tuple[Path, ...]) -> tuple[Path, ...]:
     """What no jail may show, nor anything inside it: the protected paths, the run's state home, the temporary
     folder."""
     state = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state").resolve()
-    return (*protected, state, Path(tempfile.gettempdir()).resolve())
+    return (*protected, state, Path(tempfile.gettempdir()).resolve(), temp_top().resolve())
 
 
 @lru_cache(maxsize=16)

@@ -247,7 +247,7 @@ def sweep(base: Path) -> None:
     with contextlib.suppress(OSError):
         for leaf in base.iterdir():
             pid = leaf.name.split("-")[0]
-            if leaf.is_dir() and pid.isdigit() and not _alive(int(pid)):
+            if leaf.is_dir() and pid.isascii() and pid.isdigit() and not _alive(int(pid)):
                 _remove(leaf)
 
 
@@ -276,8 +276,9 @@ def _remove(leaf: Path) -> None:
 def _kill_all(leaf: Path) -> None:
     with contextlib.suppress(OSError):
         for pid in (leaf / "cgroup.procs").read_text().split():
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(int(pid), signal.SIGKILL)
+            if pid.isascii() and pid.isdigit() and int(pid) > 0:  # 0: a process outside our pid namespace
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(int(pid), signal.SIGKILL)
 
 
 def _events(leaf: Path, files: dict[str, str]) -> int:

@@ -18,6 +18,7 @@ import contextlib
 import os
 import shutil
 import signal
+import stat
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -27,35 +28,45 @@ from types import FrameType
 from ._process import STOPPING
 
 REGISTRY = ".tri-agent-scratch"
+_OUTER: list[Path] = []  # the temporary folder the active session's root lies in (see ``top``)
+
+
+def top() -> Path:
+    """The machine's temporary folder, also while a session has moved ``tempfile``'s into its root: what no jail
+    may show is the whole of it (other commands' scratch folders included), not only this command's root."""
+    return _OUTER[-1] if _OUTER else Path(tempfile.gettempdir())
 
 
 @contextlib.contextmanager
 def session() -> Iterator[Path]:
     """Make this command's scratch root (every ``tempfile`` folder lands in it), sweep the roots of commands
     that were killed, and remove the root when the block ends; SIGTERM unwinds like Ctrl-C meanwhile."""
-    top = Path(tempfile.gettempdir())
-    sweep(top)
-    root = Path(tempfile.mkdtemp(dir=top))
-    entry = _registry(top) / _identity(os.getpid())
-    entry.write_text(str(root), encoding="utf-8")
+    outer = Path(tempfile.gettempdir())
+    sweep(outer)
+    root = Path(tempfile.mkdtemp(dir=outer))
+    entry = _register(outer, root)
     before, tempfile.tempdir = tempfile.tempdir, str(root)
+    _OUTER.append(outer)
     try:
         with _sigterm_unwinds():
             yield root
     finally:
+        _OUTER.pop()
         tempfile.tempdir = before
         shutil.rmtree(root, ignore_errors=True)
-        entry.unlink(missing_ok=True)
+        if entry is not None:
+            entry.unlink(missing_ok=True)
 
 
 def sweep(top: Path) -> list[Path]:
-    """Remove the roots whose command is gone; the roots removed."""
+    """Remove the roots whose command is gone; the roots removed. A registry another user made or could write
+    is never read (its entries could name any folder of ours in the temporary folder)."""
     registry, gone = top / REGISTRY, list[Path]()
-    if not registry.is_dir():
+    if not _private(registry):
         return gone
     for entry in registry.iterdir():
         pid = entry.name.partition("-")[0]
-        if not pid.isdigit() or _identity(int(pid)) == entry.name:
+        if not (pid.isascii() and pid.isdigit()) or _identity(int(pid)) == entry.name or not _plain(entry):
             continue  # a live command's, or not an entry
         root = Path(entry.read_text(encoding="utf-8", errors="replace").strip())
         if _ours(root, top):
@@ -63,6 +74,23 @@ def sweep(top: Path) -> list[Path]:
             gone.append(root)
         entry.unlink(missing_ok=True)
     return gone
+
+
+def _private(registry: Path) -> bool:
+    """A registry folder of this user's, which nobody else may write, and no link."""
+    try:
+        info = registry.lstat()
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and not info.st_mode & 0o022
+
+
+def _plain(entry: Path) -> bool:
+    try:
+        info = entry.lstat()
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_size < 4096
 
 
 def _ours(root: Path, top: Path) -> bool:
@@ -75,10 +103,22 @@ def _ours(root: Path, top: Path) -> bool:
             and not root.is_symlink() and info.st_uid == os.geteuid())
 
 
-def _registry(top: Path) -> Path:
+def _register(top: Path, root: Path) -> Path | None:
+    """This command's entry (None where the registry is not ours alone: its root is then only removed at its end,
+    never swept)."""
     registry = top / REGISTRY
-    registry.mkdir(mode=0o700, exist_ok=True)
-    return registry
+    with contextlib.suppress(FileExistsError):
+        registry.mkdir(mode=0o700)
+    if not _private(registry):
+        return None
+    entry = registry / _identity(os.getpid())
+    try:
+        fd = os.open(entry, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        return None
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(str(root))
+    return entry
 
 
 def _identity(pid: int) -> str:

@@ -427,12 +427,29 @@ def first_difference(a: CaseResult, b: CaseResult) -> str:
 def _file_difference(name: str, first: Path, second: Path) -> str:
     if not (first.is_file() and second.is_file()):
         return f"{name} written by {'the first' if first.is_file() else 'the second'} run only"
-    x, y = first.read_bytes(), second.read_bytes()
-    at = next((i for i, (p, q) in enumerate(zip(x, y, strict=False)) if p != q), min(len(x), len(y)))
-    line = x.count(b"\n", 0, at) + 1
-    step = _step_of(x.splitlines()[line - 1] if line <= len(x.splitlines()) else b"")
-    return (f"{name} line {line}{f' (step {step})' if step else ''}, byte {at}: "
-            f"{x[max(at - 32, 0):at + 24]!r} then {y[max(at - 32, 0):at + 24]!r}")
+    at, line, near_x, near_y, text = _first_split(first, second)
+    step = _step_of(text)
+    return f"{name} line {line}{f' (step {step})' if step else ''}, byte {at}: {near_x!r} then {near_y!r}"
+
+
+_CHUNK, _LINE = 1 << 20, 1 << 16
+
+
+def _first_split(first: Path, second: Path) -> tuple[int, int, bytes, bytes, bytes]:
+    """Where two files first differ, read a chunk at a time (a target decides how big they are): the byte offset,
+    its line, the bytes around it in each file, and the first file's line there (at most 64 KiB of it)."""
+    line, offset, tail = 1, 0, b""
+    with first.open("rb") as a, second.open("rb") as b:
+        while True:
+            x, y = a.read(_CHUNK), b.read(_CHUNK)
+            if x == y and x:  # equal so far: only the lines and the tail (the start of the line to come) are kept
+                line, offset, tail = line + x.count(b"\n"), offset + len(x), (tail + x)[-_LINE:]
+                continue
+            i = next((n for n, (p, q) in enumerate(zip(x, y, strict=False)) if p != q), min(len(x), len(y)))
+            jx, jy, k = tail + x, tail + y, i + len(tail)
+            start, end = jx.rfind(b"\n", 0, k) + 1, jx.find(b"\n", k)
+            text = jx[start:end if end >= 0 else len(jx)][:_LINE]
+            return offset + i, line + x.count(b"\n", 0, i), jx[max(k - 32, 0):k + 24], jy[max(k - 32, 0):k + 24], text
 
 
 def _step_of(line: bytes) -> str | None:

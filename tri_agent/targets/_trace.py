@@ -121,7 +121,7 @@ def read_lines(path: Path, target_dir: Path) -> dict[str, frozenset[int]] | None
         if path.is_symlink() or not path.is_file() or path.stat().st_size > _MAX_RECORD:
             return None
         raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # the record is the target's writing: never a crash of ours
         return None
     if not isinstance(raw, dict):
         return None
