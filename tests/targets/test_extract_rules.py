@@ -53,6 +53,10 @@ def test_a_fixed_width_output_gives_the_rows_of_its_csv_twin(tmp_path: Path) -> 
     fixed, fixed_error = extract_rows(tmp_path, Extract.model_validate(
         {"file": "out.txt", "format": "fixed", "fields": fields, "skip": 2}), "c-1")
     assert error is fixed_error is None and fixed == as_csv
+    (tmp_path / "odd.txt").write_text("a\u2028b  1\r\n", newline="")  # U+2028 is a character, CRLF an end
+    rule = Extract.model_validate({"file": "odd.txt", "format": "fixed",
+                                   "fields": [{"name": "k", "width": 5}, {"name": "v"}]})
+    assert extract_rows(tmp_path, rule, "c-1") == ([{"case": "c-1", "k": "a\u2028b", "v": "1"}], None)
 
 
 @pytest.mark.parametrize("text, why", [

@@ -266,7 +266,8 @@ def _fixed_rows(path: Path, extract: Extract) -> tuple[list[str], list[dict[str,
     names = [f.name for f in fields]
     total = sum(f.width or 0 for f in fields)
     rows = []
-    lines = path.read_text(encoding="utf-8").splitlines()
+    # records end at a line feed only: a form feed or U+2028 inside a field is a character of it, not a new record
+    lines = [line.removesuffix("\r") for line in path.read_text(encoding="utf-8").split("\n")]
     for number, line in enumerate(lines[extract.skip:], start=extract.skip + 1):
         if not line.strip():
             continue
