@@ -290,6 +290,7 @@ def test_a_gate_cut_short_keeps_its_verdicts_and_a_resume_judges_only_the_rest(t
     monkeypatch.setattr(_gate, "_judge", counted)
     gate = run_gate(toy / "target.yaml", toy_build, menu, out, resume=True, **options)  # type: ignore[arg-type]
     summary = gate.summary
+    assert summary.carried == len(first) == 2  # the summary says what it did not judge again
     assert not set(first) & set(judged) and {m.id for m in summary.mutants} >= set(first) | set(judged)
     whole = run_gate(toy / "target.yaml", toy_build, menu, tmp_path / "whole",
                      **options).summary  # type: ignore[arg-type]

@@ -216,7 +216,8 @@ def run_gate(target_file: Path, build: Path, menu_path: Path, out: Path, *, exam
             plans += more
             outcomes += _judge_all(ctx, more, jobs)
     summary = summarise(outcomes + stale, threshold, minimum, digest, rotation.empty_classes, require())
-    summary = summary.model_copy(update={"fork_server": ctx.fork.state})
+    carried = sum(1 for p in plans if p.id in ledger.kept)
+    summary = summary.model_copy(update={"fork_server": ctx.fork.state, "carried": carried})
     _write(out, target, plans, outcomes, summary, _about(target, build, digest, round_label, seed))
     return GateRun(summary, rotation)
 

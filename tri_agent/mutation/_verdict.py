@@ -72,6 +72,8 @@ class MutationSummary(_Strict):
         default="unused", description="Whether the unmutated target's exam cases, run on the fork server, scored "
         "exactly as its real runs did. Only when they agree is a whole-exam kill (drift, relations) taken from "
         "the fork server's outputs; every other kill and every survivor rests on real runs.")
+    carried: int = Field(default=0, ge=0, description="Verdicts a resumed gate (`mutate --resume`) kept from the run "
+                         "it resumed (verdicts.jsonl, same code and exam) instead of judging them again.")
 
     def figure(self) -> str:
         """The kill rate as everyone shows it: killed / judged, with ignored and no-coverage beside it."""
