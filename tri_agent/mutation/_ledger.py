@@ -44,8 +44,10 @@ class Ledger:
 
     def write(self, outcome: MutantOutcome) -> None:
         line = VerdictLine(tree=self.tree, exam=self.exam, outcome=outcome).model_dump_json() + "\n"
-        with self._lock, self.path.open("a", encoding="utf-8") as out:
-            out.write(line)
+        with self._lock:
+            self.path.parent.mkdir(parents=True, exist_ok=True)  # made by the first verdict: a gate that never
+            with self.path.open("a", encoding="utf-8") as out:  # judged (its clean run failed) leaves nothing
+                out.write(line)
 
 
 def _open(out: Path, path: Path, tree: str, exam: str, resume: bool) -> dict[str, MutantOutcome]:
@@ -58,7 +60,6 @@ def _open(out: Path, path: Path, tree: str, exam: str, resume: bool) -> dict[str
     if resume and done:
         raise UsageError(f"{out} holds a finished gate ({done[0]}): there is nothing to resume",
                          hint="choose a new --out")
-    out.mkdir(parents=True, exist_ok=True)
     return {line.outcome.id: line.outcome for line in _lines(path) if (line.tree, line.exam) == (tree, exam)}
 
 
