@@ -114,9 +114,14 @@ def _alive(pid: int) -> bool:
     return Path(f"/proc/{pid}").exists()
 
 
-def test_a_limit_beyond_reason_is_refused_with_the_field() -> None:
-    with pytest.raises(ValueError, match="processes"):
-        Limits(processes=0)
+@pytest.mark.parametrize("field, value", [("processes", 0), ("processes", 8193), ("memory", (64 << 30) + 1),
+                                          ("open_files", (1 << 20) + 1), ("cpu_seconds", 86_401)])
+def test_a_limit_beyond_reason_is_refused_with_the_field(field: str, value: int) -> None:
+    """Bounded both ways: the examiner writes exam.yaml, and may not lift its own generator out of every limit."""
+    with pytest.raises(ValueError, match=field):
+        Limits.model_validate({field: value})
+    assert Limits.model_validate({field: 8192 if field == "processes" else 16 << 20 if field == "memory"
+                                  else 16 if field == "open_files" else 1})
 
 
 @pytest.mark.skipif(landlock_abi() <= 0, reason="no Landlock")

@@ -51,14 +51,16 @@ class Limits(Written):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    memory: int = Field(default=4 << 30, ge=16 << 20, description="Bytes of memory the run may use (swap "
-                        "included); past it the kernel ends its largest process and the run is marked `memory`.")
-    processes: int = Field(default=512, ge=1, description="Processes and threads the run may have at once; a fork "
-                           "past it fails (EAGAIN) and the run is marked `processes`.")
-    open_files: int = Field(default=4096, ge=16, description="Files each process may have open; an open past it "
-                            "fails (EMFILE).")
-    cpu_seconds: int = Field(default=600, ge=1, description="CPU seconds each process may use; past it the process "
-                             "is ended (SIGXCPU) and the run is marked `cpu`.")
+    # upper bounds too: exam.yaml is the examiner's, and no role may lift its own code out of every bound
+    memory: int = Field(default=4 << 30, ge=16 << 20, le=64 << 30, description="Bytes of memory the run may use "
+                        "(swap included; at most 64 GiB); past it the kernel ends its largest process and the run is "
+                        "marked `memory`.")
+    processes: int = Field(default=512, ge=1, le=8192, description="Processes and threads the run may have at once "
+                           "(at most 8192); a fork past it fails (EAGAIN) and the run is marked `processes`.")
+    open_files: int = Field(default=4096, ge=16, le=1 << 20, description="Files each process may have open (at most "
+                            "1,048,576); an open past it fails (EMFILE).")
+    cpu_seconds: int = Field(default=600, ge=1, le=86_400, description="CPU seconds each process may use (at most a "
+                             "day); past it the process is ended (SIGXCPU) and the run is marked `cpu`.")
 
 
 DEFAULT = Limits()
