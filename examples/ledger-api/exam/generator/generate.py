@@ -69,6 +69,24 @@ def paging(rng, limit, extra):
     return [*steps, read("acc-ana", "count")]
 
 
+def history(rng, folder):
+    """Chaos from the data side: a ledger whose rows the case brings (``data/``, loaded into the case's own database
+    before the service starts): Ana's balance and a longer history of her transfers, walked page by page with a
+    limit that ends exactly on a page boundary."""
+    limit, pages = rng.choice([2, 3, 4]), rng.randint(2, 3)
+    mine = limit * pages
+    rows = [(n + 1, "acc-ana", rng.choice(["acc-ben", "acc-cai"]), cents(rng, 100, 3000)) for n in range(mine)]
+    rows.insert(rng.randint(0, mine), (0, "acc-ben", "acc-ana", cents(rng, 100, 900)))  # one not hers to list
+    data = folder / "data"
+    data.mkdir()
+    (data / "transfers.csv").write_text("id,from_account,to_account,amount,fee,memo\n" + "".join(
+        f"{n + 1},{src},{dst},{amount},0.00,history\n" for n, (_, src, dst, amount) in enumerate(rows)))
+    (data / "accounts.csv").write_text(f"id,balance\nacc-ana,{cents(rng, 20000, 90000)}\n")
+    steps = [login("acc-ana"), read("acc-ana", "read")]
+    steps += [page("acc-ana", f"page-{n + 1}", limit, "{{cur}}" if n else None) for n in range(pages)]
+    return [*steps, read("acc-ana", "count")]
+
+
 def cases(rng):
     half_cents = ["3.00", "7.00", "1.00", "11.00", "0.10"]  # 1.5 % of each ends on half a cent, or near it
     rng.shuffle(half_cents)
@@ -112,10 +130,11 @@ def main():
     seed, out = sys.argv[1], Path(sys.argv[2])
     rng = random.Random(f"ledger-api:{seed}")
     written, ids = [], {}
-    for name, steps, queries in cases(rng):
+    for name, steps, queries in [*cases(rng), ("history", None, QUERIES)]:
         cid = ids[name] = case_id(seed, name)
         folder = out / "inputs" / cid
         folder.mkdir(parents=True)
+        steps = history(rng, folder) if steps is None else steps
         plan = {"schema_version": 1, "clock": START, "steps": steps, "queries": queries}
         (folder / "requests.json").write_text(json.dumps(plan, ensure_ascii=False, indent=1))
         written.append({"case": cid, "inputs": f"inputs/{cid}"})

@@ -4,6 +4,7 @@ replayed over each case's request plan. Written from SPEC.md, never from the ser
 usage: oracle.py VISIBLE OUT  -> OUT/answers.jsonl, OUT/behaviors.jsonl
 """
 
+import csv
 import json
 import re
 import sys
@@ -174,8 +175,19 @@ def cell(value):
     return value if isinstance(value, str | list) else str(value)
 
 
-def run(case, plan):
-    ledger, captured, rows = Ledger(plan["clock"]), {}, []
+def seeded(ledger, data):
+    """The rows a case brings replace the fixture's: balances by account, the whole history of transfers."""
+    if (data / "accounts.csv").is_file():
+        for row in csv.DictReader((data / "accounts.csv").open(newline="")):
+            ledger.accounts[row["id"]][2] = Decimal(row["balance"])
+    if (data / "transfers.csv").is_file():
+        ledger.transfers = [(int(r["id"]), r["from_account"], r["to_account"], Decimal(r["amount"]), Decimal(r["fee"]),
+                             r["memo"]) for r in csv.DictReader((data / "transfers.csv").open(newline=""))]
+    return ledger
+
+
+def run(case, plan, data):
+    ledger, captured, rows = seeded(Ledger(plan["clock"]), data), {}, []
     for step in plan["steps"]:
         if step.get("clock"):
             ledger.now = moment(step["clock"])
@@ -203,7 +215,7 @@ def main():
     for line in (visible / "cases.jsonl").read_text().splitlines():
         case = json.loads(line)
         plan = json.loads((visible / case["inputs"] / "requests.json").read_text())
-        answers += run(case["case"], plan)
+        answers += run(case["case"], plan, visible / case["inputs"] / "data")
         behaviors.append({"case": case["case"], "behavior": "answered"})
     (out / "answers.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in answers))
     (out / "behaviors.jsonl").write_text("".join(json.dumps(b) + "\n" for b in behaviors))
