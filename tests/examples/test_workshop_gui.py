@@ -83,7 +83,7 @@ def test_the_fix_is_green_to_the_final_round(accepted: Path) -> None:
 def test_every_case_ran_the_app_and_a_real_browser_in_its_own_jail(accepted: Path) -> None:
     record = _root(accepted) / "records" / "round-0001"
     run = json.loads((record / "run.json").read_text())
-    assert run["isolation"] == ["bubblewrap"] and run["cases"] == 7
+    assert run["isolation"] == ["bubblewrap"] and run["cases"] == 8  # seven sessions, and one over its own rows (data/)
     provenance = [json.loads(line) for line in (record / "provenance.jsonl").read_text().splitlines()]
     assert {p["behavior"] for p in provenance} == {"completed"}
     assert all(p["argv"][:3] == ["python3", "-m", "uvicorn"] for p in provenance)
@@ -102,7 +102,7 @@ def test_the_report_shows_screenshots_and_no_score_reads_them(accepted: Path, tm
     root = _root(accepted)
     run = root / "runs" / "round-0001"
     shots = sorted(run.glob("outputs/*/screenshots/end.png"))
-    assert len(shots) == 7
+    assert len(shots) == 8
     build = next(p for p in (root / "builds").glob("round-0001*") if (p / "build.json").is_file())
     before = score(run_score_inputs(build, run)).model_dump(exclude={"inputs"})  # inputs name the folders
     copy = tmp_path / "run"

@@ -63,6 +63,22 @@ def unguard():
     return {"id": "off", "do": "unguard", "target": "role:form:Booking form"}
 
 
+def crowded(rng, folder):
+    """Chaos from the data side: the case brings its own earlier bookings (``data/``, loaded into the case's database
+    before the app starts), leaving the weaving workshop one to three seats; one seat too many is refused, the last
+    seats are booked."""
+    left, taken, rows = rng.randint(1, 3), 0, []
+    while taken < 10 - left:
+        seats = min(rng.randint(1, 4), 10 - left - taken)
+        rows.append(f"{len(rows) + 1},ben,weaving,Ben Ode,ben@example.org,{seats},regular,€{9 * seats}.00\n")
+        taken += seats
+    (folder / "data").mkdir()
+    (folder / "data" / "bookings.csv").write_text("id,user,workshop,name,email,seats,lunch,total\n" + "".join(rows))
+    name = rng.choice(NAMES)
+    return [*open_form("ana"), *fill(name, "ana@example.org", "weaving", str(left + 1)), book("too-many"),
+            {"id": "fewer", "do": "fill", "target": "label:Seats", "value": str(left)}, book("last-seats"), API]
+
+
 def cases(rng):
     name, other = rng.sample(NAMES, 2)
     workshop, seats = rng.choice([("pottery", "2"), ("weaving", str(rng.randint(1, 4))), ("pottery", "1")])
@@ -103,10 +119,11 @@ def main():
     seed, out = sys.argv[1], Path(sys.argv[2])
     rng = random.Random(f"workshop-gui:{seed}")
     written = []
-    for name, steps in cases(rng):
+    for name, steps in [*cases(rng), ("crowded", None)]:
         cid = case_id(seed, name)
         folder = out / "inputs" / cid
         folder.mkdir(parents=True)
+        steps = crowded(rng, folder) if steps is None else steps
         plan = {"schema_version": 1, "clock": START, "steps": steps, "queries": QUERIES,
                 "volatile": [{"pattern": "[0-9a-f]{24}", "as": "<token>"}]}
         (folder / "ui.json").write_text(json.dumps(plan, ensure_ascii=False, indent=1))

@@ -5,6 +5,7 @@ over each case's UI plan. Written from SPEC.md, never from the app's code.
 usage: oracle.py VISIBLE OUT  -> OUT/answers.jsonl, OUT/behaviors.jsonl
 """
 
+import csv
 import json
 import re
 import sys
@@ -250,8 +251,17 @@ def pick(document, path):
     return [b[field] for b in document["bookings"]] if "bookings" in document else None
 
 
-def run(case, plan):
-    desk = Desk(plan["clock"])
+def seeded(desk, data):
+    """The earlier bookings a case brings replace the fixture's."""
+    if (data / "bookings.csv").is_file():
+        with (data / "bookings.csv").open(encoding="utf-8", newline="") as handle:
+            rows = list(csv.DictReader(handle))
+        desk.bookings = [{**row, "id": int(row["id"]), "seats": int(row["seats"])} for row in rows]
+    return desk
+
+
+def run(case, plan, data):
+    desk = seeded(Desk(plan["clock"]), data)
     browser = Browser(desk)
     rows = []
     for step in plan["steps"]:
@@ -291,7 +301,7 @@ def main():
     for line in (visible / "cases.jsonl").read_text().splitlines():
         case = json.loads(line)
         plan = json.loads((visible / case["inputs"] / "ui.json").read_text())
-        answers += run(case["case"], plan)
+        answers += run(case["case"], plan, visible / case["inputs"] / "data")
         behaviors.append({"case": case["case"], "behavior": "completed"})
     (out / "answers.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in answers))
     (out / "behaviors.jsonl").write_text("".join(json.dumps(b) + "\n" for b in behaviors))
