@@ -334,3 +334,117 @@ def test_without_prlimit_no_limit_can_be_applied_and_it_says_what_to_install(mon
     assert (err.value.message, err.value.hint) == (
         "prlimit is missing: the resource limits of role-written code cannot be applied",
         "install util-linux (Debian: apt-get install util-linux)")
+
+
+def _every_leaf_has_its_limit_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plain folder standing in for a cgroup file system: "." is in every fresh leaf, as a limit file is in a
+    real one."""
+    monkeypatch.setattr(limits, "_FILES", {key: {**files, "limit": "."} for key, files in limits._FILES.items()})
+
+
+def test_a_delegated_v2_hierarchy_is_used_and_its_controller_enabled_for_the_leaves(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _every_leaf_has_its_limit_file(monkeypatch)
+    top = tmp_path / "Xuser.slice"  # a path that starts like no separator: read whole, never stripped of letters
+    top.mkdir()
+    (top / "cgroup.subtree_control").write_text("cpu memory\n")
+    found = limits._usable("memory", {"memory": "/elsewhere", "": "/Xuser.slice"}, [(tmp_path, True)])
+    assert found == limits._Hierarchy("memory", top / "tri-agent", True)
+    assert (top / "tri-agent" / "cgroup.subtree_control").read_text() == "+memory"
+    assert [p.name for p in (top / "tri-agent").iterdir()] == ["cgroup.subtree_control"]  # the probe is gone
+    (top / "cgroup.subtree_control").write_text("cpu\n")
+    assert limits._usable("memory", {"": "/Xuser.slice"}, [(tmp_path, True)]) is None  # no longer delegated
+
+
+def test_a_v1_hierarchy_is_found_by_the_controllers_own_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _every_leaf_has_its_limit_file(monkeypatch)
+    (tmp_path / "own").mkdir()
+    found = limits._usable("pids", {"pids": "/own", "": "/v2-path"}, [(tmp_path, False)])
+    assert found == limits._Hierarchy("pids", tmp_path / "own" / "tri-agent", False)
+    assert not (tmp_path / "own" / "tri-agent" / "cgroup.subtree_control").exists()  # v1 has no delegation file
+    # a hierarchy whose folder cannot be made (its parent is a file) is passed over, not an error
+    (tmp_path / "file").write_text("")
+    assert limits._usable("pids", {"pids": "/file"}, [(tmp_path, False)]) is None
+
+
+def test_odd_cgroup_files_read_as_nothing(tmp_path: Path) -> None:
+    assert limits._read(tmp_path / "absent") == "" and limits._words(tmp_path / "absent") == []
+    assert not limits._is_v2(tmp_path)
+    (tmp_path / "cgroup.events").write_text("populated 0\n")
+    assert limits._is_v2(tmp_path)
+
+
+def test_mountinfo_lines_of_five_fields_are_read_and_shorter_ones_passed_over() -> None:
+    five = "39 31 0:36 / /sys/fs/cgroup/pids - cgroup cgroup rw,pids\n"
+    assert limits._mounts("pids", five) == [(Path("/sys/fs/cgroup/pids"), False)]
+    assert limits._mounts("pids", "39 31 0:36 / - cgroup cgroup rw,pids\n") == []
+
+
+def test_a_cgroup_path_may_hold_colons() -> None:
+    assert limits._own_paths("4:memory:/a:b:c\n0::/x:y\n") == {"memory": "/a:b:c", "": "/x:y"}
+
+
+def test_killing_a_leaf_passes_over_processes_that_are_gone_or_not_ours(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    limits._kill_all(tmp_path / "absent")  # no procs file: nothing to kill
+    (tmp_path / "cgroup.procs").write_text("0\nabc\n41\n42\n")
+    sent: list[int] = []
+
+    def kill(pid: int, sig: int) -> None:
+        sent.append(pid)
+        raise ProcessLookupError if pid == 41 else PermissionError
+
+    monkeypatch.setattr(limits.os, "kill", kill)
+    limits._kill_all(tmp_path)
+    assert sent == [41, 42]
+
+
+@pytest.mark.skipif("memory" not in CGROUPS, reason="no memory cgroup here")
+def test_a_real_memory_leaf_bounds_swap_with_its_memory() -> None:
+    made = limits.group(SMALL)
+    try:
+        leaf = made.leaves["memory"]
+        swap = leaf / ("memory.swap.max" if limits._is_v2(leaf) else "memory.memsw.limit_in_bytes")
+        if not swap.exists():
+            pytest.skip("this kernel accounts no swap")
+        assert swap.read_text().strip() in ("0", str(SMALL.memory))
+    finally:
+        made.remove()
+
+
+@pytest.mark.skipif(not CGROUPS, reason="no cgroup hierarchy can be written here")
+def test_a_leaf_whose_pid_was_given_to_another_process_is_swept(tmp_path: Path) -> None:
+    """Leaves are named pid-starttime-n: a pid the kernel reused since (this very process, started at another
+    time) does not keep a dead orchestrator's leaf alive; this process's own leaf, and names of another shape, stay."""
+    hierarchy = next(iter(CGROUPS.values()))
+    mine = limits.group(SMALL)
+    own = next(iter(mine.leaves.values()))
+    reused = hierarchy.base / f"{os.getpid()}-1-0"
+    odd = hierarchy.base / f"{os.getpid()}-x-0"
+    for leaf in (reused, odd):
+        leaf.mkdir()
+    try:
+        assert own.name.startswith(limits.identity(os.getpid()) + "-")
+        limits.sweep(hierarchy.base)
+        assert not reused.exists() and own.exists() and odd.exists()
+    finally:
+        odd.rmdir()
+        mine.remove()
+
+
+def test_a_leaf_is_judged_by_its_owners_pid_and_start_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tri_agent.sandbox import _scratch
+
+    dead = 1
+    while _alive(dead):
+        dead += 7919
+    me = os.getpid()
+    assert limits._owner_gone(f"{dead}-7") and limits._owner_gone(f"{dead}-123-7")  # no process has the pid
+    assert limits._owner_gone(f"{me}-1-0")  # the pid is this process's now, started at another time
+    assert not limits._owner_gone(f"{limits.identity()}-0") and not limits._owner_gone(f"{me}-7")  # its own
+    for odd in ("probe-12", f"{me}", f"{me}-1-2-3", "١٢-3", f"{dead}-x-1", ""):
+        assert not limits._owner_gone(odd), odd  # not a leaf name of ours
+    # /proc mounted with hidepid: a live pid's start cannot be read, and what it holds is left alone
+    monkeypatch.setattr(_scratch, "identity", lambda pid=None: f"{pid}-gone")
+    assert not limits._owner_gone(f"{me}-1-0") and limits._owner_gone(f"{dead}-123-7")
+    assert not _scratch.gone(me, "1") and _scratch.gone(dead, "1")

@@ -83,12 +83,12 @@ def test_a_live_commands_root_and_a_forged_entry_are_left_alone(tmp_path: Path) 
     live.mkdir()
     registry = top / _scratch.REGISTRY
     registry.mkdir()
-    (registry / _scratch._identity(os.getpid())).write_text(str(live))
+    (registry / _scratch.identity(os.getpid())).write_text(str(live))
     (registry / "999999999-1").write_text(str(outside))  # a dead pid's entry pointing outside the temporary folder
     (registry / "999999998-1").write_text(str(top))  # ... at the temporary folder itself
     assert _scratch.sweep(top) == []
     assert live.is_dir() and outside.is_dir() and top.is_dir()
-    assert sorted(p.name for p in registry.iterdir()) == [_scratch._identity(os.getpid())]
+    assert sorted(p.name for p in registry.iterdir()) == [_scratch.identity(os.getpid())]
 
 
 def test_the_session_restores_the_temporary_folder_and_the_signal_handler(tmp_path: Path,

@@ -14,8 +14,8 @@ strongest way this machine offers first (``enforcement`` says which one a run ha
     open files  RLIMIT_NOFILE of every process (an open past it fails with EMFILE)
     cpu         RLIMIT_CPU of every process (SIGXCPU at the limit, SIGKILL a second later)
 
-The cgroups are made below the orchestrator's own (``<hierarchy>/<own path>/tri-agent/<pid>-<n>``) and removed
-when the run ends; a leaf whose orchestrator died is removed at the next start (``sweep``). The rlimits are
+The cgroups are made below the orchestrator's own (``<hierarchy>/<own path>/tri-agent/<pid>-<starttime>-<n>``)
+and removed when the run ends; a leaf whose orchestrator died is removed at the next start (``sweep``). The rlimits are
 set by ``prlimit`` inside the jail, so the run cannot raise them.
 """
 
@@ -35,6 +35,7 @@ from pydantic import ConfigDict, Field
 
 from .._errors import InfrastructureFailure
 from .._model import Written
+from ._scratch import alive, gone, identity
 
 _COUNTER = itertools.count()
 # joins the leaves it is given, then execs the run; it writes nothing but a cgroup.procs file of a tri-agent leaf
@@ -126,7 +127,7 @@ def enforcement(*, address_space: bool = True) -> dict[str, str]:
 def group(limits: Limits) -> Group:
     """A fresh leaf per hierarchy this machine offers, its limit set."""
     leaves: dict[str, Path] = {}
-    name = f"{os.getpid()}-{next(_COUNTER)}"
+    name = f"{identity()}-{next(_COUNTER)}"  # pid-starttime-n: a reused pid is not its owner
     for controller, hierarchy in hierarchies().items():
         leaf = hierarchy.base / name
         try:
@@ -248,19 +249,17 @@ def sweep(base: Path) -> None:
     """Remove the leaves of orchestrators that are gone (killed before they could remove their own)."""
     with contextlib.suppress(OSError):
         for leaf in base.iterdir():
-            pid = leaf.name.split("-")[0]
-            if leaf.is_dir() and pid.isascii() and pid.isdigit() and not _alive(int(pid)):
+            if leaf.is_dir() and _owner_gone(leaf.name):
                 _remove(leaf)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+def _owner_gone(name: str) -> bool:
+    """The orchestrator that named a leaf ``pid-starttime-n`` is gone (``gone``). A leaf named ``pid-n`` (before
+    start times were recorded) is judged by its pid alone; a name of another shape is not ours to judge."""
+    parts = name.split("-")
+    if len(parts) not in (2, 3) or not all(p.isascii() and p.isdigit() for p in parts):
         return False
-    except PermissionError:
-        return True
-    return True
+    return not alive(int(parts[0])) if len(parts) == 2 else gone(int(parts[0]), parts[1])
 
 
 def _remove(leaf: Path) -> None:

@@ -61,19 +61,19 @@ def session() -> Iterator[Path]:
 def sweep(top: Path) -> list[Path]:
     """Remove the roots whose command is gone; the roots removed. A registry another user made or could write
     is never read (its entries could name any folder of ours in the temporary folder)."""
-    registry, gone = top / REGISTRY, list[Path]()
+    registry, removed = top / REGISTRY, list[Path]()
     if not _private(registry):
-        return gone
+        return removed
     for entry in registry.iterdir():
-        pid = entry.name.partition("-")[0]
-        if not (pid.isascii() and pid.isdigit()) or _identity(int(pid)) == entry.name or not _plain(entry):
+        pid, _, start = entry.name.partition("-")
+        if not (pid.isascii() and pid.isdigit()) or not gone(int(pid), start) or not _plain(entry):
             continue  # a live command's, or not an entry
         root = Path(entry.read_text(encoding="utf-8", errors="replace").strip())
         if _ours(root, top):
             shutil.rmtree(root, ignore_errors=True)
-            gone.append(root)
+            removed.append(root)
         entry.unlink(missing_ok=True)
-    return gone
+    return removed
 
 
 def _private(registry: Path) -> bool:
@@ -111,7 +111,7 @@ def _register(top: Path, root: Path) -> Path | None:
         registry.mkdir(mode=0o700)
     if not _private(registry):
         return None
-    entry = registry / _identity(os.getpid())
+    entry = registry / identity()
     try:
         fd = os.open(entry, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     except OSError:
@@ -121,13 +121,35 @@ def _register(top: Path, root: Path) -> Path | None:
     return entry
 
 
-def _identity(pid: int) -> str:
-    """``pid-starttime``: a pid the kernel gave a new process since is another command."""
+def identity(pid: int | None = None) -> str:
+    """``pid-starttime`` of ``pid`` (None: this process, read from ``/proc/self``, which names it whatever pid
+    namespace ``/proc`` belongs to): a pid the kernel gave a new process since is another command."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        stat = Path(f"/proc/{'self' if pid is None else pid}/stat").read_text()
     except OSError:
-        return f"{pid}-gone"
-    return f"{pid}-{stat.rpartition(')')[2].split()[19]}"
+        return f"{os.getpid() if pid is None else pid}-gone"
+    return f"{os.getpid() if pid is None else pid}-{stat.rpartition(')')[2].split()[19]}"
+
+
+def gone(pid: int, start: str) -> bool:
+    """The process that was ``pid`` started at ``start`` has ended: no process has the pid, or one that started
+    since has it. A live pid whose start cannot be read (``/proc`` mounted with hidepid) is taken for the same
+    process: what it holds is left alone rather than taken from a live command."""
+    if not alive(pid):
+        return True
+    seen = identity(pid)
+    return not seen.endswith("-gone") and seen != f"{pid}-{start}"
+
+
+def alive(pid: int) -> bool:
+    """Some process has ``pid`` (one of another user's included)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 @contextlib.contextmanager
