@@ -33,8 +33,7 @@ def amount(rng, spelled):
 
 
 def quantity(rng, spelled):
-    # round values: a format must keep their zeros (and never a column of only 0 and 1, which reads as booleans)
-    q = rng.choice([0, 10, 20, 30, rng.randint(2, 60)])
+    q = rng.choice([0, 10, 20, 30, rng.randint(2, 60)])  # round values: a format must keep their zeros
     return f"{q:03d}" if spelled and rng.random() < 0.2 else str(q)
 
 
@@ -42,6 +41,8 @@ def table(rng, *, spelled=False, nulls=False):
     rows = []
     for k in range(rng.randint(3, 9)):
         row = [f"r{k:03d}", amount(rng, spelled), quantity(rng, spelled), rng.choice(CITIES)]
+        if k == 0:  # the row every table keeps whole: a quantity that is no boolean, so the column reads as numbers
+            row[2] = str(rng.randint(2, 60))
         if nulls and k:  # the first row keeps every value: no column is null throughout
             for col in rng.sample([1, 2, 3], rng.randint(0, 2)):
                 row[col] = rng.choice(NULLS)

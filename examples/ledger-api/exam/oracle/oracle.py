@@ -178,12 +178,17 @@ def cell(value):
 def seeded(ledger, data):
     """The rows a case brings replace the fixture's: balances by account, the whole history of transfers."""
     if (data / "accounts.csv").is_file():
-        for row in csv.DictReader((data / "accounts.csv").open(newline="")):
+        for row in rows_of(data / "accounts.csv"):
             ledger.accounts[row["id"]][2] = Decimal(row["balance"])
     if (data / "transfers.csv").is_file():
         ledger.transfers = [(int(r["id"]), r["from_account"], r["to_account"], Decimal(r["amount"]), Decimal(r["fee"]),
-                             r["memo"]) for r in csv.DictReader((data / "transfers.csv").open(newline=""))]
+                             r["memo"]) for r in rows_of(data / "transfers.csv")]
     return ledger
+
+
+def rows_of(path):
+    with path.open(encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
 
 
 def run(case, plan, data):
