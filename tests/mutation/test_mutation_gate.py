@@ -49,7 +49,7 @@ def test_a_menu_of_classes_only_gives_judged_mutants_of_every_class_the_code_can
     expressible = {c.id for c in menu.classes} - set(gate.rotation.empty_classes)
     ignored = {m.bug_class for m in summary.mutants if m.status == "Ignored"}
     assert expressible - ignored <= judged and len(judged) >= 7
-    assert summary.killed == summary.judged and summary.verdict == "pass"
+    assert summary.killed == summary.judged and summary.verdict == "pass" and summary.sham == "passed"
     assert summary.figure().startswith(f"{summary.killed}/{summary.judged} killed")
     report = json.loads((tmp_path / "m" / "mutation-report.json").read_text())
     jsonschema.validate(report, SCHEMA)
@@ -310,3 +310,34 @@ def test_kept_verdicts_hold_only_for_the_code_and_exam_they_were_judged_against(
     (tmp_path / "m" / "verdicts.jsonl").write_text("garbage\n" + (tmp_path / "m" / "verdicts.jsonl").read_text())
     with pytest.raises(MalformedInput, match=r"verdicts\.jsonl:1 is not a verdict line"):
         Ledger(tmp_path / "m", "tree1", "exam1", resume=True)
+
+
+def _self_checking(toy: Path) -> None:
+    """The fixed toy, but it refuses to run when its own code differs from a copy the builder committed beside it:
+    every mutant then crashes on every case, a kill that says nothing of the exam."""
+    grades = toy / "target" / "grades.py"
+    (toy / "target" / "pristine.txt").write_text(grades.read_text())
+    check = ("import pathlib\nif pathlib.Path(__file__).read_text() != "
+             "(pathlib.Path(__file__).parent / 'pristine.txt').read_text():\n    sys.exit(3)\n")
+    text = grades.read_text().replace("import sys\n", "import sys\n" + check, 1)
+    grades.write_text(text)
+    (toy / "target" / "pristine.txt").write_text(text)
+
+
+@pytest.mark.parametrize("where", ["fork server", "real runs", "no check"])
+def test_a_target_that_checks_its_own_code_fails_the_gate_however_many_it_kills(
+        toy_build: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    toy = toy_copy(tmp_path / "toy", fixed=True)
+    _self_checking(toy)
+    if where == "real runs":  # a target the fork server cannot run (a service): a few real runs of the sham
+        monkeypatch.setattr(_gate.Hunt, "told_apart", lambda *_args: None)
+    if where == "no check":  # without the sham, the check alone "kills" every mutant: a perfect, empty gate
+        monkeypatch.setattr(_gate, "_sham", lambda *_args: "passed")
+    summary = mutate(toy / "target.yaml", toy_build, toy / "exam" / "mutations.yaml", tmp_path / "m",
+                     selection=_gate.Selection(per_class=1), minimum=3)
+    assert summary.killed == summary.judged >= 3
+    if where == "no check":
+        assert summary.verdict == "pass"
+    else:
+        assert summary.verdict == "fail" and summary.sham.startswith("case c-") and "crashed" in summary.sham
+        assert any("an edit that changes nothing was told apart" in r for r in summary.reasons)

@@ -876,6 +876,9 @@ def _facts(rnd: _Round, report: ScoreReport | None, stable: bool, mutation: Muta
     blockers = list(report.blockers) if report else ["the run could not be scored"]
     blockers += [t.title for t in tickets if t.route != "builder" or t.signature.startswith(_BLOCKING)]
     mutants = mutation.mutants if mutation else []
+    if mutation is not None and mutation.sham not in ("passed", "not run"):
+        blockers.append(f"mutation gate: an edit that changes nothing was told apart ({mutation.sham}): kills say "
+                        "nothing of the exam")
     return RoundFacts(round=rnd.k, stable=stable, passed=passed, total=total, blockers=blockers,
                       mutants_judged=sum(1 for m in mutants if m.status in _JUDGED),
                       mutants_detected=sum(1 for m in mutants if m.status in DETECTED),

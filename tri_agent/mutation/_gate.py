@@ -209,17 +209,51 @@ def run_gate(target_file: Path, build: Path, menu_path: Path, out: Path, *, exam
             hunt_seeds_of(hunt_secret, target, exam_dir, hunt_seeds)
         hunt = Hunt(exam_dir, target, _class_inputs(menu), Path(tmp) / "hunt", seeds, jobs, recall or Recall())
         ctx = _Context(target, exam, clean, timeout, hunt, ledger)
+        sham = _sham(ctx, sorted({p.file for p in plans}), digest, Path(tmp) / "sham") if plans else "not run"
         outcomes = _judge_all(ctx, plans, jobs)
         spare = [_instance_plan(target, i) for i in _spare(found, rotation, selection)]
         while judged_count(outcomes) < minimum and spare:  # equivalents fell out: judge more, new ones first
             more, spare = spare[:minimum - judged_count(outcomes)], spare[minimum - judged_count(outcomes):]
             plans += more
             outcomes += _judge_all(ctx, more, jobs)
-    summary = summarise(outcomes + stale, threshold, minimum, digest, rotation.empty_classes, require())
+    summary = summarise(outcomes + stale, threshold, minimum, digest, rotation.empty_classes, require(), sham)
     carried = sum(1 for p in plans if p.id in ledger.kept)
     summary = summary.model_copy(update={"fork_server": ctx.fork.state, "carried": carried})
     _write(out, target, plans, outcomes, summary, _about(target, build, digest, round_label, seed))
     return GateRun(summary, rotation)
+
+
+SHAM_CASES = 3  # real runs of a sham where the fork server cannot run the target (services, browsers)
+
+
+def _sham(ctx: _Context, files: list[str], digest: str, scratch: Path) -> str:
+    """Run an edit that changes nothing (a statement appended to every file the mutants are made of) through the
+    exam first: "passed", or why it was told apart. A target that checks its own code (or prints something of
+    it) would have every mutant "killed" by that check alone: such kills say nothing of the exam."""
+    name = "_" + hashlib.sha256(f"sham:{digest}".encode()).hexdigest()[:12]  # unknown to the code before the gate
+    tree = scratch / "baseline"
+    shutil.copytree(ctx.target.baseline, tree, symlinks=True)
+    for file in files:
+        if (tree / file).is_symlink() or not (tree / file).resolve().is_relative_to(tree.resolve()):
+            continue  # never written through a link: it could lead out of the scratch copy
+        text = (tree / file).read_text(encoding="utf-8")
+        (tree / file).write_text(text + ("" if text.endswith("\n") else "\n") + f"{name} = None\n", encoding="utf-8")
+        shutil.copystat(ctx.target.baseline / file, tree / file)
+    sham, exam = ctx.target.with_baseline(tree, ctx.timeout), ctx.exam
+    told = ctx.hunt.told_apart(sham, exam.visible, exam.cases, scratch / "told")
+    if told is not None:  # every case, on the fork server: findings of the original's runs there against the sham's
+        for case, before, after in zip(exam.cases, told.original, told.mutant, strict=True):
+            change = changed(_case_findings(exam, case, _forked(case, before)),
+                             _case_findings(exam, case, _forked(case, after)))
+            if change:
+                return f"case {case.case}: {change}"
+        return "passed"
+    gateway = Gateway(sham, exam.visible, _fresh(scratch / "cases"))
+    for case in exam.cases[:SHAM_CASES]:
+        verdict = _case_verdict(exam, case, _seen(_real(gateway, case, ctx.target.config.timeout)))
+        if verdict is not None:
+            return verdict[1]
+    return "passed"
 
 
 def _concrete(target: Target, path: Path | None) -> tuple[list[Instance], list[MutantOutcome]]:

@@ -74,6 +74,10 @@ class MutationSummary(_Strict):
         "the fork server's outputs; every other kill and every survivor rests on real runs.")
     carried: int = Field(default=0, ge=0, description="Verdicts a resumed gate (`mutate --resume`) kept from the run "
                          "it resumed (verdicts.jsonl, same code and exam) instead of judging them again.")
+    sham: str = Field(default="not run", description="An edit that changes nothing (a statement appended to every "
+                      "file the mutants were made of), run through the exam before any mutant counts: passed (no "
+                      "finding changed), not run (no mutant to judge), or where it was told apart: then the target "
+                      "tells its own code apart from any edit, every kill may be that alone, and the verdict is fail.")
 
     def figure(self) -> str:
         """The kill rate as everyone shows it: killed / judged, with ignored and no-coverage beside it."""
@@ -148,7 +152,7 @@ def calibrating(decided: MutantOutcome) -> MutantOutcome:
 
 
 def summarise(outcomes: list[MutantOutcome], threshold: float, minimum: int, digest: str, unexpressed: list[str],
-              isolation: list[str]) -> MutationSummary:
+              isolation: list[str], sham: str = "not run") -> MutationSummary:
     """The gate's verdict: fail when fewer than ``minimum`` mutants were judged or the kill rate is below
     ``threshold``, each reason one line."""
     statuses = sorted({o.status for o in outcomes})
@@ -163,6 +167,9 @@ def summarise(outcomes: list[MutantOutcome], threshold: float, minimum: int, dig
         survivors = [o.id for o in outcomes if o.status in UNDETECTED]
         reasons.append(f"kill rate {detected}/{judged} ({rate:.0%}) is below {threshold:.0%}; blind spots: "
                        f"{', '.join(survivors)}")
+    if sham not in ("passed", "not run"):
+        reasons.append(f"an edit that changes nothing was told apart ({sham}): the target tells its own code apart, "
+                       "so no kill shows what the exam catches")
     return MutationSummary(target_digest=digest, mutants=outcomes, counts=counts, killed=detected, judged=judged,
                            kill_rate=round(rate, 4), threshold=threshold, minimum=minimum, unexpressed=unexpressed,
-                           verdict="fail" if reasons else "pass", reasons=reasons, isolation=isolation)
+                           verdict="fail" if reasons else "pass", reasons=reasons, isolation=isolation, sham=sham)
