@@ -99,10 +99,21 @@ def _score(project: Path, round_name: str) -> dict[str, Any]:
 
 
 def test_the_vendored_program_is_the_one_from_the_registry(accepted: Path) -> None:
-    from importlib.metadata import version
+    """Every vendored file is byte for byte the one the wheel's RECORD vouches for, after the whole acceptance: the
+    builder patched around csvkit, never inside it."""
+    import base64
+    import hashlib
+    from importlib.metadata import distribution
 
-    assert version("csvkit") == "2.2.0"
-    assert (accepted / "target" / "csvkit" / "utilities" / "csvstat.py").is_file()
+    wheel = distribution("csvkit")
+    assert wheel.version == "2.2.0"
+    recorded = {str(f): f.hash.value for f in wheel.files or [] if f.hash and str(f).startswith("csvkit/")}
+    vendored = {p.relative_to(accepted / "target").as_posix(): p for p in (accepted / "target" / "csvkit").rglob("*")
+                if p.is_file() and "__pycache__" not in p.parts}
+    assert set(vendored) == set(recorded) and "csvkit/utilities/csvstat.py" in vendored
+    for name, path in vendored.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(path.read_bytes()).digest()).rstrip(b"=").decode()
+        assert digest == recorded[name], name
 
 
 def test_round_one_finds_only_the_stripped_zeros_of_whole_numbers(accepted: Path) -> None:
