@@ -195,3 +195,17 @@ def test_the_figure_counts_no_coverage_and_a_missing_ignored_as_zero() -> None:
     summary = summarise([_outcome("Killed"), _outcome("NoCoverage"), _outcome("NoCoverage")], threshold=0.1,
                         minimum=1, digest="", unexpressed=[], isolation=[])
     assert summary.figure() == "1/3 killed (33%); 0 ignored, 2 no coverage"
+
+
+@pytest.mark.parametrize("sham, fails", [("passed", False), ("not run", False),
+                                         ("case c-1: behaviour 'crashed' (1 finding(s) changed)", True)])
+def test_a_sham_told_apart_fails_the_gate_at_a_full_kill_rate(sham: str, fails: bool) -> None:
+    summary = summarise([_outcome("Killed")], threshold=1.0, minimum=1, digest="", unexpressed=[], isolation=[],
+                        sham=sham)
+    assert summary.sham == sham and summary.kill_rate == 1.0
+    if fails:
+        assert (summary.verdict, summary.reasons) == ("fail", [
+            "an edit that changes nothing was told apart (case c-1: behaviour 'crashed' (1 finding(s) changed)): the "
+            "target tells its own code apart, so no kill shows what the exam catches"])
+    else:
+        assert (summary.verdict, summary.reasons) == ("pass", [])
