@@ -182,3 +182,22 @@ def test_canary_tickets_are_counted_apart_from_the_fuse() -> None:
         p, d = advance(p, gate(pressed), pressed)
         assert d == "next_round"
     assert p.pressed == {"builder:behavior:observed-rejected": FUSE + 1} and p.attempts == {}
+
+
+@pytest.mark.parametrize("sham, red", [("passed", False), ("not run", False), ("case c-1: behaviour 'crashed'", True)])
+def test_a_round_whose_sham_was_told_apart_is_red_at_a_full_kill_rate(sham: str, red: bool) -> None:
+    from pathlib import Path
+
+    from tri_agent.acceptance._rounds import _facts, _Round
+    from tri_agent.mutation._verdict import MutantOutcome, summarise
+
+    killed = [MutantOutcome(id=f"op:f.py:{n}", bug_class="x", operator="op", status="Killed", reason="case c-1")
+              for n in range(5)]
+    summary = summarise(killed, threshold=1.0, minimum=3, digest="", unexpressed=[], isolation=[], sham=sham)
+    rnd = _Round(k=1, seed="s", final=False, build=Path("b"), run=Path("r"))
+    facts = _facts(rnd, None, True, summary, None, [], [])  # no score report: the round's own blocker says so
+    mutation = [b for b in facts.blockers if b.startswith("mutation gate:")]
+    result = gate(facts.model_copy(update={"passed": 10, "total": 10, "blockers": mutation}))
+    assert facts.mutants_detected == facts.mutants_judged == 5
+    assert result.green is not red
+    assert red == any("an edit that changes nothing was told apart" in r for r in result.reasons)
