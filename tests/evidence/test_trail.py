@@ -211,7 +211,7 @@ def test_a_record_is_refused_when_its_name_is_in_the_trail_or_its_folder_exists(
         store.append("round-0003", "step", _fill("again"))
 
 
-@pytest.mark.parametrize("name", ["", "a/b", ".hidden", " round", "round ", "round\n"])
+@pytest.mark.parametrize("name", ["", "a/b", ".hidden", " round", "round ", "round\n", "r" * 256, "a\0b"])
 def test_a_record_name_must_be_a_plain_folder_name(tmp_path: Path, name: str) -> None:
     with pytest.raises(UsageError, match="is not a plain folder name"):
         EvidenceStore(tmp_path / "evidence").append(name, "step", _fill("x"))
@@ -252,3 +252,19 @@ def test_a_trail_that_is_a_symlink_is_never_appended_through(tmp_path: Path) -> 
     with pytest.raises(OSError):
         store.append("round-0003", "step", _fill("x"))
     assert elsewhere.read_bytes().count(b"\n") == 2
+
+
+@pytest.mark.parametrize("name", ["[" * 300, "../../outside", "a\u0000b", ".."])
+def test_a_trail_line_naming_no_plain_folder_is_a_finding_never_a_lookup(tmp_path: Path, name: str) -> None:
+    """A rewritten line may name anything (found by the fuzz suite: a name too long for the file system crashed
+    verify-trail with ENAMETOOLONG); such a name is named as a finding and never looked up, inside the store or
+    outside it."""
+    store = _store(tmp_path)
+    (tmp_path / "outside").mkdir()
+    lines = store.trail.read_bytes().splitlines(keepends=True)
+    entry = json.loads(lines[0])
+    lines[0] = json.dumps({**entry, "name": name}, sort_keys=True).encode() + b"\n"
+    store.trail.write_bytes(b"".join(lines))
+    findings = store.verify_trail()
+    assert any(f.detail == "not a plain record folder name" for f in findings)
+    assert not any("outside" in f.where and f.detail != "not a plain record folder name" for f in findings)

@@ -137,6 +137,9 @@ class EvidenceStore:
         entries = {e.name: e for e in _safe_entries(self)}
         for name, entry in entries.items():
             folder = self.root / RECORDS / name
+            if not _plain(name):  # a rewritten line may name anything: never a path outside records/, never looked up
+                findings.append(TrailFinding(where=f"{RECORDS}/{name[:80]!r}", detail="not a plain record folder name"))
+                continue
             if not folder.is_dir():
                 findings.append(TrailFinding(where=f"{RECORDS}/{name}", detail="recorded but missing"))
                 continue
@@ -187,8 +190,15 @@ def _safe_entries(store: EvidenceStore) -> list[TrailEntry]:
 
 
 def _check_name(name: str) -> None:
-    if not name or "/" in name or name.startswith(".") or name != name.strip():
+    if not _plain(name):
         raise UsageError(f"evidence record name {name!r} is not a plain folder name")
+
+
+def _plain(name: str) -> bool:
+    """One folder name a file system takes: not empty, no separator or NUL, not hidden, no surrounding space, at
+    most 255 bytes."""
+    return (bool(name) and "/" not in name and "\0" not in name and not name.startswith(".") and name == name.strip()
+            and len(name.encode("utf-8", "surrogatepass")) <= 255)
 
 
 def _append_line(path: Path, line: bytes) -> None:
