@@ -566,3 +566,21 @@ def test_the_projects_reports_must_say_what_the_trail_says(accepted: Path, tmp_p
     copy = tmp_path / "copy"  # the reports copied beside another (empty) trail claim a run it does not hold
     shutil.copytree(accepted, copy, ignore=shutil.ignore_patterns(".git"))
     assert [f.where for f in verify_run(copy)[1]] == ["ACCEPTANCE.json", "REPORT.html", "SCOREBOARD.md"]
+
+
+def test_only_files_written_since_preflight_are_scanned_for_sealed_values() -> None:
+    """A vendored library's issue number that happens to equal a sealed sum was there before any key existed (found
+    on csvkit's cli.py in CI); a file written since, or a new one, is scanned whole."""
+    from types import SimpleNamespace
+
+    from tri_agent.acceptance._judging import CodeSnapshot, FileState
+    from tri_agent.acceptance._rounds import _since_preflight
+
+    def snap(**files: str) -> CodeSnapshot:
+        return CodeSnapshot(files={k.replace("_", "/"): FileState(sha256=v, text="") for k, v in files.items()})
+
+    now = snap(target_lib="a", target_app="b2", target_new="c")
+    turn = SimpleNamespace(code=now, past=SimpleNamespace(baseline_code=snap(target_lib="a", target_app="b")))
+    assert _since_preflight(turn) == ["target/app", "target/new"]  # type: ignore[arg-type]
+    turn.past.baseline_code = None
+    assert _since_preflight(turn) == ["target/lib", "target/app", "target/new"]  # type: ignore[arg-type]
