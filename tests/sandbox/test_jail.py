@@ -45,6 +45,7 @@ for pid in os.listdir('/proc'):
         pass""",
     "/tmp scan": """
 for root, dirs, files in os.walk('/tmp'):
+    dirs[:] = [d for d in dirs if d not in ('.venv', '.git', 'site-packages', '__pycache__')]  # a clone's bulk
     if 'other-run-answers.jsonl' in files:
         print(open(os.path.join(root, 'other-run-answers.jsonl')).read())""",
     "loopback server": """
