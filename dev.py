@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import venv
 from pathlib import Path
 
@@ -93,6 +94,27 @@ def demo() -> int:
     return next((c for c in codes if c), 0)
 
 
+# The suite makes and removes some hundred thousand small files (copies of targets, the jails' folders, evidence
+# stores). On this project's machines a file made on disk costs about 1 ms of kernel time against 0.03 ms in memory,
+# and the suite is bound by its CPU: its temporary files go to a memory file system when the machine has one with
+# room (benchmarks/RESULTS.md has the figures). Each test's folder is removed as it passes, which bounds what it holds.
+MEMORY_FS = Path("/dev/shm")
+MEMORY_ROOM = 4 << 30
+
+
+def memory_temp(where: Path = MEMORY_FS, mounts: Path = Path("/proc/mounts")) -> Path | None:
+    """A private folder for the suite's temporary files on a memory file system (tmpfs) with room, else None."""
+    try:
+        mounted = {fields[1]: fields[2] for fields in (line.split() for line in mounts.read_text().splitlines())
+                   if len(fields) > 2}
+        room = os.statvfs(where)
+        if mounted.get(str(where)) != "tmpfs" or room.f_bavail * room.f_frsize < MEMORY_ROOM:
+            return None
+        return Path(tempfile.mkdtemp(prefix="tri-agent-tests-", dir=where))
+    except OSError:
+        return None
+
+
 def test(pytest_args: list[str]) -> int:
     env = ensure_env("test")
     ensure_system_packages()
@@ -108,8 +130,19 @@ def test(pytest_args: list[str]) -> int:
     # fixtures one worker's unit and the longest files first (tests/conftest.py; xdist keeps that order), and the
     # 20 slowest tests named so the next slow one is seen; arguments of the caller's replace all of it
     workers = str(2 * (os.cpu_count() or 1))
-    args = pytest_args or ["-n", workers, "--no-loadscope-reorder", "--durations=20"]
+    args = pytest_args or ["-n", workers, "--no-loadscope-reorder", "--durations=20", "-o",
+                           "tmp_path_retention_policy=failed"]
+    temp = None if pytest_args else memory_temp()
+    if temp is not None:
+        (temp / "tmp").mkdir()
+        env = {**env, "TMPDIR": str(temp / "tmp")}
+        args = [*args, f"--basetemp={temp / 'base'}"]
+        print(f"dev.py: the suite's temporary files are in memory, in {temp}", flush=True)
     code = _run([python, "-m", "pytest", *args], env)
+    if temp is not None and code == 0:
+        shutil.rmtree(temp, ignore_errors=True)
+    elif temp is not None:
+        print(f"dev.py: the failed tests' folders are kept in {temp} (memory: remove it when done)", file=sys.stderr)
     if code == 5:
         print("dev.py: pytest collected no tests; that is a failure here", file=sys.stderr)
         return 1

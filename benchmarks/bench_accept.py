@@ -5,7 +5,8 @@
 ``--against REV`` runs the same acceptance with the code of commit REV (a git worktree of it, imported through
 ``PYTHONPATH``), alternated run by run with this tree's, so the machine's drift stays out of the ratio.
 ``--modes`` lists the sandbox layers to measure: ``bubblewrap`` as the machine is, ``landlock`` with bubblewrap
-hidden as on a bare machine (``unshare -m`` and a bind mount of /dev/null over it; needs root).
+hidden as on a bare machine (``unshare -m`` and a bind mount of /dev/null over it; needs root); either with
+``+memory`` puts the run's temporary folder (``TMPDIR``) on the memory file system /dev/shm.
 
 What a user would do instead of ``tri-agent accept`` is run the target on the cases by hand; the honest
 floor of any acceptance is therefore the target's own run time, times the runs the protocol needs (every
@@ -48,9 +49,11 @@ def _accept(work: Path, code: Path = ROOT, mode: str = "bubblewrap") -> tuple[fl
     env = {**os.environ, "XDG_STATE_HOME": str(work / "state"), "TRI_AGENT_SEED_SECRET": "bench",
            "PYTHONPATH": str(code)}
     argv = [sys.executable, "-m", "tri_agent", "accept", str(project)]
-    start = time.perf_counter()
-    done = subprocess.run(_in_mode(argv, mode), capture_output=True, env=env)
-    wall = time.perf_counter() - start
+    layer, _, memory = mode.partition("+")
+    with tempfile.TemporaryDirectory(prefix="bench-accept-", dir="/dev/shm" if memory else None) as temp:
+        start = time.perf_counter()
+        done = subprocess.run(_in_mode(argv, layer), capture_output=True, env={**env, "TMPDIR": temp})
+        wall = time.perf_counter() - start
     if done.returncode != NOT_CERTIFIED:  # a scripted run passes, and never certifies
         raise SystemExit(f"accept exited {done.returncode}: {done.stderr.decode()[-500:]}")
     [state] = (work / "state" / "tri-agent" / "runs").iterdir()
@@ -104,7 +107,8 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--against", help="a commit to measure beside this tree, alternated run by run")
-    parser.add_argument("--modes", default="bubblewrap", help="comma-separated: bubblewrap, landlock")
+    parser.add_argument("--modes", default="bubblewrap",
+                        help="comma-separated: bubblewrap, landlock, each optionally with +memory")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-accept-") as tmp:
         single = _one_target_run(Path(tmp))

@@ -316,28 +316,55 @@ def load_script(path: Path, name: str) -> ModuleType:
 
 
 # --- the suite over every core (pytest-xdist) --------------------------------------------------------------------
-# One test file is one unit of work for a worker, so a module's shared fixture (an acceptance, a database server) is
-# made once per unit (pytest-xdist's own xdist_group mark does not group under pytest 9: its scheduler is replaced
-# here). test_rounds and test_attacks share the session's toy acceptances: each worker that runs one makes them
-# once, which costs less than the two files one after another on one worker.
+# A test is one unit of work for a worker, except in a file with a module-scoped fixture (an acceptance, a database
+# server): that file is one unit, so its fixture is made once (pytest-xdist's own xdist_group mark does not group
+# under pytest 9: its scheduler is replaced here). The suite waits on jails, browsers and servers more than it
+# computes, and a whole file of toy acceptances on one worker was the suite's longest pole; the session's shared toy
+# acceptance is made once per run whichever worker asks first (``once_per_run``).
+TESTS = Path(__file__).resolve().parent
+GROUPED = frozenset(p.relative_to(TESTS.parent).as_posix() for p in TESTS.rglob("test_*.py")
+                    if 'scope="module"' in p.read_text(encoding="utf-8"))
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     from xdist.scheduler import LoadScopeScheduling
 
-    class ByFile(LoadScopeScheduling):
+    class ByUnit(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return nodeid.split("::", 1)[0]
+            file = nodeid.split("::", 1)[0]
+            return file if file in GROUPED else nodeid
 
-    return ByFile(config, log)
+    return ByUnit(config, log)
 
 
-# the longest units first (each holds a whole acceptance or more), so the two workers end together instead of one
-# waiting alone for the last of them; the order is the same on every worker, as xdist requires
-LONGEST = ("tests/examples/test_workshop_gui.py", "tests/acceptance/test_rounds.py", "tests/acceptance/test_attacks.py",
-           "tests/examples/test_ledger_api.py", "tests/test_selftest.py")
+# the longest units first (the durations of a whole run), so the workers end together instead of one waiting alone
+# for the last of them; the test that makes the shared toy acceptance early, so that those reading it find it made;
+# the order is the same on every worker, as xdist requires
+LONGEST = (
+    "tests/examples/test_workshop_gui.py",
+    "tests/examples/test_csvkit_stats.py",
+    "tests/examples/test_ledger_api.py",
+    "tests/acceptance/test_rounds.py::test_the_toy_trail",
+    "tests/test_selftest.py::test_on_a_machine_without_bubblewrap",
+    "tests/test_api.py::test_the_documented",
+    "tests/acceptance/test_rounds.py::test_accept_with_every_role",
+    "tests/acceptance/test_attacks.py::test_a_build",
+    "tests/acceptance/test_rounds.py::test_a_judge_model",
+    "tests/corpora/test_review_corpus.py",
+    "tests/acceptance/test_attacks.py::test_watch",
+    "tests/acceptance/test_attacks.py::test_examiner_tester",
+    "tests/acceptance/test_attacks.py::test_an_honest_fix",
+    "tests/acceptance/test_rounds.py::test_killed",
+    "tests/acceptance/test_rounds.py::test_a_tester",
+    "tests/acceptance/test_gaming.py",
+    "tests/acceptance/test_attacks.py::test_a_c",
+    "tests/mutation/test_mutation_gate.py",
+)
+
+
+def _rank(nodeid: str) -> int:
+    return next((n for n, unit in enumerate(LONGEST) if nodeid.startswith(unit)), len(LONGEST))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    rank = {path: n for n, path in enumerate(LONGEST)}
-    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(LONGEST)))
+    items.sort(key=lambda item: _rank(item.nodeid))

@@ -81,3 +81,44 @@ def test_without_bubblewrap_the_demo_says_what_is_missing_what_it_costs_and_runs
     acceptance = next(cmd for cmd in ran if any("run_acceptance.py" in part for part in cmd))
     selftest = next(cmd for cmd in ran if any("run_selftest.sh" in part for part in cmd))
     assert ("--allow-unsandboxed" in acceptance) is unsandboxed and ("--allow-unsandboxed" in selftest) is unsandboxed
+
+
+def _mounts(tmp_path: Path, where: Path, kind: str) -> Path:
+    mounts = tmp_path / "mounts"
+    mounts.write_text(f"/dev/vda / ext4 rw 0 0\n{kind} {where} {kind} rw,relatime 0 0\n")
+    return mounts
+
+
+def test_the_suites_temporary_files_go_to_a_memory_file_system_with_room(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    dev, where = _dev(), tmp_path / "shm"
+    where.mkdir()
+    made = dev.memory_temp(where, _mounts(tmp_path, where, "tmpfs"))
+    assert made is not None and made.parent == where and made.is_dir() and made.stat().st_mode & 0o077 == 0
+    assert dev.memory_temp(where, _mounts(tmp_path, where, "ext4")) is None  # a disk: the default folder
+    assert dev.memory_temp(where, tmp_path / "no-such-mounts") is None
+
+    class Small:
+        f_bavail, f_frsize = 1000, 4096
+
+    monkeypatch.setattr(dev.os, "statvfs", lambda path: Small())
+    assert dev.memory_temp(where, _mounts(tmp_path, where, "tmpfs")) is None  # too little room: the disk
+
+
+@pytest.mark.parametrize("code", [0, 1])
+def test_the_suite_runs_in_the_memory_folder_which_is_removed_unless_a_test_failed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], code: int) -> None:
+    dev, memory = _dev(), tmp_path / "tri-agent-tests-x"
+    memory.mkdir()
+    ran: list[tuple[list[str], dict[str, str]]] = []
+    monkeypatch.setattr(dev, "ensure_env", lambda extras: {"PATH": "/usr/bin"})
+    monkeypatch.setattr(dev, "ensure_system_packages", lambda *a: [])
+    monkeypatch.setattr(dev, "memory_temp", lambda: memory)
+    monkeypatch.setattr(dev, "_run", lambda cmd, env=None: ran.append((cmd, env or {})) or (code if "pytest" in cmd
+                                                                                           else 0))
+    assert dev.test([]) == code
+    cmd, env = ran[-1]
+    assert f"--basetemp={memory / 'base'}" in cmd and env["TMPDIR"] == str(memory / "tmp")
+    assert "tmp_path_retention_policy=failed" in cmd  # a passing test's folder goes at once
+    assert memory.exists() is bool(code)
+    assert (str(memory) in capsys.readouterr().err) is bool(code)

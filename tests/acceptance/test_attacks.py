@@ -178,7 +178,7 @@ def test_a_store_named_inside_the_project_is_refused(tmp_path: Path) -> None:
 
 # --- no key while the builder works; a fresh tester --------------------------------------------------------------
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def watched(toy_accepted: tuple[Path, dict[str, list[list[str]]]]) -> tuple[Path, dict[str, list[list[str]]]]:
     """An honest scripted run (gate N = 3: five rounds), watched (conftest: toy_accepted, shared with test_rounds):
     which builds exist when each builder starts, and which files each tester's workspace holds when launched."""

@@ -44,7 +44,7 @@ for pid in os.listdir('/proc'):
     except OSError:
         pass""",
     "/tmp scan": """
-for root, dirs, files in os.walk('/tmp'):
+for root, dirs, files in os.walk(TEMP):  # the orchestrator's temporary folder, where other runs' scratch lies
     dirs[:] = [d for d in dirs if d not in ('.venv', '.git', 'site-packages', '__pycache__')]  # a clone's bulk
     if 'other-run-answers.jsonl' in files:
         print(open(os.path.join(root, 'other-run-answers.jsonl')).read())""",
@@ -65,7 +65,7 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str,
     secret = tmp_path / "store" / "key.txt"
     secret.parent.mkdir()
     secret.write_text("SEALED-VALUE-42\n")
-    other = Path(os.environ.get("TMPDIR", "/tmp")) / f"tri-other-run-{os.getpid()}"
+    other = Path(tempfile.gettempdir()) / f"tri-other-run-{os.getpid()}"
     other.mkdir(exist_ok=True)
     (other / "other-run-answers.jsonl").write_text("SEALED-VALUE-42\n")
     server = socket.socket()
@@ -94,6 +94,7 @@ def _serve(server: socket.socket) -> None:
 
 def _attack(name: str, world: dict[str, object]) -> list[str]:
     code = (f"import os, socket\nSECRET = {str(world['secret'])!r}\nTOKEN = {TOKEN!r}\nPORT = {world['port']}\n"
+            f"TEMP = {tempfile.gettempdir()!r}\n"
             f"try:\n" + "".join(f"    {line}\n" for line in ATTACKS[name].strip().splitlines())
             + "except Exception as exc:\n    print('blocked:', type(exc).__name__)\n")
     return [sys.executable, "-c", code]
