@@ -58,6 +58,7 @@ def _demo(monkeypatch: pytest.MonkeyPatch, present: set[str], uid: int, layer: s
     monkeypatch.setattr(dev.subprocess, "run", lambda cmd, **_kw: ran.append(cmd) or _Done())
     monkeypatch.setattr(dev, "sandbox_layer", lambda env: layer)
     monkeypatch.setattr(dev, "_run", lambda cmd, env=None: ran.append(cmd) or 0)
+    monkeypatch.setattr(dev, "memory_temp", lambda: None)
     assert dev.demo() == 0
     return ran, capsys.readouterr().out
 
@@ -122,3 +123,18 @@ def test_the_suite_runs_in_the_memory_folder_which_is_removed_unless_a_test_fail
     assert "tmp_path_retention_policy=failed" in cmd  # a passing test's folder goes at once
     assert memory.exists() is bool(code)
     assert (str(memory) in capsys.readouterr().err) is bool(code)
+
+
+def test_the_demo_runs_the_bundled_examples_with_their_scratch_in_memory_and_removes_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    dev, memory = _dev(), tmp_path / "tri-agent-tests-x"
+    memory.mkdir()
+    envs: list[dict[str, str]] = []
+    monkeypatch.setattr(dev, "ensure_env", lambda extras: {"PATH": "/usr/bin"})
+    monkeypatch.setattr(dev, "ensure_system_packages", lambda *a: [])
+    monkeypatch.setattr(dev, "sandbox_layer", lambda env: "bubblewrap")
+    monkeypatch.setattr(dev, "memory_temp", lambda: memory)
+    monkeypatch.setattr(dev, "_run", lambda cmd, env=None: envs.append(env or {}) or 0)
+    assert dev.demo() == 0
+    assert len(envs) == 4 and all(env["TMPDIR"] == str(memory) for env in envs)
+    assert not memory.exists()
