@@ -117,7 +117,9 @@ def memory_temp(where: Path = MEMORY_FS, mounts: Path = Path("/proc/mounts")) ->
         room = os.statvfs(where)
         if mounted.get(str(where)) != "tmpfs" or room.f_bavail * room.f_frsize < MEMORY_ROOM:
             return None
-        return Path(tempfile.mkdtemp(prefix="tri-agent-tests-", dir=where))
+        made = Path(tempfile.mkdtemp(dir=where))  # no telling name: a case's path must name nothing of the engine
+        made.chmod(0o711)  # others may pass through, never list (the suite's PostgreSQL runs as its own user)
+        return made
     except OSError:
         return None
 

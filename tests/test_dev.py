@@ -95,7 +95,8 @@ def test_the_suites_temporary_files_go_to_a_memory_file_system_with_room(tmp_pat
     dev, where = _dev(), tmp_path / "shm"
     where.mkdir()
     made = dev.memory_temp(where, _mounts(tmp_path, where, "tmpfs"))
-    assert made is not None and made.parent == where and made.is_dir() and made.stat().st_mode & 0o077 == 0
+    assert made is not None and made.parent == where and made.is_dir() and made.stat().st_mode & 0o777 == 0o711
+    assert "tri" not in made.name  # a case's path names nothing of the engine
     assert dev.memory_temp(where, _mounts(tmp_path, where, "ext4")) is None  # a disk: the default folder
     assert dev.memory_temp(where, tmp_path / "no-such-mounts") is None
 
@@ -109,7 +110,7 @@ def test_the_suites_temporary_files_go_to_a_memory_file_system_with_room(tmp_pat
 @pytest.mark.parametrize("code", [0, 1])
 def test_the_suite_runs_in_the_memory_folder_which_is_removed_unless_a_test_failed(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], code: int) -> None:
-    dev, memory = _dev(), tmp_path / "tri-agent-tests-x"
+    dev, memory = _dev(), tmp_path / "memory"
     memory.mkdir()
     ran: list[tuple[list[str], dict[str, str]]] = []
     monkeypatch.setattr(dev, "ensure_env", lambda extras: {"PATH": "/usr/bin"})
@@ -127,7 +128,7 @@ def test_the_suite_runs_in_the_memory_folder_which_is_removed_unless_a_test_fail
 
 def test_the_demo_runs_the_bundled_examples_with_their_scratch_in_memory_and_removes_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    dev, memory = _dev(), tmp_path / "tri-agent-tests-x"
+    dev, memory = _dev(), tmp_path / "memory"
     memory.mkdir()
     envs: list[dict[str, str]] = []
     monkeypatch.setattr(dev, "ensure_env", lambda extras: {"PATH": "/usr/bin"})
