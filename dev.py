@@ -87,16 +87,16 @@ def demo() -> int:
         print(f"dev.py: bubblewrap is missing: {LAYER_COST[layer]}; the demo runs anyway. Install it with "
               "`sudo apt-get install bubblewrap` (Debian, Ubuntu) or your system's package.", flush=True)
     unsandboxed = ["--allow-unsandboxed"] if layer == "none" else []
-    temp = memory_temp()  # the bundled examples' scratch folders only: their results and evidence stay on disk
-    env = env if temp is None else {**env, "TMPDIR": str(temp)}
+    temp = memory_temp()  # the acceptance's and the self-test's scratch folders: their results stay on disk
     try:
-        codes = [_run([str(BIN / "python"), "examples/toy-grades/run_acceptance.py", *unsandboxed], env),
-                 _run(["bash", "selftest/run_selftest.sh", *unsandboxed], env)]
-        for example in ("invoice-totals", "toy-grades"):
-            codes.append(_run([str(BIN / "python"), f"examples/{example}/run_example.py"], env))
+        fast = env if temp is None else {**env, "TMPDIR": str(temp)}
+        codes = [_run([str(BIN / "python"), "examples/toy-grades/run_acceptance.py", *unsandboxed], fast),
+                 _run(["bash", "selftest/run_selftest.sh", *unsandboxed], fast)]
     finally:
         if temp is not None:
             shutil.rmtree(temp, ignore_errors=True)
+    for example in ("invoice-totals", "toy-grades"):  # each names a work folder to look at afterwards: kept
+        codes.append(_run([str(BIN / "python"), f"examples/{example}/run_example.py"], env))
     return next((c for c in codes if c), 0)
 
 

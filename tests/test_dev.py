@@ -126,7 +126,7 @@ def test_the_suite_runs_in_the_memory_folder_which_is_removed_unless_a_test_fail
     assert (str(memory) in capsys.readouterr().err) is bool(code)
 
 
-def test_the_demo_runs_the_bundled_examples_with_their_scratch_in_memory_and_removes_it(
+def test_the_demo_runs_its_acceptances_with_their_scratch_in_memory_and_removes_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     dev, memory = _dev(), tmp_path / "memory"
     memory.mkdir()
@@ -137,5 +137,6 @@ def test_the_demo_runs_the_bundled_examples_with_their_scratch_in_memory_and_rem
     monkeypatch.setattr(dev, "memory_temp", lambda: memory)
     monkeypatch.setattr(dev, "_run", lambda cmd, env=None: envs.append(env or {}) or 0)
     assert dev.demo() == 0
-    assert len(envs) == 4 and all(env["TMPDIR"] == str(memory) for env in envs)
+    assert len(envs) == 4 and all(env["TMPDIR"] == str(memory) for env in envs[:2])  # the acceptance, the self-test
+    assert all("TMPDIR" not in env for env in envs[2:])  # the walkthroughs name their work folders: kept on disk
     assert not memory.exists()
