@@ -134,10 +134,10 @@ def test(pytest_args: list[str]) -> int:
         if _run(cmd, env) != 0:
             print(f"dev.py: {name} failed", file=sys.stderr)
             return 1
-    # the whole suite on two workers a core (its tests mostly wait on jails, browsers and servers: at one a core
-    # half the CPU idled, and 2 cores ran it in 25 minutes against 18 at two a core), a test file with its shared
-    # fixtures one worker's unit and the longest files first (tests/conftest.py; xdist keeps that order), and the
-    # 20 slowest tests named so the next slow one is seen; arguments of the caller's replace all of it
+    # the whole suite on two workers a core (its tests wait on jails, browsers and servers: at one a core half the
+    # CPU idled; at three a core both cores were busy and the longest tests stretched), one test a worker's unit but
+    # a file with a module-scoped fixture, the longest units first (tests/conftest.py; xdist keeps that order), and
+    # the 20 slowest tests named so the next slow one is seen; arguments of the caller's replace all of it
     workers = str(2 * (os.cpu_count() or 1))
     args = pytest_args or ["-n", workers, "--no-loadscope-reorder", "--durations=20", "-o",
                            "tmp_path_retention_policy=failed"]

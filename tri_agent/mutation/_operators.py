@@ -16,7 +16,6 @@ import hashlib
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -476,31 +475,21 @@ def _is_test(name: str) -> bool:
 
 def _of_file(baseline: Path, rel: str, operators: list[Operator], classes: list[str]) -> list[Instance]:
     try:
-        source = (baseline / rel).read_text(encoding="utf-8")
-    except (UnicodeDecodeError, OSError):
+        module = cst.parse_module((baseline / rel).read_text(encoding="utf-8"))
+    except (cst.ParserSyntaxError, UnicodeDecodeError, OSError):
         return []  # not Python we can read: the judge writes mutants for it
-    return list(_of_source(rel, source, tuple(operators), tuple(classes)))
-
-
-@lru_cache(maxsize=32)  # each round reads the same code again (the mutability stage, then the gate): by content
-def _of_source(rel: str, source: str, operators: tuple[Operator, ...], classes: tuple[str, ...]
-               ) -> tuple[Instance, ...]:
-    try:
-        module = cst.parse_module(source)
-    except cst.ParserSyntaxError:
-        return ()  # not Python we can read: the judge writes mutants for it
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     positions = wrapper.resolve(PositionProvider)
-    collector = _Collector(list(operators))
+    collector = _Collector(operators)
     wrapper.module.visit(collector)
     seen: dict[str, int] = {}
     out = []
     for op, site in collector.found:
-        cls = _menu_class(site, list(classes))
+        cls = _menu_class(site, classes)
         if cls is None:
             continue
         out.append(_instance(module, positions, rel, op, site, cls, seen))
-    return tuple(out)
+    return out
 
 
 def _instance(module: cst.Module, positions: object, rel: str, op: Operator, site: Site, cls: str,
