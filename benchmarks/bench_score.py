@@ -1,6 +1,7 @@
 """Scoring benchmark: tri-agent score against datacompy on the same CSV tables, in the same run.
 
     python benchmarks/bench_score.py [--rows 100000 1000000] [--repeats 5]
+    python benchmarks/bench_score.py --paths --rows 1000000 3000000 10000000 --repeats 3
 
 Tables have key, amount, ratio, count, status, text; 0.1% of rows are perturbed on both sides of
 every tolerance boundary (at the boundary: must pass; just past it: must fail), some rows are missing
@@ -85,12 +86,16 @@ def _perturb(value: str, change: str, statuses: list[str], decimal: type) -> str
     return str(decimal(value) + decimal(change))
 
 
-def run_ours(folder: Path) -> dict[str, object]:
+def run_ours(folder: Path, how: str = "") -> dict[str, object]:
+    """``how``: "" as tri-agent chooses (in parts from 256 MiB of tables), "memory" or "parts" forced."""
     from tri_agent import ScoreInputs, score
+    from tri_agent.scoring import _parts
 
+    if how:
+        _parts.STREAM_BYTES = 0 if how == "parts" else 1 << 62
     start = time.perf_counter()
     report = score(ScoreInputs(folder / "caliber.yaml", folder / "answers.csv", folder / "actual.csv"))
-    (folder / "report.json").write_text(report.to_json())
+    (folder / f"report{'-' + how if how else ''}.json").write_text(report.to_json())
     seconds = time.perf_counter() - start
     failing = sorted({f.key["key"] for f in report.answers.failures})
     return {"seconds": seconds, "failing": failing}
@@ -135,15 +140,45 @@ def _datacompy_python() -> str:
     return str(python)
 
 
+def _paths(sizes: list[int], repeats: int) -> list[str]:
+    """tri-agent's two scoring paths side by side, interleaved; datacompy beside them while it fits in memory."""
+    lines = ["| rows | path | rows/s (median) | median s | peak RSS MiB | boundary errors | report |",
+             "|---|---|---|---|---|---|---|"]
+    for n in sizes:
+        folder = DATA / f"score-{n}"
+        if not (folder / "truth.json").exists():
+            make_tables(n, folder)
+        tools = {"in memory": (sys.executable, "ours-memory"), "in parts": (sys.executable, "ours-parts")}
+        if n <= 3_000_000:
+            tools["datacompy"] = (_datacompy_python(), "datacompy")
+        runs: dict[str, list[dict[str, float]]] = {name: [] for name in tools}
+        for _ in range(repeats):
+            for name, (python, tool) in tools.items():
+                runs[name].append(_measure(python, tool, folder))
+        same = (folder / "report-memory.json").read_bytes() == (folder / "report-parts.json").read_bytes()
+        for name, rs in runs.items():
+            m = {k: statistics.median(r[k] for r in rs) for k in rs[0]}
+            verdict = ("identical to in memory" if same else "DIFFERS") if name == "in parts" else ""
+            lines.append(f"| {n:,} | {name} | {n / m['seconds']:,.0f} | {m['seconds']:.2f} | {m['rss_mb']:.0f} | "
+                         f"{int(max(r['errors'] for r in rs))} | {verdict} |")
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--worker", nargs=2, metavar=("TOOL", "DIR"))
+    parser.add_argument("--paths", action="store_true", help="tri-agent scored in memory against in parts (and "
+                        "datacompy up to 3M rows), with the two reports compared byte for byte")
     args = parser.parse_args()
     if args.worker:
         tool, folder = args.worker
-        print(json.dumps((run_ours if tool == "ours" else run_datacompy)(Path(folder))))
+        how = tool.removeprefix("ours").removeprefix("-")
+        print(json.dumps(run_ours(Path(folder), how) if tool.startswith("ours") else run_datacompy(Path(folder))))
+        return
+    if args.paths:
+        print("\n".join(_paths(args.rows, args.repeats)))
         return
     other = _datacompy_python()
     lines = ["| rows | tool | rows/s (median) | median s | wall s incl. startup | peak RSS MiB | boundary errors |",

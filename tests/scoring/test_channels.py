@@ -414,3 +414,18 @@ def test_identical_tables_are_proven_by_the_fast_path_alone(tmp_path: Path) -> N
     other = read_table(write_jsonl(tmp_path / "y.jsonl", [dict(r, avg=r["avg"] + "0") for r in ANSWERS]))
     e, a = _load(caliber.key, fields, expected, other)
     assert _interesting_rows(caliber.key, fields, e, a).height == 3  # 2.350 has three places: the rules decide
+
+
+def test_of_several_bad_sealed_values_the_first_line_is_named_every_time(tmp_path: Path) -> None:
+    """The join's row order varies from run to run: the refusal must name the answer key's first bad line, always
+    the same one (it named any of them before)."""
+    rows = [{"case": "c-1", "group": f"g{k}", "avg": "1.00", "share": "0.5", "n": "1", "state": "ok",
+             "label": " " if k % 3 == 1 else "x"} for k in range(60)]
+    (tmp_path / "c.yaml").write_text(CALIBER)
+    answers = write_csv(tmp_path / "a.csv", rows)
+    got: set[str] = set()
+    for _ in range(25):
+        with pytest.raises(MalformedInput, match="field 'label': the answer key holds a blank value") as exc:
+            score(ScoreInputs(tmp_path / "c.yaml", answers, write_csv(tmp_path / "x.csv", rows[::-1])))
+        got.add(exc.value.where)
+    assert got == {f"{answers}:3"}

@@ -39,13 +39,31 @@ KeyTuple = tuple[str, ...]
 
 
 @dataclass
-class _Tally:
+class Tally:
+    """What the rules found in a pair of tables, before it is a channel."""
+
     failed: Counter[str] = field(default_factory=Counter)
     deltas: dict[str, list[Decimal]] = field(default_factory=dict)
     failures: list[tuple[KeyTuple, int, CellFailure]] = field(default_factory=list)
     failed_rows: int = 0
     missing: int = 0
     unexpected: int = 0
+    expected: int = 0  # rows of the answer key
+    actual: int = 0  # rows of the target's table, unusable ones included
+    defect: str | None = None  # why the target's table could not be read as a whole (it stood in with no rows)
+
+    def add(self, other: Tally) -> None:
+        """Fold in the tally of another part of the same tables (no key in both)."""
+        self.failed.update(other.failed)
+        for name, deltas in other.deltas.items():
+            self.deltas.setdefault(name, []).extend(deltas)
+        self.failures += other.failures
+        self.failed_rows += other.failed_rows
+        self.missing += other.missing
+        self.unexpected += other.unexpected
+        self.expected += other.expected
+        self.actual += other.actual
+        self.defect = self.defect or other.defect
 
 
 def compare_tables(key: list[str], fields: dict[str, FieldSpec], expected: Table, actual: Table,
@@ -57,24 +75,37 @@ def compare_tables(key: list[str], fields: dict[str, FieldSpec], expected: Table
     key (``allow_empty``), where "this case has no rows" is a legitimate expectation. In the key columns
     ``blank_keys`` names, a blank string is a value (a null is still none).
     """
+    tally = tally_tables(key, fields, expected, actual, blank_keys)
+    if tally.expected == 0 and not allow_empty:
+        raise MalformedInput("the answer key has no rows; an empty key would pass anything",
+                             where=str(expected.path), hint="check that the oracle wrote its answers")
+    return finish(fields, tally, drift)
+
+
+def tally_tables(key: list[str], fields: dict[str, FieldSpec], expected: Table, actual: Table,
+                 blank_keys: frozenset[str] = frozenset()) -> Tally:
+    """Every rule of ``compare_tables`` applied to one pair of tables, short of the channel: tallies of tables
+    split by key (every row of a key on the same side of the split) add up to the tally of the whole."""
     _require_columns(key, fields, expected)
     actual = blank_as_value(_keyed(key, actual), blank_keys)
     e, a = _load(key, fields, blank_as_value(expected, blank_keys), actual)
-    if e.height == 0 and not allow_empty:
-        raise MalformedInput("the answer key has no rows; an empty key would pass anything",
-                             where=str(expected.path), hint="check that the oracle wrote its answers")
     _check_keys(key, e, expected, blank_keys)
-    tally = _Tally()
-    n_actual = a.height
+    tally = Tally(expected=e.height, actual=a.height, defect=actual.defect)
     a, repeated = _usable(key, a, tally, blank_keys)
-    rows = _interesting_rows(key, fields, e, a)
+    # in file order: the join's order varies from run to run, and the first bad sealed value must be the one named
+    rows = _interesting_rows(key, fields, e, a).sort(_RE, _RA, nulls_last=True)
     for row in rows.iter_rows(named=True):
         _judge_row(row, key, fields, expected, tally, repeated)
     _repeated_unexpected(key, e, repeated, tally)
+    return tally
+
+
+def finish(fields: dict[str, FieldSpec], tally: Tally, drift: Drift | None) -> tuple[AnswersChannel, set[KeyTuple]]:
+    """The channel of a tally (its failures in key, then field order), and the keys of every failing row."""
     tally.failures.sort(key=lambda t: (t[0], t[1]))
-    channel = _channel(fields, tally, e.height, n_actual, drift)
-    if actual.defect is not None:
-        channel = channel.model_copy(update={"actual_defects": [actual.defect], "verdict": "fail"})
+    channel = _channel(fields, tally, tally.expected, tally.actual, drift)
+    if tally.defect is not None:
+        channel = channel.model_copy(update={"actual_defects": [tally.defect], "verdict": "fail"})
     return channel, {t[0] for t in tally.failures}
 
 
@@ -101,7 +132,7 @@ def _key_present(key: list[str], blank_keys: frozenset[str]) -> pl.Expr:
     return pl.all_horizontal([pl.col(c).is_not_null() if c in blank_keys else not_blank(pl.col(c)) for c in key])
 
 
-def _usable(key: list[str], a: pl.DataFrame, tally: _Tally,
+def _usable(key: list[str], a: pl.DataFrame, tally: Tally,
             blank_keys: frozenset[str] = frozenset()) -> tuple[pl.DataFrame, set[KeyTuple]]:
     """The target's rows that can be matched: a row with a blank key fails as blank_key, and every row of a
     repeated key is set aside (each such key fails as duplicate_key: which of its rows is the answer?)."""
@@ -119,7 +150,7 @@ def _usable(key: list[str], a: pl.DataFrame, tally: _Tally,
     return a.join(dups, on=key, how="anti"), repeated
 
 
-def _repeated_unexpected(key: list[str], e: pl.DataFrame, repeated: set[KeyTuple], tally: _Tally) -> None:
+def _repeated_unexpected(key: list[str], e: pl.DataFrame, repeated: set[KeyTuple], tally: Tally) -> None:
     """A repeated key the answers do not hold at all: one unexpected row, failing as duplicate_key."""
     known = {tuple(str(v) for v in r) for r in e.select(key).iter_rows()} if repeated else set()
     for k in sorted(repeated - known):
@@ -222,7 +253,7 @@ def _certain(name: str, spec: FieldSpec, by_value: bool) -> pl.Expr:
 
 
 def _judge_row(row: dict[str, Any], key: list[str], fields: dict[str, FieldSpec],
-               expected: Table, tally: _Tally, repeated: set[KeyTuple]) -> None:
+               expected: Table, tally: Tally, repeated: set[KeyTuple]) -> None:
     key_map = {c: str(row[c]) for c in key}
     k = tuple(key_map.values())
     if row[_RA] is None and row[_RE] is not None and k in repeated:  # the target gave this key twice or more
@@ -272,7 +303,7 @@ def _judge_cell(row: dict[str, Any], name: str, spec: FieldSpec,
     return cell.reason, cell.delta
 
 
-def _channel(fields: dict[str, FieldSpec], tally: _Tally, n_expected: int, n_actual: int,
+def _channel(fields: dict[str, FieldSpec], tally: Tally, n_expected: int, n_actual: int,
              drift: Drift | None) -> AnswersChannel:
     tallies = {
         name: FieldTally(cls=spec.cls, passed=n_expected - tally.failed[name], failed=tally.failed[name],

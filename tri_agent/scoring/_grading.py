@@ -12,6 +12,7 @@ from pathlib import Path
 from .._errors import MalformedInput, UsageError
 from ._caliber import Caliber, FieldSpec, load_caliber
 from ._channels import blank_as_value, compare_tables, validate_keys
+from ._parts import Parted, score_in_parts, streamable
 from ._relations import Observed, evaluate
 from ._report import AnswersChannel, CellFailure, InputDigest, ScoreReport
 from ._tables import Table, read_actual, read_table
@@ -58,11 +59,15 @@ def score(inputs: ScoreInputs) -> ScoreReport:
     columns = (*caliber.key, *caliber.fields)
     json_columns = frozenset(n for n, f in caliber.fields.items() if f.cls in ("json", "set"))
     blank = frozenset(caliber.blank_keys or ())  # key columns where a blank string is a value
-    answers = inputs.chosen(blank_as_value(read_table(inputs.answers, json_columns, columns), blank))
     as_values = frozenset() if inputs.actual_text else json_columns
-    actual = inputs.chosen(blank_as_value(read_actual(inputs.actual, as_values, columns), blank))  # never refused
-    channel1, failing = compare_tables(caliber.key, dict(caliber.fields), answers, actual, caliber.drift,
-                                       blank_keys=blank)
+    parted = _in_parts(caliber, inputs, blank)
+    if parted is not None:
+        answers, actual, channel1, failing = parted.answers, parted.actual, parted.channel, parted.failing
+    else:
+        answers = inputs.chosen(blank_as_value(read_table(inputs.answers, json_columns, columns), blank))
+        actual = inputs.chosen(blank_as_value(read_actual(inputs.actual, as_values, columns), blank))  # never refused
+        channel1, failing = compare_tables(caliber.key, dict(caliber.fields), answers, actual, caliber.drift,
+                                           blank_keys=blank)
     digests = [_digest("caliber", inputs.caliber, caliber_sha),
                _table_digest("answers", answers, channel1.rows_expected),
                _table_digest("actual", actual, channel1.rows_actual)]
@@ -83,6 +88,15 @@ def score(inputs: ScoreInputs) -> ScoreReport:
     if caliber.behaviors is None:
         blockers += [f"run: case {c} ran past its timeout" for c in inputs.timed_out if inputs.scores(c)]
     return report.model_copy(update={"blockers": blockers, "verdict": "fail" if blockers else "pass"})
+
+
+def _in_parts(caliber: Caliber, inputs: ScoreInputs, blank: frozenset[str]) -> Parted | None:
+    """The answers channel scored in parts, when the tables are large delimited files and nothing else needs the
+    whole actual table in memory (a replay, the relations, a choice of cases); else None."""
+    whole = inputs.replay is not None or inputs.only is not None or bool(caliber.relations and inputs.relations)
+    if whole or not streamable(inputs.answers, inputs.actual):
+        return None
+    return score_in_parts(caliber.key, dict(caliber.fields), inputs.answers, inputs.actual, caliber.drift, blank)
 
 
 def _replay_defects(key: list[str], replay: Table | None, blank_keys: frozenset[str]) -> list[str]:

@@ -12,7 +12,7 @@ import csv
 import hashlib
 import io
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -159,6 +159,13 @@ def read_table(path: Path, json_columns: frozenset[str] = frozenset(), columns: 
     return Table(path, "jsonl", names + absent, frame.lazy(), digest, lines)
 
 
+def csv_header(path: Path) -> list[str]:
+    """The header of a delimited file, checked as ``read_table`` checks it, read without the rest of the file."""
+    with path.open("rb") as f:
+        first = f.readline(FIELD_LIMIT)
+    return _csv_header(first, path, DIALECTS[table_format(path)])
+
+
 def _read_bytes(path: Path) -> bytes:
     try:
         return path.read_bytes()
@@ -194,12 +201,52 @@ def _csv_header(data: bytes, path: Path, dialect: _Dialect) -> list[str]:
     return header
 
 
+def records(data: bytes, dialect: _Dialect, first: int = 0) -> pl.DataFrame:
+    """Every record of ``data`` (a header line, then records) as text, indexed from ``first``, blank ones included
+    (polars raises on what it cannot read)."""
+    return pl.read_csv(data, infer_schema=False, separator=dialect.separator,
+                       quote_char='"' if dialect.quoted else None).with_row_index(ROW, offset=first)
+
+
+def without_blank(frame: pl.DataFrame) -> pl.DataFrame:
+    """A blank line is a record of nulls (polars and the csv module agree): no row, as in JSONL."""
+    return frame.filter(~pl.all_horizontal(pl.exclude(ROW).is_null()))
+
+
+def blocks(path: Path, dialect: _Dialect, size: int) -> Iterator[tuple[bytes, bytes]]:
+    """The file's header line, and its records about ``size`` bytes at a time, each block ending where a record does
+    (a line break outside quotes: polars opens and closes a quoted stretch at every quote). A file whose quotes never
+    close again comes as one block from there on (its parse fails, as the whole file's does)."""
+    with path.open("rb") as f:
+        header, rest, quotes, given = f.readline(), b"", 0, False
+        while data := f.read(size):
+            buf = rest + data
+            cut = _record_end(buf, quotes if dialect.quoted else None)
+            if cut < 0:
+                rest = buf
+                continue
+            quotes += buf.count(b'"', 0, cut) if dialect.quoted else 0
+            yield header, buf[:cut]
+            rest, given = buf[cut:], True
+        if rest or not given:  # the last records, or a header alone: every file gives at least one block
+            yield header, rest
+
+
+def _record_end(buf: bytes, quotes: int | None) -> int:
+    """Just past the last line break of ``buf`` outside quotes (``quotes``: those before ``buf``; None: a format
+    without quoting), or -1."""
+    cut = buf.rfind(b"\n")
+    inside = 0 if quotes is None or cut < 0 else quotes + buf.count(b'"', 0, cut)
+    while inside % 2 and cut >= 0:  # walk back a line at a time, counting only the quotes stepped over
+        before = buf.rfind(b"\n", 0, cut)
+        inside -= buf.count(b'"', max(before, 0), cut)
+        cut = before
+    return cut + 1 if cut >= 0 else -1
+
+
 def _parse_csv(data: bytes, path: Path, ncols: int, dialect: _Dialect) -> pl.DataFrame:
     try:  # every cell read as text
-        frame = pl.read_csv(data, infer_schema=False, separator=dialect.separator,
-                            quote_char='"' if dialect.quoted else None).with_row_index(ROW)
-        # a blank line is a record of nulls (polars and the csv module agree): no row, as in JSONL
-        return frame.filter(~pl.all_horizontal(pl.exclude(ROW).is_null()))
+        return without_blank(records(data, dialect))
     except pl.exceptions.PolarsError as exc:
         found = locate_csv_problem(data, path, ncols, dialect)
         if found.where == str(path):

@@ -1,0 +1,194 @@
+"""Scoring in parts: large delimited tables split by a hash of the key give the in-memory report byte for byte, and
+whatever the in-memory path refuses or names is left to it."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+from pathlib import Path
+
+import pytest
+from conftest import CALIBER as BASE
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tri_agent import MalformedInput, ScoreInputs, UsageError, score
+from tri_agent.scoring import _parts
+
+CALIBER = BASE + "drift: {min_cases: 2}\n"  # the drift audit on: its counts must add up across parts too
+COLUMNS = ["case", "group", "avg", "share", "n", "state", "label"]
+# what may happen to a row of the answers in the target's table
+EDITS = ["same", "drop", "in_tolerance", "out_of_tolerance", "unreadable", "swap", "label", "twice", "blank_key"]
+LABELS = ["x", "a, \"b\"", "line\nbreak", "Ärger", " ", ""]
+
+
+def _csv(path: Path, rows: list[dict[str, str]], dialect: str = "csv", blank_lines: int = 0) -> Path:
+    buf = io.StringIO()
+    if dialect == "csv":
+        writer = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    else:
+        buf.write("\t".join(COLUMNS) + "\n" + "".join("\t".join(r[c] for c in COLUMNS) + "\n" for r in rows))
+    path.write_text(buf.getvalue() + "\n" * blank_lines, encoding="utf-8")
+    return path
+
+
+def _answers(n: int, labels: list[str]) -> list[dict[str, str]]:
+    return [{"case": f"c-{k % 7}", "group": f"g{k}", "avg": f"{k}.{k % 100:02d}", "share": f"0.{k:06d}",
+             "n": str(k), "state": ("ok", "late")[k % 2], "label": labels[k % len(labels)]} for k in range(n)]
+
+
+def _edited(rows: list[dict[str, str]], edits: list[str]) -> list[dict[str, str]]:
+    out = []
+    for row, edit in zip(rows, [*edits, *["same"] * len(rows)], strict=False):
+        r = dict(row)
+        if edit == "drop":
+            continue
+        r["avg"] = {"in_tolerance": f"{r['avg']}9", "out_of_tolerance": f"{float(r['avg']) + 0.5:.2f}",
+                    "unreadable": "n/a"}.get(edit, r["avg"])
+        r["state"] = {"swap": "ok" if r["state"] == "late" else "late"}.get(edit, r["state"])
+        r["label"] = r["label"] + "!" if edit == "label" else r["label"]
+        r["group"] = "" if edit == "blank_key" else r["group"]
+        out += [r, dict(r)] if edit == "twice" else [r]
+    return [*out, {**rows[0], "group": "extra"}] if rows else out
+
+
+def _outcome(inputs: ScoreInputs) -> str:
+    """The report as canonical JSON, or the refusal, in the words and place it names."""
+    try:
+        return score(inputs).to_json()
+    except (MalformedInput, UsageError) as exc:
+        return f"{type(exc).__name__}: {exc.line()}"
+
+
+def _both(tmp: Path, inputs: ScoreInputs, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
+    """The outcome in memory and in parts (many small parts)."""
+    monkeypatch.setattr(_parts, "STREAM_BYTES", 1 << 60)
+    whole = _outcome(inputs)
+    monkeypatch.setattr(_parts, "STREAM_BYTES", 0)
+    monkeypatch.setattr(_parts, "PART_BYTES", 256)
+    monkeypatch.setattr(_parts, "BLOCK_BYTES", 64)  # many blocks: every cut where a record ends is tried
+    return whole, _outcome(inputs)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(n=st.integers(1, 60), edits=st.lists(st.sampled_from(EDITS), max_size=60),
+       labels=st.lists(st.sampled_from(LABELS), min_size=1, max_size=4), blank_lines=st.integers(0, 2),
+       dialect=st.sampled_from(["csv", "tsv"]))
+def test_scored_in_parts_the_report_is_the_in_memory_one_byte_for_byte(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, n: int, edits: list[str], labels: list[str],
+        blank_lines: int, dialect: str) -> None:
+    if dialect == "tsv":  # a TSV field holds neither a tab nor a line break, and no quoting
+        labels = [x for x in labels if "\n" not in x and '"' not in x] or ["x"]
+    answers = _answers(n, labels)
+    suffix = "csv" if dialect == "csv" else "tsv"
+    (tmp_path / "c.yaml").write_text(CALIBER)
+    inputs = ScoreInputs(tmp_path / "c.yaml", _csv(tmp_path / f"a.{suffix}", answers, dialect),
+                         _csv(tmp_path / f"x.{suffix}", _edited(answers, edits), dialect, blank_lines))
+    whole, parted = _both(tmp_path, inputs, monkeypatch)
+    assert parted == whole
+
+
+def test_large_tables_are_split_and_every_part_is_judged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    answers = _answers(400, LABELS[:4])  # no blank label: the answer key must be valid
+    (tmp_path / "c.yaml").write_text(CALIBER)
+    edits = ["same", "drop", "in_tolerance", "out_of_tolerance", "twice", "blank_key"] * 60
+    inputs = ScoreInputs(tmp_path / "c.yaml", _csv(tmp_path / "a.csv", answers),
+                         _csv(tmp_path / "x.csv", _edited(answers, edits)))
+    seen: list[int] = []
+    real = _parts.tally_tables
+
+    def counting(*args: object, **kwargs: object) -> object:
+        tally = real(*args, **kwargs)  # type: ignore[arg-type]
+        seen.append(tally.expected)
+        return tally
+
+    monkeypatch.setattr(_parts, "tally_tables", counting)
+    whole, parted = _both(tmp_path, inputs, monkeypatch)
+    assert parted == whole and len(seen) >= 10 and sum(seen) == 400
+    assert sum(1 for s in seen if s > 0) >= 5  # the hash spread the keys
+    report = score(inputs)
+    # missing: 60 dropped, 60 whose key went blank, 60 given twice; unexpected: the 60 blank keys and 1 extra row
+    assert report.answers.rows_missing == 180 and report.answers.rows_unexpected == 61
+    assert {f.reason for f in report.answers.failures} >= {"duplicate_key", "blank_key", "out_of_tolerance"}
+
+
+def test_what_the_in_memory_path_refuses_it_still_refuses_with_its_words(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    answers = _answers(30, ["x"])
+    (tmp_path / "c.yaml").write_text(CALIBER)
+    twice = _csv(tmp_path / "a.csv", [*answers, answers[3]])
+    inputs = ScoreInputs(tmp_path / "c.yaml", twice, _csv(tmp_path / "x.csv", answers))
+    monkeypatch.setattr(_parts, "STREAM_BYTES", 0)
+    monkeypatch.setattr(_parts, "PART_BYTES", 256)
+    with pytest.raises(MalformedInput, match=r"duplicate key \(case='c-3', group='g3'\), first at line 5") as exc:
+        score(inputs)
+    assert exc.value.where == f"{twice}:32"
+    # a target's table polars cannot read: the in-memory path's defect, in the report
+    ragged = tmp_path / "ragged.csv"
+    ragged.write_text((tmp_path / "x.csv").read_text() + "c-1,g1,1,2,3,ok,x,surplus\n")
+    whole, parted = _both(tmp_path, ScoreInputs(tmp_path / "c.yaml", _csv(tmp_path / "a2.csv", answers), ragged),
+                          monkeypatch)
+    assert parted == whole and '"actual_defects": [' in parted and "fields where the header has 7" in parted
+
+
+def test_the_digest_names_the_bytes_that_were_scored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A table rewritten once it was read (by the target, or anyone): the report scores and names what was read."""
+    answers = _answers(30, ["x"])
+    (tmp_path / "c.yaml").write_text(CALIBER)
+    actual = _csv(tmp_path / "x.csv", answers)
+    read = hashlib.sha256(actual.read_bytes()).hexdigest()
+    inputs = ScoreInputs(tmp_path / "c.yaml", _csv(tmp_path / "a.csv", answers), actual)
+    real = _parts._split
+
+    def rewriting(path: Path, *args: object) -> object:
+        done = real(path, *args)  # type: ignore[arg-type]
+        if path == actual:
+            actual.write_text(actual.read_text().replace("g1,", "g1x,", 1))
+        return done
+
+    monkeypatch.setattr(_parts, "STREAM_BYTES", 0)
+    monkeypatch.setattr(_parts, "_split", rewriting)
+    report = score(inputs)
+    assert report.verdict == "pass" and report.actual_sha256 == read != hashlib.sha256(actual.read_bytes()).hexdigest()
+    assert [d.sha256 for d in report.inputs if d.role == "actual"] == [read]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cells=st.lists(st.text(alphabet='ab",\n ', max_size=6), min_size=2, max_size=40))
+def test_stray_quotes_and_line_breaks_cut_nowhere_else_than_the_whole_file_reads(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cells: list[str]) -> None:
+    """Raw text, quotes anywhere (balanced or not): in parts the outcome is the in-memory one, a report or the same
+    refusal; a block never ends inside what polars reads as quoted."""
+    (tmp_path / "c.yaml").write_text("schema_version: 1\nkey: [k]\nfields: {v: text}\n")
+    body = "".join(f"k{n},{c}\n" for n, c in enumerate(cells))
+    (tmp_path / "a.csv").write_text("k,v\n" + "".join(f"k{n},x\n" for n in range(len(cells))))
+    (tmp_path / "x.csv").write_text("k,v\n" + body)
+    whole, parted = _both(tmp_path, ScoreInputs(tmp_path / "c.yaml", tmp_path / "a.csv", tmp_path / "x.csv"),
+                          monkeypatch)
+    assert parted == whole
+
+
+def test_blocks_end_only_where_a_record_ends(tmp_path: Path) -> None:
+    from tri_agent.scoring._tables import DIALECTS, blocks
+
+    text = 'h1,h2\n"a\nb",1\n"c""\n",2\nplain,3\n"open\n\n'
+    (tmp_path / "t.csv").write_text(text)
+    got = list(blocks(tmp_path / "t.csv", DIALECTS["csv"], 4))
+    assert {h for h, _ in got} == {b"h1,h2\n"} and b"".join(b for _, b in got) == text.encode()[6:]
+    assert [b for _, b in got] == [b'"a\nb",1\n', b'"c""\n",2\n', b"plain,3\n", b'"open\n\n']
+    (tmp_path / "h.csv").write_text("h1,h2\n")
+    assert list(blocks(tmp_path / "h.csv", DIALECTS["csv"], 4)) == [(b"h1,h2\n", b"")]
+
+
+def test_only_large_delimited_tables_are_scored_in_parts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    small, big, lines = tmp_path / "a.csv", tmp_path / "big.tsv", tmp_path / "big.jsonl"
+    small.write_text("k\n1\n")
+    big.write_bytes(b"k\n" + b"1\n" * 600)
+    lines.write_bytes(b'{"k": 1}\n' * 200)
+    monkeypatch.setattr(_parts, "STREAM_BYTES", 1000)
+    assert not _parts.streamable(small, small)  # below the size: in memory
+    assert _parts.streamable(big, small) and _parts.streamable(big, big)
+    assert not _parts.streamable(big, lines) and not _parts.streamable(big, tmp_path / "absent.csv")
