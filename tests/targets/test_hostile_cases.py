@@ -81,8 +81,11 @@ def test_hostile_cases_end_only_themselves(toy_build: Path, tmp_path: Path) -> N
     peak_mib = int(done.stdout.split()[-1]) / 1024
     print(f"peak {peak_mib:.0f} MiB, latency median {statistics.median(seen):.3f} max {max(seen):.3f}")
     assert peak_mib < 200, f"the orchestrator's peak RSS was {peak_mib:.0f} MiB"
-    # the machine answered throughout: a process started in well under a second, however the bomb raged
-    assert statistics.median(seen) < 0.25 and max(seen) < 2.0, sorted(seen)[-5:]
+    # the machine answered throughout: a process started in well under a second, however the bomb raged. Nine starts
+    # in ten, not every one: a busy machine (the suite's other workers) stalls a single start for seconds now and
+    # then (3.8 s once on CI), where an unbounded bomb or allocation would stall most of them
+    slow = statistics.quantiles(seen, n=10)[-1]
+    assert statistics.median(seen) < 0.25 and slow < 1.0, (slow, sorted(seen)[-5:])
     lines = (tmp_path / "run" / "provenance.jsonl").read_text().splitlines()
     provenance = {p["case"]: p for p in map(json.loads, lines)}
     assert set(provenance) == set(cases)
