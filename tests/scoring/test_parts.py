@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,8 @@ from hypothesis import strategies as st
 
 from tri_agent import MalformedInput, ScoreInputs, UsageError, score
 from tri_agent.scoring import _parts
+from tri_agent.scoring._channels import tally_tables as _tally
+from tri_agent.scoring._tables import records as _records
 
 CALIBER = BASE + "drift: {min_cases: 2}\n"  # the drift audit on: its counts must add up across parts too
 COLUMNS = ["case", "group", "avg", "share", "n", "state", "label"]
@@ -192,3 +195,67 @@ def test_only_large_delimited_tables_are_scored_in_parts(tmp_path: Path, monkeyp
     assert not _parts.streamable(small, small)  # below the size: in memory
     assert _parts.streamable(big, small) and _parts.streamable(big, big)
     assert not _parts.streamable(big, lines) and not _parts.streamable(big, tmp_path / "absent.csv")
+
+
+def _parted(tmp: Path, monkeypatch: pytest.MonkeyPatch, caliber: str, answers: Path, actual: Path) -> _parts.Parted:
+    """Scored in parts directly (never handed to the in-memory path), beside the in-memory report."""
+    from tri_agent import load_caliber
+
+    (tmp / "c.yaml").write_text(caliber)
+    cal, _ = load_caliber(tmp / "c.yaml")
+    monkeypatch.setattr(_parts, "PART_BYTES", 256)
+    monkeypatch.setattr(_parts, "BLOCK_BYTES", 64)
+    parted = _parts.score_in_parts(cal.key, dict(cal.fields), answers, actual, cal.drift,
+                                   frozenset(cal.blank_keys or ()))
+    assert parted is not None
+    whole = score(ScoreInputs(tmp / "c.yaml", answers, actual))
+    assert parted.channel == whole.answers and parted.actual.sha256 == whole.actual_sha256
+    return parted
+
+
+def test_blank_key_values_where_the_caliber_allows_them_are_scored_in_parts(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = _answers(40, ["x"])
+    for r in rows[:3]:
+        r["group"] = ""  # an empty cell: a value in this column (cases c-0 to c-2: the keys stay unique)
+    actual = [dict(r) for r in rows]
+    actual[0]["avg"] = "999.00"  # a failure on a row whose key is blank
+    parted = _parted(tmp_path, monkeypatch, CALIBER + "blank_keys: [group]\n", _csv(tmp_path / "a.csv", rows),
+                     _csv(tmp_path / "x.csv", actual))
+    [failure] = parted.channel.failures
+    assert failure.key == {"case": "c-0", "group": ""} and failure.field == "avg"
+    assert parted.failing == {("c-0", "")}
+
+
+def test_the_parts_are_as_many_as_the_sizes_say_and_each_file_is_read_in_blocks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = _answers(50, ["x"])
+    answers, actual = _csv(tmp_path / "a.csv", rows), _csv(tmp_path / "x.csv", rows)
+    judged, parsed = [], []
+    monkeypatch.setattr(_parts, "tally_tables", lambda *a, **k: judged.append(1) or _tally(*a, **k))
+    monkeypatch.setattr(_parts, "records", lambda *a, **k: parsed.append(1) or _records(*a, **k))
+    _parted(tmp_path, monkeypatch, CALIBER, answers, actual)
+    size = answers.stat().st_size + actual.stat().st_size
+    assert len(judged) == _parts.parts_for(answers, actual) == -(-size // 256) and len(parsed) >= 2 * (size // 2 // 64)
+    monkeypatch.setattr(_parts, "PART_BYTES", size)
+    assert _parts.parts_for(answers, actual) == 1
+    monkeypatch.setattr(_parts, "STREAM_BYTES", size)
+    assert _parts.streamable(answers, actual)  # from exactly that size on
+
+
+def test_an_answer_key_without_rows_is_refused_in_the_in_memory_words(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "c.yaml").write_text(CALIBER)
+    inputs = ScoreInputs(tmp_path / "c.yaml", _csv(tmp_path / "a.csv", []),
+                         _csv(tmp_path / "x.csv", _answers(5, ["x"])))
+    whole, parted = _both(tmp_path, inputs, monkeypatch)
+    assert parted == whole and "the answer key has no rows" in parted
+
+
+def test_nothing_is_left_in_the_temporary_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    rows = _answers(30, ["x"])
+    _parted(tmp_path, monkeypatch, CALIBER, _csv(tmp_path / "a.csv", rows), _csv(tmp_path / "x.csv", rows))
+    assert list(temp.iterdir()) == []

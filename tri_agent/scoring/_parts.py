@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
 import tempfile
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -42,6 +41,23 @@ class Parted:
     failing: set[KeyTuple]
 
 
+@dataclass(frozen=True)
+class _Split:
+    """One table split into parts: where the parts are, its header, and the SHA-256 of the bytes that were read."""
+
+    path: Path
+    header: list[str]
+    folder: Path
+    digest: Future[str]
+
+    def table(self, n: int | None = None) -> Table:
+        """Part ``n`` (no rows when the hash gave it none), or a stand-in with no rows (``n`` None)."""
+        files = sorted(self.folder.glob(f"{n}-*.arrow")) if n is not None else []
+        frame = pl.scan_ipc(files) if files else \
+            pl.DataFrame(schema={ROW: pl.get_index_type(), **dict.fromkeys(self.header, pl.String)}).lazy()
+        return Table(self.path, table_format(self.path), self.header, frame, self.digest)
+
+
 def streamable(answers: Path, actual: Path) -> bool:
     """Both tables delimited files, together at least ``STREAM_BYTES``."""
     try:
@@ -51,58 +67,45 @@ def streamable(answers: Path, actual: Path) -> bool:
         return False
 
 
+def parts_for(answers: Path, actual: Path) -> int:
+    """How many parts: about ``PART_BYTES`` of the two files in each."""
+    return max(1, math.ceil((answers.stat().st_size + actual.stat().st_size) / PART_BYTES))
+
+
 def score_in_parts(key: list[str], fields: dict[str, FieldSpec], answers: Path, actual: Path,
                    drift: Drift | None, blank_keys: frozenset[str] = frozenset()) -> Parted | None:
     """The answers channel of ``answers`` and ``actual`` scored in parts; None where the in-memory path must speak
-    (anything it would refuse or report as a defect)."""
+    (anything it would refuse: a table that does not parse, a missing column, a blank, repeated or bad sealed value,
+    no answer at all)."""
+    parts = parts_for(answers, actual)
     try:
-        headers = [csv_header(p) for p in (answers, actual)]
-        if any(c not in headers[1] for c in key) or any(c not in headers[0] for c in [*key, *fields]):
-            return None
-        parts = max(2, math.ceil(sum(os.stat(p).st_size for p in (answers, actual)) / PART_BYTES))
         with tempfile.TemporaryDirectory() as tmp:
-            split = [_split(p, key, blank_keys, parts, Path(tmp) / side)
-                     for p, side in ((answers, "expected"), (actual, "actual"))]
+            expected, got = (_split(p, key, parts, Path(tempfile.mkdtemp(dir=tmp))) for p in (answers, actual))
             tally = Tally()
             for n in range(parts):
-                expected, got = (_part(p, h, d, f, n) for p, h, (f, d) in zip((answers, actual), headers, split,
-                                                                              strict=True))
-                tally.add(tally_tables(key, fields, expected, got, blank_keys))
-        if tally.expected == 0 or tally.defect is not None:
+                tally.add(tally_tables(key, fields, expected.table(n), got.table(n), blank_keys))
+        if tally.expected == 0:
             return None
     except (MalformedInput, pl.exceptions.PolarsError):
         return None
     channel, failing = finish(fields, tally, drift)
-    stand_in = [_part(p, h, d, None, 0) for p, h, (_, d) in zip((answers, actual), headers, split, strict=True)]
-    return Parted(stand_in[0], stand_in[1], channel, failing)
+    return Parted(expected.table(), got.table(), channel, failing)
 
 
-def _split(path: Path, key: list[str], blank_keys: frozenset[str], parts: int,
-           folder: Path) -> tuple[Path, Future[str]]:
-    """``path`` read as ``read_table`` reads it (every cell text, blank records dropped, each row its index), the
-    key's blank cells made values where the caliber says so, written as ``parts`` files by a hash of the key, a block
-    at a time; and the SHA-256 of the very bytes read."""
-    dialect, digest, first = DIALECTS[table_format(path)], hashlib.sha256(), 0
-    folder.mkdir()
-    for n, (header, block) in enumerate(blocks(path, dialect, BLOCK_BYTES)):
-        digest.update(header if n == 0 else b"")
+def _split(path: Path, key: list[str], parts: int, folder: Path) -> _Split:
+    """``path`` read as ``read_table`` reads it (every cell text, blank records dropped), written as ``parts`` files
+    by a hash of the key, a block at a time; and the SHA-256 of the very bytes read. A row's index counts within its
+    block only: no message ever names it (anything worth a message is left to the in-memory path)."""
+    dialect, digest = DIALECTS[table_format(path)], hashlib.sha256()
+    header = csv_header(path)
+    for n, (line, block) in enumerate(blocks(path, dialect, BLOCK_BYTES)):
+        digest.update(line if n == 0 else b"")
         digest.update(block)
-        frame = records(header + block, dialect, first)
-        first += frame.height
-        frame = without_blank(frame).with_columns(pl.col(c).fill_null("") for c in key if c in blank_keys)
+        # a key cell left empty hashes alike on both sides: tally_tables makes it a value where blank_keys says so
+        frame = without_blank(records(line + block, dialect))
         frame = frame.with_columns((pl.struct(key).hash() % parts).alias(_PART))
         for (part,), rows in frame.partition_by(_PART, as_dict=True, include_key=False).items():
             rows.write_ipc(folder / f"{part}-{n}.arrow")
     done: Future[str] = Future()
     done.set_result(digest.hexdigest())
-    return folder, done
-
-
-def _part(path: Path, header: list[str], digest: Future[str], folder: Path | None, n: int) -> Table:
-    """Part ``n`` of a split table (no rows when the hash gave it none, or when ``folder`` is None)."""
-    files = sorted(folder.glob(f"{n}-*.arrow")) if folder is not None else []
-    if files:
-        frame = pl.scan_ipc(files)
-    else:
-        frame = pl.DataFrame(schema={ROW: pl.get_index_type(), **dict.fromkeys(header, pl.String)}).lazy()
-    return Table(path, table_format(path), header, frame, digest)
+    return _Split(path, header, folder, done)

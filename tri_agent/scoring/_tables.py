@@ -201,11 +201,11 @@ def _csv_header(data: bytes, path: Path, dialect: _Dialect) -> list[str]:
     return header
 
 
-def records(data: bytes, dialect: _Dialect, first: int = 0) -> pl.DataFrame:
-    """Every record of ``data`` (a header line, then records) as text, indexed from ``first``, blank ones included
+def records(data: bytes, dialect: _Dialect) -> pl.DataFrame:
+    """Every record of ``data`` (a header line, then records) as text, each with its index, blank ones included
     (polars raises on what it cannot read)."""
     return pl.read_csv(data, infer_schema=False, separator=dialect.separator,
-                       quote_char='"' if dialect.quoted else None).with_row_index(ROW, offset=first)
+                       quote_char='"' if dialect.quoted else None).with_row_index(ROW)
 
 
 def without_blank(frame: pl.DataFrame) -> pl.DataFrame:
