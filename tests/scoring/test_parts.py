@@ -259,3 +259,61 @@ def test_nothing_is_left_in_the_temporary_folder(tmp_path: Path, monkeypatch: py
     rows = _answers(30, ["x"])
     _parted(tmp_path, monkeypatch, CALIBER, _csv(tmp_path / "a.csv", rows), _csv(tmp_path / "x.csv", rows))
     assert list(temp.iterdir()) == []
+
+
+KV = "schema_version: 1\nkey: [c, g]\nfields: {v: text}\nblank_keys: [g]\n"
+FILLER = "".join(f"c{i},g{i},x\n" for i in range(30))
+
+
+@pytest.mark.parametrize(("answers", "actual"), [
+    ('k1,"",x\n', "k1,,x\n"),  # the same key, quoted empty and left empty: in memory, one key (it passes)
+    ('k1,"",x\nk1,,x\n', 'k1,"",x\nk1,,x\n'),  # twice in the answers, each way: in memory refused as a duplicate
+    ('k1,"",x\n', 'k1,"",x\nk1,,x\n'),  # twice in the target's table: a duplicate_key in memory, not two rows
+    ('k3,"",x\nk5,,x\n', 'k3,,x\nk5,"",x\n'),
+])
+def test_a_key_cell_left_empty_and_one_quoted_empty_are_one_key_in_parts_too(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, answers: str, actual: str) -> None:
+    """Found by review: polars reads an empty cell as null and "" as the empty string, and the parts were hashed
+    before blank_as_value made them alike, so one key went to two parts (a duplicate in the answers then passed)."""
+    (tmp_path / "c.yaml").write_text(KV)
+    (tmp_path / "a.csv").write_text("c,g,v\n" + answers + FILLER)
+    (tmp_path / "x.csv").write_text("c,g,v\n" + actual + FILLER)
+    whole, parted = _both(tmp_path, ScoreInputs(tmp_path / "c.yaml", tmp_path / "a.csv", tmp_path / "x.csv"),
+                          monkeypatch)
+    assert parted == whole
+
+
+def test_the_header_is_checked_on_the_bytes_that_are_split(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by review: the header was read apart (and only its first FIELD_LIMIT bytes), so a repeated column past
+    that point, or a header rewritten between the two reads, went unchecked while polars renamed the repeat."""
+    (tmp_path / "c.yaml").write_text("schema_version: 1\nkey: [k]\nfields: {v: text}\n")
+    (tmp_path / "a.csv").write_text("k,v\n" + "".join(f"k{i},x\n" for i in range(20)))
+    (tmp_path / "x.csv").write_text("k,v," + "p" * 80 + ",v\n" + "".join(f"k{i},x,,WRONG\n" for i in range(20)))
+    inputs = ScoreInputs(tmp_path / "c.yaml", tmp_path / "a.csv", tmp_path / "x.csv")
+    whole, parted = _both(tmp_path, inputs, monkeypatch)
+    assert parted == whole and "column 'v' appears twice in the header" in parted and '"verdict": "fail"' in parted
+    # a quote the header line leaves open: in memory too it was a polars traceback (ColumnNotFoundError) from a
+    # target's table; now the table is unreadable, said in one line, and the score red
+    (tmp_path / "x.csv").write_text('k,"v\n' + "".join(f"k{i},x\n" for i in range(20)))
+    whole, parted = _both(tmp_path, inputs, monkeypatch)
+    assert parted == whole and "a quote it leaves open" in whole and '"verdict": "fail"' in whole
+
+
+def test_a_quote_that_never_closes_is_scanned_once(tmp_path: Path) -> None:
+    """Found by review: each read rescanned every byte held since the open quote, line by line (quadratic: a 256 MiB
+    table would take hours before it fell back). Each byte is now searched for a record's end once."""
+    from tri_agent.scoring import _tables
+
+    (tmp_path / "t.csv").write_text('k,v\nk0,"' + "\n" * 5000)
+    searched: list[int] = []
+    real = _tables._record_end
+
+    def spy(data: bytes, quotes: int | None) -> int:
+        searched.append(len(data))
+        return real(data, quotes)
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(_tables, "_record_end", spy)
+        got = list(_tables.blocks(tmp_path / "t.csv", _tables.DIALECTS["csv"], 64))
+    assert sum(searched) == (tmp_path / "t.csv").stat().st_size - 4 and max(searched) <= 64
+    assert [b for _, b in got] == [b'k0,"' + b"\n" * 5000]

@@ -80,29 +80,36 @@ def score_in_parts(key: list[str], fields: dict[str, FieldSpec], answers: Path, 
     parts = parts_for(answers, actual)
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            expected, got = (_split(p, key, parts, Path(tempfile.mkdtemp(dir=tmp))) for p in (answers, actual))
+            expected, got = (_split(p, key, blank_keys, parts, Path(tempfile.mkdtemp(dir=tmp)))
+                             for p in (answers, actual))
             tally = Tally()
             for n in range(parts):
                 tally.add(tally_tables(key, fields, expected.table(n), got.table(n), blank_keys))
         if tally.expected == 0:
             return None
-    except (MalformedInput, pl.exceptions.PolarsError):
+    except (MalformedInput, pl.exceptions.PolarsError, OSError):  # OSError: the temporary folder full, say
         return None
     channel, failing = finish(fields, tally, drift)
     return Parted(expected.table(), got.table(), channel, failing)
 
 
-def _split(path: Path, key: list[str], parts: int, folder: Path) -> _Split:
-    """``path`` read as ``read_table`` reads it (every cell text, blank records dropped), written as ``parts`` files
-    by a hash of the key, a block at a time; and the SHA-256 of the very bytes read. A row's index counts within its
-    block only: no message ever names it (anything worth a message is left to the in-memory path)."""
-    dialect, digest = DIALECTS[table_format(path)], hashlib.sha256()
-    header = csv_header(path)
+def _split(path: Path, key: list[str], blank_keys: frozenset[str], parts: int, folder: Path) -> _Split:
+    """``path`` read as ``read_table`` reads it (the header checked on the bytes read, every cell text, blank records
+    dropped), written as ``parts`` files by a hash of the key, a block at a time; and the SHA-256 of the very bytes
+    read. A row's index counts within its block only: no message ever names it (anything worth a message is left to
+    the in-memory path)."""
+    dialect, digest, header = DIALECTS[table_format(path)], hashlib.sha256(), []
     for n, (line, block) in enumerate(blocks(path, dialect, BLOCK_BYTES)):
-        digest.update(line if n == 0 else b"")
+        if n == 0:
+            digest.update(line)
+            header = csv_header(line, path, dialect)
+            if dialect.quoted and line.count(b'"') % 2:  # a quoted stretch that runs on past the header line
+                raise MalformedInput("the header line leaves a quote open", where=f"{path}:1")
         digest.update(block)
-        # a key cell left empty hashes alike on both sides: tally_tables makes it a value where blank_keys says so
         frame = without_blank(records(line + block, dialect))
+        # a key cell left empty reads as null, a quoted empty one as "": alike where blank is a value (as
+        # blank_as_value makes them before any join), so both land in the same part
+        frame = frame.with_columns(pl.col(c).fill_null("") for c in key if c in blank_keys)
         frame = frame.with_columns((pl.struct(key).hash() % parts).alias(_PART))
         for (part,), rows in frame.partition_by(_PART, as_dict=True, include_key=False).items():
             rows.write_ipc(folder / f"{part}-{n}.arrow")

@@ -151,19 +151,12 @@ def read_table(path: Path, json_columns: frozenset[str] = frozenset(), columns: 
     digest = _HASHER.submit(_sha256, data)  # hashlib releases the GIL: this overlaps the parse
     if fmt in DELIMITED:
         dialect = DIALECTS[fmt]
-        header = _csv_header(data, path, dialect)
-        return Table(path, fmt, header, _parse_csv(data, path, len(header), dialect).lazy(), digest)
+        header = csv_header(data, path, dialect)
+        return Table(path, fmt, header, _parse_csv(data, path, header, dialect).lazy(), digest)
     names, lines, frame = _parse_jsonl(data, path, json_columns)
     absent = [c for c in columns if c not in names]
     frame = frame.with_columns(pl.lit(None, pl.String).alias(c) for c in absent)
     return Table(path, "jsonl", names + absent, frame.lazy(), digest, lines)
-
-
-def csv_header(path: Path) -> list[str]:
-    """The header of a delimited file, checked as ``read_table`` checks it, read without the rest of the file."""
-    with path.open("rb") as f:
-        first = f.readline(FIELD_LIMIT)
-    return _csv_header(first, path, DIALECTS[table_format(path)])
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -181,7 +174,7 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _csv_header(data: bytes, path: Path, dialect: _Dialect) -> list[str]:
+def csv_header(data: bytes, path: Path, dialect: _Dialect) -> list[str]:
     end = data.find(b"\n")
     first = (data if end < 0 else data[:end]).removeprefix(b"\xef\xbb\xbf")
     try:
@@ -216,42 +209,53 @@ def without_blank(frame: pl.DataFrame) -> pl.DataFrame:
 def blocks(path: Path, dialect: _Dialect, size: int) -> Iterator[tuple[bytes, bytes]]:
     """The file's header line, and its records about ``size`` bytes at a time, each block ending where a record does
     (a line break outside quotes: polars opens and closes a quoted stretch at every quote). A file whose quotes never
-    close again comes as one block from there on (its parse fails, as the whole file's does)."""
+    close again comes as one block from there on (its parse fails, as the whole file's does); the bytes are read and
+    scanned once."""
     with path.open("rb") as f:
-        header, rest, quotes, given = f.readline(), b"", 0, False
+        header = f.readline()
+        quoted = dialect.quoted
+        before = header.count(b'"') if quoted else 0  # quotes before the bytes held back
+        held: list[bytes] = []  # read, with no record ending in them
+        held_quotes, given = 0, False
         while data := f.read(size):
-            buf = rest + data
-            cut = _record_end(buf, quotes if dialect.quoted else None)
+            cut = _record_end(data, before + held_quotes if quoted else None)
             if cut < 0:
-                rest = buf
+                held.append(data)
+                held_quotes += data.count(b'"') if quoted else 0
                 continue
-            quotes += buf.count(b'"', 0, cut) if dialect.quoted else 0
-            yield header, buf[:cut]
-            rest, given = buf[cut:], True
+            yield header, b"".join([*held, data[:cut]])
+            before += held_quotes + (data.count(b'"', 0, cut) if quoted else 0)
+            held, held_quotes, given = [data[cut:]], data.count(b'"', cut) if quoted else 0, True
+        rest = b"".join(held)
         if rest or not given:  # the last records, or a header alone: every file gives at least one block
             yield header, rest
 
 
-def _record_end(buf: bytes, quotes: int | None) -> int:
-    """Just past the last line break of ``buf`` outside quotes (``quotes``: those before ``buf``; None: a format
-    without quoting), or -1."""
-    cut = buf.rfind(b"\n")
-    inside = 0 if quotes is None or cut < 0 else quotes + buf.count(b'"', 0, cut)
+def _record_end(data: bytes, quotes: int | None) -> int:
+    """Just past the last line break of ``data`` outside quotes (``quotes``: those before ``data``; None: a format
+    without quoting), or -1. Only ``data`` is searched: the line breaks before it were all inside quotes."""
+    cut = data.rfind(b"\n")
+    inside = 0 if quotes is None or cut < 0 else quotes + data.count(b'"', 0, cut)
     while inside % 2 and cut >= 0:  # walk back a line at a time, counting only the quotes stepped over
-        before = buf.rfind(b"\n", 0, cut)
-        inside -= buf.count(b'"', max(before, 0), cut)
+        before = data.rfind(b"\n", 0, cut)
+        inside -= data.count(b'"', max(before, 0), cut)
         cut = before
     return cut + 1 if cut >= 0 else -1
 
 
-def _parse_csv(data: bytes, path: Path, ncols: int, dialect: _Dialect) -> pl.DataFrame:
+def _parse_csv(data: bytes, path: Path, header: list[str], dialect: _Dialect) -> pl.DataFrame:
     try:  # every cell read as text
-        return without_blank(records(data, dialect))
+        frame = without_blank(records(data, dialect))
     except pl.exceptions.PolarsError as exc:
-        found = locate_csv_problem(data, path, ncols, dialect)
+        found = locate_csv_problem(data, path, len(header), dialect)
         if found.where == str(path):
             found = MalformedInput(f"unreadable {dialect.name} ({str(exc).splitlines()[0]})", where=str(path))
         raise found from None
+    if frame.columns[1:] != header:  # a quote the header line leaves open: polars reads the lines after into it
+        raise MalformedInput(f"the header line reads as {len(header)} columns on its own and as {frame.width - 1} "
+                             "with what follows it (a quote it leaves open)", where=f"{path}:1",
+                             hint="close every quote of the header on its line")
+    return frame
 
 
 def _csv_record_lines(path: Path, dialect: _Dialect) -> list[int]:
