@@ -23,7 +23,18 @@ from .._errors import MalformedInput, UsageError
 from ._caliber import Drift, FieldSpec
 from ._channels import KeyTuple, Tally, finish, tally_tables
 from ._report import AnswersChannel
-from ._tables import DELIMITED, DIALECTS, ROW, Table, blocks, csv_header, records, table_format, without_blank
+from ._tables import (
+    DELIMITED,
+    DIALECTS,
+    ROW,
+    Table,
+    blocks,
+    csv_header,
+    records,
+    same_columns,
+    table_format,
+    without_blank,
+)
 
 STREAM_BYTES = 256 << 20  # both tables together at least this large: scored in parts
 PART_BYTES = 32 << 20  # about this much of the two files in each part (a part in memory: about 10x that)
@@ -103,10 +114,8 @@ def _split(path: Path, key: list[str], blank_keys: frozenset[str], parts: int, f
         if n == 0:
             digest.update(line)
             header = csv_header(line, path, dialect)
-            if dialect.quoted and line.count(b'"') % 2:  # a quoted stretch that runs on past the header line
-                raise MalformedInput("the header line leaves a quote open", where=f"{path}:1")
         digest.update(block)
-        frame = without_blank(records(line + block, dialect))
+        frame = without_blank(same_columns(records(line + block, dialect), header, path))
         # a key cell left empty reads as null, a quoted empty one as "": alike where blank is a value (as
         # blank_as_value makes them before any join), so both land in the same part
         frame = frame.with_columns(pl.col(c).fill_null("") for c in key if c in blank_keys)

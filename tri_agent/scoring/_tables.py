@@ -251,7 +251,13 @@ def _parse_csv(data: bytes, path: Path, header: list[str], dialect: _Dialect) ->
         if found.where == str(path):
             found = MalformedInput(f"unreadable {dialect.name} ({str(exc).splitlines()[0]})", where=str(path))
         raise found from None
-    if frame.columns[1:] != header:  # a quote the header line leaves open: polars reads the lines after into it
+    return same_columns(frame, header, path)
+
+
+def same_columns(frame: pl.DataFrame, header: list[str], path: Path) -> pl.DataFrame:
+    """``frame``, parsed with the header line, when polars read the columns the header line names on its own; a quote
+    the header line leaves open makes polars read the lines after it into the header."""
+    if frame.columns[1:] != header:
         raise MalformedInput(f"the header line reads as {len(header)} columns on its own and as {frame.width - 1} "
                              "with what follows it (a quote it leaves open)", where=f"{path}:1",
                              hint="close every quote of the header on its line")
