@@ -334,6 +334,26 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
             file = nodeid.split("::", 1)[0]
             return file if file in GROUPED else nodeid
 
+        def _reschedule(self, node: Any) -> None:
+            # A worker holds back its last test until it is sent another or told to stop (it must know the next test
+            # to tear fixtures down). xdist sends one unit per call, so the worker that replaces a crashed one got a
+            # single test and waited forever for a second, with every other worker gone: the run hung (CI's 90
+            # minutes lost to one crash). It is sent two, as at the start.
+            super()._reschedule(node)
+            while self.workqueue and not node.shutting_down and self._pending_of(self.assigned_work[node]) < 2:
+                self._assign_work_unit(node)
+
+        def remove_node(self, node: Any) -> str | None:
+            # xdist puts the test a dead worker was running back in the queue with the rest of its unit, where it
+            # kills the replacement too; as xdist's own load scheduler does, the test that crashed is reported once,
+            # as failed, and not run again.
+            crashed = super().remove_node(node)
+            for scope, unit in list(self.workqueue.items()):
+                unit.pop(crashed, None)  # type: ignore[arg-type]
+                if not unit:
+                    del self.workqueue[scope]
+            return crashed
+
     return ByUnit(config, log)
 
 
