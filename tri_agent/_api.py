@@ -17,7 +17,8 @@ code (targets, generators, oracles) runs in the jail; ``allow_unsandboxed`` is t
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,23 +34,26 @@ PathLike = str | Path
 
 
 def accept(project: PathLike, *, resume: bool = False, allow_unsandboxed: bool = False,
-           watch: Callable[[str], None] | None = None, fresh: str | None = None) -> Verdict:
+           watch: Callable[[str], None] | None = None, fresh: str | None = None,
+           cluster: str | None = None) -> Verdict:
     """Run the hard acceptance of ``project`` (a folder with ``acceptance.yaml``) to its verdict, and write its
     reports (``SCOREBOARD.md``, ``ACCEPTANCE.json``, ``REPORT.html``) also when it stops early. ``resume`` goes on
     from the trail of a stopped run; ``fresh`` (a reason) abandons a stopped run on the record (the reason sealed
     as its trail's last record; its store and pin are kept) and starts a new one. Raises ``Escalation`` (exit 8)
     when a human must decide, ``PolicyViolation`` (exit 5) when the target passed a canary case planted against
     the spec, ``BuilderTurn`` (exit 1) when an in-session builder has tickets to fix; with ``watch`` (told each
-    line of what it waits for), it waits for the session's next commit instead and goes on."""
+    line of what it waits for), it waits for the session's next commit instead and goes on. ``cluster``: the case
+    runs of every round on that Dask cluster (``local:N`` or a scheduler's address; docs/scale.md)."""
     from .acceptance._rounds import accept as run
     from .acceptance._rounds import watch as run_watching
     from .acceptance._scoreboard import write_reports
 
     _sandbox(allow_unsandboxed)
     try:
-        if watch is not None:
-            return run_watching(Path(project), resume=resume, say=watch, fresh=fresh)
-        return run(Path(project), resume=resume, fresh=fresh)
+        with _on(cluster):
+            if watch is not None:
+                return run_watching(Path(project), resume=resume, say=watch, fresh=fresh)
+            return run(Path(project), resume=resume, fresh=fresh)
     finally:
         write_reports(Path(project))
 
@@ -65,13 +69,15 @@ def build_exam(exam: PathLike, seed: str, out: PathLike | None = None, *,
 
 
 def run_exam(build: PathLike, target: PathLike, out: PathLike, *, twice: bool = False,
-             allow_unsandboxed: bool = False) -> RunRecord:
+             allow_unsandboxed: bool = False, cluster: str | None = None) -> RunRecord:
     """Run every case of ``build`` against the target file ``target`` into the new folder ``out``; ``twice``
-    runs it again and requires byte-identical results."""
+    runs it again and requires byte-identical results; ``cluster`` (``local:N`` or a Dask scheduler's address) runs
+    the cases on that cluster's workers instead of this process's threads (docs/scale.md)."""
     from .targets._gateway import run_exam as run
 
     _sandbox(allow_unsandboxed)
-    return run(Path(build), Path(target), Path(out), twice=twice)
+    with _on(cluster):
+        return run(Path(build), Path(target), Path(out), twice=twice)
 
 
 def score_run(build: PathLike, run: PathLike) -> ScoreReport:
@@ -113,6 +119,18 @@ def verify_trail(store: PathLike, *, expect: str | None = None) -> TrailReport:
     from .acceptance._verify import verify_trail as verify
 
     return verify(Path(store), expect=expect)
+
+
+@contextmanager
+def _on(cluster: str | None) -> Iterator[None]:
+    """The fan-out on ``cluster`` inside the block (None: the local pool)."""
+    if cluster is None:
+        yield
+        return
+    from .fanout import open_cluster, using
+
+    with open_cluster(cluster) as executor, using(executor):
+        yield
 
 
 def _sandbox(allow_unsandboxed: bool) -> None:

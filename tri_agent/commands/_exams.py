@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from .._errors import ExitCode
 from ._evidence import print_score
-from ._table import UNSANDBOXED, arg, command, say, shown, unsandboxed
+from ._table import CLUSTER, UNSANDBOXED, arg, command, say, shown, unsandboxed
 
 if TYPE_CHECKING:
     from ..mutation._rotation import Selection
@@ -42,16 +42,21 @@ def _exam_build(args: argparse.Namespace) -> int:
     arg("--target", type=Path, required=True, metavar="TARGET.yaml"),
     arg("--out", type=Path, required=True, help="new run folder"),
     arg("--twice", action="store_true", help="run twice and require byte-identical results"),
+    arg("--cluster", metavar="SPEC", help=CLUSTER),
 )
 def _exam_run(args: argparse.Namespace) -> int:
     from .._api import run_exam
 
     with shown("exam run"):
-        record = run_exam(args.build, args.target, args.out, twice=args.twice, allow_unsandboxed=unsandboxed(args))
+        record = run_exam(args.build, args.target, args.out, twice=args.twice, allow_unsandboxed=unsandboxed(args),
+                          cluster=args.cluster)
     print(
         f"RAN {record.cases} cases{' twice, byte-identical' if record.twice else ''}; actual table "
         f"{args.out / 'actual.jsonl'} (sha256 {record.actual_sha256[:12]})"
     )
+    if record.faults:
+        print(f"  {len(record.faults)} fault(s) on the cluster, each retried on another worker; first: "
+              f"{record.faults[0]} (all in run.json)")
     for case, why in list(record.unread.items())[:10]:  # the score will count their rows missing: say why now
         print(f"  case {case}: {why}; its rows count as missing")
     if len(record.unread) > 10:

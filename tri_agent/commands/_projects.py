@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from .._errors import ExitCode, UsageError
-from ._table import UNSANDBOXED, arg, command, shipped_names, unsandboxed
+from ._table import CLUSTER, UNSANDBOXED, arg, command, shipped_names, unsandboxed
 
 
 @command(
@@ -155,6 +155,7 @@ def _check(args: argparse.Namespace) -> int:
         help="when the builder (the agent session) must fix tickets, "
         "wait for its next commit and go on, instead of stopping (run this outside the session)",
     ),
+    arg("--cluster", metavar="SPEC", help=CLUSTER),
 )
 def _accept(args: argparse.Namespace) -> int:
     from .._api import accept
@@ -165,7 +166,7 @@ def _accept(args: argparse.Namespace) -> int:
     said = (lambda line: print(line, file=sys.stderr, flush=True)) if args.watch else None
     try:  # the reports are written by accept, also after a stop: the trail so far is worth reading
         verdict = accept(args.project, resume=args.resume, allow_unsandboxed=unsandboxed(args), watch=said,
-                         fresh=args.fresh)
+                         fresh=args.fresh, cluster=args.cluster)
     finally:
         store = locate(args.project.resolve(), load_config(args.project.resolve())).store
         if store.trail.exists():

@@ -18,6 +18,8 @@ from .._resources import shipped
 Handler = Callable[[argparse.Namespace], int]
 UNSANDBOXED = ("run role-written code (targets, generators, oracles) even where no OS sandbox works; such a run "
                "can never certify")
+CLUSTER = ("run the cases on a Dask cluster: local:N (N worker processes on this machine) or a scheduler's address "
+           "(tcp://HOST:8786); see docs/scale.md")
 GROUPS = {  # commands with subcommands: their help
     "exam": "build an exam and run it against a target",
     "contract": "role contracts",

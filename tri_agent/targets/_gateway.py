@@ -20,7 +20,7 @@ import os
 import random
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -30,6 +30,7 @@ from typing import Literal
 from pydantic import Field
 
 from .. import _progress as progress
+from .. import fanout
 from .._errors import (
     InfrastructureFailure,
     MalformedInput,
@@ -43,7 +44,7 @@ from ..evidence._manifest import Entry, scan
 from ..evidence._seal import diff, verify
 from ..exam._canaries import canary_inputs
 from ..exam._formats import BuildRecord, Case, read_cases
-from ..sandbox._jail import Jail, odd_files, require_plain, written
+from ..sandbox._jail import POLICY, Jail, Policy, configure, odd_files, require_plain, written
 from ..sandbox._limits import enforcement
 from ..sandbox._process import base_env
 from ..scoring._grading import ScoreInputs
@@ -152,15 +153,19 @@ class RunRecord(Record):
     limits: dict[str, str] = Field(default_factory=dict, description="Resource limit -> how it was enforced on every "
                                    "run (cgroup, rlimit, or not enforced and why); see the target file's limits.")
     limits_hit: dict[str, str] = Field(default_factory=dict, description="Case -> the resource limit its run hit.")
+    faults: list[str] = Field(default_factory=list, description="What went wrong on a cluster and was retried (a "
+                              "lost worker, a task past the orchestrator's clock, a result that failed its hashes), "
+                              "in order; every case still counts once, with the result that checked.")
 
 
 class Gateway:
     """Runs cases of one target; the baseline is built once and copied per case."""
 
-    def __init__(self, target: Target, visible: Path, scratch: Path) -> None:
+    def __init__(self, target: Target, visible: Path, scratch: Path, built: Path | None = None) -> None:
+        """``built``: the baseline already built (a cluster worker gets the orchestrator's build, as a bundle)."""
         self.target, self.visible, self.scratch = target, visible, scratch
         self.readable = target.readable  # refused folders stop here, before anything runs
-        self.built = self._build()
+        self.built = built or self._build()
         self.built_size = written([self.built])
         if target.config.service is not None:
             check_snapshot(target.config.service.database, self.built, target.path)
@@ -316,6 +321,7 @@ def run_exam(build: Path, target_file: Path, out: Path, *, twice: bool = False) 
     require_plans(target, visible, cases)
     before = scan(target.baseline).sorted_entries()
     out.mkdir(parents=True, exist_ok=True)
+    faults = len(fanout.current().faults)
     results = _run_all(target, visible, cases, out / "outputs")
     if twice:  # the second run is traced: the mutation gate's coverage comes free, and tracing must change nothing
         with tempfile.TemporaryDirectory() as tmp:
@@ -323,7 +329,7 @@ def run_exam(build: Path, target_file: Path, out: Path, *, twice: bool = False) 
             _compare_runs(results, again, out)
         results = [replace(r, lines=a.lines) for r, a in zip(results, again, strict=True)]
     _check_untouched(target, before, build)
-    return _write_run(out, build, target, results, twice)
+    return _write_run(out, build, target, results, twice, fanout.current().faults[faults:])
 
 
 def _require_extract(target: Target, cases: list[Case]) -> None:
@@ -374,16 +380,87 @@ def verified_visible(build: Path) -> Path:
 def _run_all(target: Target, visible: Path, cases: list[Case], keep: Path, trace: bool = False,
              harness: Harness = FIRST) -> list[CaseResult]:
     # cases are independent (a scratch copy each), so they run side by side; results keep the case order
-    with _scratch() as scratch, ThreadPoolExecutor(max_workers=min(JOBS, target.config.jobs or JOBS)) as pool:
+    executor = fanout.current()
+    with _scratch() as scratch:
         gateway = Gateway(target, visible, scratch)
         progress.expect("cases", len(cases))
+        jobs, deadline = min(JOBS, target.config.jobs or JOBS), target.config.timeout + _STARTING
+        if executor.ships:
+            tasks = [_CaseTask(target, case, trace, harness, replace(POLICY)) for case in cases]
+            shipped = executor.map(_case_task, tasks, folders={"built": gateway.built, "visible": visible}, jobs=jobs,
+                                   label=_label, deadline=deadline, check=_arrived)
+            return [_received(t, r, keep / t.case.case) for t, r in zip(tasks, shipped, strict=True)]
 
-        def one(case: Case) -> CaseResult:
+        def one(case: Case, _folders: Mapping[str, Path]) -> CaseResult:
             result = gateway.run_case(case, keep / case.case, trace=trace, harness=harness)
             progress.advance("cases")
             return result
 
-        return list(pool.map(one, cases))
+        return executor.map(one, cases, folders={}, jobs=jobs, label=lambda c: f"case {c.case}", deadline=deadline,
+                            check=lambda _c, _r: None)
+
+
+# a case's deadline on a cluster: the target's own timeout, and time to copy its build and start its jail
+_STARTING = 60.0
+
+
+@dataclass(frozen=True)
+class _CaseTask:
+    """One case to run on a cluster worker: the target (its file's settings), the case, how to run it."""
+
+    target: Target
+    case: Case
+    trace: bool
+    harness: Harness
+    policy: Policy  # the orchestrator's: whether unsandboxed runs are allowed, and the paths no jail may show
+
+
+@dataclass(frozen=True)
+class _Shipped:
+    """What a worker sends back: the case's result and its kept folder (outputs and evidence) as a bundle."""
+
+    rows: list[dict[str, Cell]]
+    provenance: Provenance
+    isolation: tuple[str, ...]
+    lines: dict[str, frozenset[int]] | None
+    kept: fanout.Bundle
+
+
+def _label(task: _CaseTask) -> str:
+    return f"case {task.case.case}"
+
+
+def _case_task(task: _CaseTask, folders: Mapping[str, Path]) -> _Shipped:
+    """On a worker: the case run as the local pool runs it, from the shipped build and visible folder."""
+    # a worker serves one orchestrator at a time (docs/scale.md): its policy is the one the task carries
+    configure(allow_unsandboxed=task.policy.allow_unsandboxed, protected=task.policy.protected)
+    with tempfile.TemporaryDirectory() as tmp:
+        gateway = Gateway(task.target, folders["visible"], Path(tmp), built=folders["built"])
+        keep = Path(tmp) / "kept"
+        result = gateway.run_case(task.case, keep, trace=task.trace, harness=task.harness)
+        keep.mkdir(exist_ok=True)
+        return _Shipped(result.rows, result.provenance, result.isolation, result.lines, fanout.pack(keep))
+
+
+def _arrived(_task: _CaseTask, shipped: _Shipped) -> str | None:
+    """Why a worker's result cannot be recorded: its bundle's bytes, or an output file missing or not the bytes its
+    provenance fingerprints (None: every one is there). Other files are the evidence kept beside the outputs and
+    names no fingerprint holds (as in a kept folder of the local pool)."""
+    problem = shipped.kept.problem()
+    if problem is not None:
+        return problem
+    odd = fanout.odd(shipped.kept)
+    if odd:  # a case's links and special files are removed before its folder is kept: none can come back
+        return f"holds {odd[0]}, which is not a plain file inside its folder"
+    files = fanout.digests(shipped.kept)
+    wrong = sorted(n for n, sha in shipped.provenance.outputs.items() if files.get(n) != sha)
+    return f"does not match its fingerprint at {wrong[0]}" if wrong else None
+
+
+def _received(task: _CaseTask, shipped: _Shipped, keep: Path) -> CaseResult:
+    fanout.unpack(shipped.kept, keep, f"the outputs of case {task.case.case}")
+    progress.advance("cases")
+    return CaseResult(shipped.rows, shipped.provenance, keep, shipped.isolation, shipped.lines)
 
 
 @contextmanager
@@ -471,7 +548,8 @@ def _check_untouched(target: Target, before: list[Entry], build: Path) -> None:
         raise TamperDetected(f"{sealed} changed during the run", hint="the answer key was touched; rebuild the exam")
 
 
-def _write_run(out: Path, build: Path, target: Target, results: list[CaseResult], twice: bool) -> RunRecord:
+def _write_run(out: Path, build: Path, target: Target, results: list[CaseResult], twice: bool,
+               faults: list[str]) -> RunRecord:
     actual = "".join(json.dumps(r, ensure_ascii=False) + "\n" for res in results for r in res.rows)
     behaviors = "".join(json.dumps({"case": r.provenance.case, "behavior": r.provenance.behavior}) + "\n"
                         for r in results)
@@ -490,7 +568,7 @@ def _write_run(out: Path, build: Path, target: Target, results: list[CaseResult]
         unread={r.provenance.case: r.provenance.extract_error for r in results if r.provenance.extract_error},
         stray_output={r.provenance.case: r.provenance.stray_output for r in results if r.provenance.stray_output},
         limits=enforcement(address_space=target.config.kind != "browser"),
-        limits_hit={r.provenance.case: r.provenance.limit for r in results if r.provenance.limit},
+        limits_hit={r.provenance.case: r.provenance.limit for r in results if r.provenance.limit}, faults=faults,
     )
     (out / "run.json").write_text(record.model_dump_json(indent=1) + "\n", encoding="utf-8")
     return record

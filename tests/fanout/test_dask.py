@@ -1,0 +1,189 @@
+"""The Dask executor: bundles shipped once per worker and checked on arrival, results checked before they are kept,
+faults kept, retried on another worker a bounded number of times, then exit 7 naming the item. Workers here are
+threads of this process (a LocalCluster without processes), so a test can make one misbehave; the case runs on
+worker processes are tested in tests/targets/test_cluster.py."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import pytest
+
+from tri_agent._errors import ExitCode, InfrastructureFailure, UsageError
+from tri_agent.fanout import RETRIES, Bundle, DaskCluster, open_cluster
+from tri_agent.fanout import _dask as dask_executor
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[DaskCluster]:
+    import dask
+    from distributed import Client, LocalCluster
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
+            LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address="127.0.0.1:0") as local, \
+            Client(local) as client:
+        yield DaskCluster(client, "in-process test cluster", grace=1.0)
+
+
+@pytest.fixture
+def fresh(cluster: DaskCluster) -> DaskCluster:
+    cluster.faults.clear()
+    return cluster
+
+
+def _read(item: int, folders: Mapping[str, Path]) -> tuple[int, str, str]:
+    return item, (folders["data"] / "value").read_text(), str(folders["data"])
+
+
+def _label(item: int) -> str:
+    return f"item {item}"
+
+
+def _fine(_item: object, _result: object) -> str | None:
+    return None
+
+
+def _folder(tmp_path: Path, value: str) -> Path:
+    (tmp_path / "data").mkdir(exist_ok=True)
+    (tmp_path / "data" / "value").write_text(value)
+    return tmp_path / "data"
+
+
+def test_results_come_in_item_order_from_folders_shipped_once(fresh: DaskCluster, tmp_path: Path) -> None:
+    folder = _folder(tmp_path, "v1")
+    got = fresh.map(_read, list(range(12)), folders={"data": folder}, jobs=2, label=_label, deadline=30,
+                    check=_fine)
+    assert [(i, v) for i, v, _ in got] == [(i, "v1") for i in range(12)]
+    places = {where for _, _, where in got}
+    assert all(Path(p).name == next(iter(fresh._sent)) for p in places)  # unpacked under its digest
+    assert not any(Path(p).is_relative_to(tmp_path) for p in places)  # never read in place
+    assert len(fresh._sent) == 1 and fresh.faults == []
+    fresh.map(_read, [0], folders={"data": folder}, jobs=2, label=_label, deadline=30, check=_fine)
+    assert len(fresh._sent) == 1  # the same bytes are not shipped again
+    (folder / "value").write_text("v2")
+    assert fresh.map(_read, [0], folders={"data": folder}, jobs=2, label=_label, deadline=30,
+                     check=_fine)[0][1] == "v2"
+
+
+def test_a_result_that_fails_its_check_is_retried_on_another_worker_and_kept_once(fresh: DaskCluster,
+                                                                                    tmp_path: Path) -> None:
+    seen: list[str] = []
+
+    def where(item: int, folders: Mapping[str, Path]) -> str:
+        from distributed import get_worker
+
+        return get_worker().address
+
+    def check(_item: int, worker: str) -> str | None:
+        seen.append(worker)
+        return "failed its hashes" if len(seen) == 1 else None
+
+    got = fresh.map(where, [7], folders={"data": _folder(tmp_path, "x")}, jobs=2, label=_label, deadline=30,
+                    check=check)
+    assert got == [seen[1]] and seen[0] != seen[1]  # the second attempt ran elsewhere
+    assert fresh.faults == [f"item 7: the result from {seen[0]} failed its hashes (attempt 1)"]
+
+
+def test_a_result_that_never_checks_ends_the_run_naming_the_item(fresh: DaskCluster, tmp_path: Path) -> None:
+    with pytest.raises(InfrastructureFailure, match=rf"item 3 failed on the cluster {RETRIES + 1} times; last: the "
+                                                    r"result from .* lies") as err:
+        fresh.map(_read, [1, 3], folders={"data": _folder(tmp_path, "x")}, jobs=2, label=_label, deadline=30,
+                  check=lambda item, _r: "lies" if item == 3 else None)
+    assert err.value.exit_code == ExitCode.INFRASTRUCTURE == 7
+    assert len(fresh.faults) == RETRIES + 1 and all(f.startswith("item 3:") for f in fresh.faults)
+
+
+# tasks travel pickled even to a worker in this process: a module-level task is pickled by name, so what it counts
+# here is what the test reads
+CALLS: list[int] = []
+RELEASE = threading.Event()
+
+
+@pytest.fixture
+def calls() -> Iterator[list[int]]:
+    CALLS.clear()
+    RELEASE.clear()
+    yield CALLS
+    RELEASE.set()
+
+
+def _refuses(item: int, folders: Mapping[str, Path]) -> None:
+    CALLS.append(item)
+    raise UsageError(f"case {item} names no output", hint="say which")
+
+
+def _dies_once(item: int, folders: Mapping[str, Path]) -> int:
+    CALLS.append(item)
+    if len(CALLS) == 1:
+        raise MemoryError("the worker ran out of memory")
+    return item * 2
+
+
+def _hangs_once(item: int, folders: Mapping[str, Path]) -> int:
+    CALLS.append(item)
+    if len(CALLS) == 1:
+        RELEASE.wait(20)  # a lost task: the engine itself never gives up on it
+    return item
+
+
+def test_the_tasks_own_error_is_raised_as_it_would_be_locally_never_retried(fresh: DaskCluster, tmp_path: Path,
+                                                                              calls: list[int]) -> None:
+    with pytest.raises(UsageError, match="case 5 names no output"):
+        fresh.map(_refuses, [5], folders={"data": _folder(tmp_path, "x")}, jobs=2, label=_label, deadline=30,
+                  check=_fine)
+    assert calls == [5] and fresh.faults == []
+
+
+def test_a_task_that_dies_is_a_fault_and_is_retried(fresh: DaskCluster, tmp_path: Path, calls: list[int]) -> None:
+    assert fresh.map(_dies_once, [4], folders={"data": _folder(tmp_path, "x")}, jobs=2, label=_label,
+                     deadline=30, check=_fine) == [8]
+    assert calls == [4, 4] and fresh.faults == ["item 4: MemoryError: the worker ran out of memory (attempt 1)"]
+
+
+def test_the_orchestrators_clock_ends_a_task_nobody_answers_for(fresh: DaskCluster, tmp_path: Path,
+                                                               calls: list[int]) -> None:
+    start = time.monotonic()
+    assert fresh.map(_hangs_once, [9], folders={"data": _folder(tmp_path, "x")}, jobs=2, label=_label,
+                     deadline=0.5, check=_fine) == [9]
+    assert time.monotonic() - start < 10 and calls == [9, 9]
+    assert fresh.faults == ["item 9: no answer within 2 s (the orchestrator's clock) (attempt 1)"]
+
+
+def test_a_bundle_changed_on_the_way_is_a_fault_then_exit_7(fresh: DaskCluster, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    real = dask_executor.pack
+
+    def corrupted(folder: Path) -> Bundle:
+        bundle = real(folder)
+        return Bundle(bundle.sha256, bundle.data[:-1] + b"\x01")
+
+    monkeypatch.setattr(dask_executor, "pack", corrupted)
+    with pytest.raises(InfrastructureFailure, match=r"item 0 failed on the cluster .* ArrivalFault: on .*: the "
+                                                    r"data folder did not arrive as sent"):
+        fresh.map(_read, [0], folders={"data": _folder(tmp_path, "x")}, jobs=2, label=_label, deadline=30,
+                  check=_fine)
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ("local:0", "0 workers"),
+    ("local:65", "65 workers"),
+    ("everywhere", "is neither local:N nor a scheduler address"),
+    ("local:two", "is neither local:N nor a scheduler address"),
+])
+def test_a_cluster_spec_that_names_nothing_runnable_is_a_usage_error(spec: str, message: str) -> None:
+    with pytest.raises(UsageError, match=message), open_cluster(spec):
+        pass
+
+
+def test_a_scheduler_that_does_not_answer_is_an_infrastructure_failure() -> None:
+    import socket
+
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    with pytest.raises(InfrastructureFailure, match=f"no Dask scheduler answered at tcp://127.0.0.1:{port}"), \
+            open_cluster(f"tcp://127.0.0.1:{port}"):
+        pass
