@@ -13,19 +13,14 @@ from pathlib import Path
 import pytest
 
 from tri_agent._errors import ExitCode, InfrastructureFailure, UsageError
-from tri_agent.fanout import RETRIES, Bundle, DaskCluster, open_cluster
+from tri_agent.fanout import RETRIES, Bundle, DaskCluster, local_cluster, open_cluster
 from tri_agent.fanout import _dask as dask_executor
 
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[DaskCluster]:
-    import dask
-    from distributed import Client, LocalCluster
-
-    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
-            LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address="127.0.0.1:0") as local, \
-            Client(local) as client:
-        yield DaskCluster(client, "in-process test cluster", grace=1.0)
+    with local_cluster(2, processes=False, grace=1.0) as cluster:
+        yield cluster
 
 
 @pytest.fixture

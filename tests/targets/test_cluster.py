@@ -102,12 +102,7 @@ def test_a_result_whose_outputs_are_not_its_fingerprint_is_never_recorded(toy_bu
                                  shipped.isolation, shipped.lines, shipped.kept)
 
     monkeypatch.setattr(_gateway, "_case_task", lying)
-    import dask
-    from distributed import Client, LocalCluster
-
-    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
-            LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address="127.0.0.1:0") as local, \
-            Client(local) as client, fanout.using(fanout.DaskCluster(client, "lying workers")), \
+    with fanout.local_cluster(2, processes=False) as lying, fanout.using(lying), \
             pytest.raises(InfrastructureFailure, match=r"failed on the cluster 3 times; last: the result from .* "
                                                        r"does not match its fingerprint at summary.csv") as err:
         gateway_run(toy_build, TOY / "target.yaml", tmp_path / "run")

@@ -162,8 +162,7 @@ def open_cluster(spec: str) -> Iterator[DaskCluster]:
         raise UsageError(f"--cluster {spec!r} is neither local:N nor a scheduler address",
                          hint="pass local:2 for a cluster on this machine, or tcp://HOST:8786 for a scheduler")
     try:
-        import dask
-        from distributed import Client, LocalCluster
+        import distributed  # noqa: F401 - installed or not, said now
     except ImportError as exc:
         raise UsageError(f"--cluster needs Dask distributed, which is not installed ({exc})",
                          hint="pip install 'tri-agent[cluster]'") from exc
@@ -171,15 +170,28 @@ def open_cluster(spec: str) -> Iterator[DaskCluster]:
         n = int(local.group(1))
         if not 1 <= n <= 64:
             raise UsageError(f"--cluster {spec!r}: {n} workers", hint="ask for 1 to 64 local workers")
-        # a task whose worker died comes back to the orchestrator at once, as a fault it records and retries, instead
-        # of being run again by the scheduler unseen (a scheduler of one's own: set it in its config, docs/scale.md)
-        with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
-                LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
-                             dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
-            yield DaskCluster(client, spec)
+        with local_cluster(n) as cluster:
+            yield cluster
         return
     with _connected(spec) as client:
         yield DaskCluster(client, spec)
+
+
+@contextmanager
+def local_cluster(n: int, *, processes: bool = True, grace: float = GRACE) -> Iterator[DaskCluster]:
+    """A LocalCluster of ``n`` workers on loopback, one task at a time each: worker processes, or (``processes``
+    false, for tests that make a worker misbehave) threads of this process, every task still pickled."""
+    import dask
+    from distributed import Client, LocalCluster
+
+    # a task whose worker died comes back to the orchestrator at once, as a fault it records and retries, instead of
+    # being run again by the scheduler unseen (a scheduler of one's own: set it in its config, docs/scale.md)
+    settings = {"distributed.scheduler.allowed-failures": 0}
+    where = {"host": "127.0.0.1"} if processes else {}  # threads of this process talk in-process, not over TCP
+    with dask.config.set(settings), LocalCluster(n_workers=n, threads_per_worker=1, processes=processes,
+                                                 dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR,
+                                                 **where) as cluster, Client(cluster) as client:
+        yield DaskCluster(client, f"local:{n}", grace)
 
 
 @contextmanager
