@@ -365,6 +365,7 @@ LONGEST = (
     "tests/examples/test_csvkit_stats.py",
     "tests/examples/test_ledger_api.py",
     "tests/acceptance/test_rounds.py::test_the_toy_trail",
+    "tests/acceptance/test_on_cluster.py",
     "tests/test_selftest.py::test_on_a_machine_without_bubblewrap",
     "tests/test_api.py::test_the_documented",
     "tests/acceptance/test_rounds.py::test_accept_with_every_role",
