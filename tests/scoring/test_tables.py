@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import polars as pl
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import pytest
 
 from tri_agent import MalformedInput, UsageError
@@ -522,3 +524,38 @@ def test_a_declared_format_overrides_the_suffix(tmp_path: Path) -> None:
     rows = tmp_path / "rows.csv"
     rows.write_text('{"g": "a"}\n')
     assert read_table(rows, fmt="jsonl").format == "jsonl"
+
+
+def _cut_where_records_end(header: bytes, body: bytes, size: int, quoted: bool) -> list[bytes]:
+    """What ``blocks`` must give, by a model as plain as can be: every record end (a line break outside quotes, the
+    header's quotes counted) found in one pass; after each read of ``size`` bytes, a block up to the last record
+    end read so far."""
+    inside, ends = header.count(b'"') % 2 if quoted else 0, []
+    for i, byte in enumerate(body):
+        if quoted and byte == ord('"'):
+            inside ^= 1
+        elif byte == ord("\n") and not inside:
+            ends.append(i + 1)
+    out, start = [], 0
+    for read in range(size, len(body) + size, size):
+        cut = max((e for e in ends if start < e <= min(read, len(body))), default=None)
+        if cut is not None:
+            out.append(body[start:cut])
+            start = cut
+    if body[start:] or not out:
+        out.append(body[start:])
+    return out
+
+
+@settings(max_examples=300)
+@given(st.text('h",', max_size=6), st.text('a",\n', max_size=60), st.integers(1, 9), st.sampled_from(["csv", "tsv"]))
+def test_blocks_are_cut_at_the_last_record_end_of_each_read(tmp_path_factory: pytest.TempPathFactory, head: str,
+                                                            text: str, size: int, kind: str) -> None:
+    from tri_agent.scoring._tables import DIALECTS, blocks
+
+    path = tmp_path_factory.mktemp("blocks") / f"t.{kind}"
+    path.write_bytes((head + "\n" + text).encode())
+    got = list(blocks(path, DIALECTS[kind], size))
+    assert {h for h, _ in got} == {(head + "\n").encode()}
+    assert [b for _, b in got] == _cut_where_records_end((head + "\n").encode(), text.encode(), size,
+                                                         DIALECTS[kind].quoted)

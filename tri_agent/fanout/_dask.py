@@ -89,9 +89,10 @@ class _Run(Generic[T, R]):
 
     def _submit(self, i: int) -> None:
         client = self.cluster.client
-        # another worker than those whose result failed its check, where there is one
-        others = [w for w in client.scheduler_info(n_workers=-1)["workers"] if w not in self.avoid[i]]
-        where = {"workers": others, "allow_other_workers": True} if self.avoid[i] and others else {}
+        where: dict[str, Any] = {}
+        if self.avoid[i]:  # another worker than those it failed on, where there is one (asked only then: a round trip)
+            others = [w for w in client.scheduler_info(n_workers=-1)["workers"] if w not in self.avoid[i]]
+            where = {"workers": others, "allow_other_workers": True} if others else {}
         future = client.submit(_remote, self.task, self.items[i], self.names, *self.shipped, pure=False,
                                key=f"tri-agent-{uuid.uuid4().hex}", **where)
         self.pending[future] = i
