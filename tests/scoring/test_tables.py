@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import polars as pl
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-import pytest
 
 from tri_agent import MalformedInput, UsageError
 from tri_agent.scoring._tables import (
