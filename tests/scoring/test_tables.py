@@ -559,3 +559,16 @@ def test_blocks_are_cut_at_the_last_record_end_of_each_read(tmp_path_factory: py
     assert {h for h, _ in got} == {(head + "\n").encode()}
     assert [b for _, b in got] == _cut_where_records_end((head + "\n").encode(), text.encode(), size,
                                                          DIALECTS[kind].quoted)
+
+
+@pytest.mark.parametrize(("text", "column"), [
+    ('k,"v\nx,1\ny,2\n', "column 2 reads as 'v' on its own and as 'v\\nx,1\\ny,2'"),
+    ('a,b,c,d,e,"f\nx,1\n', "column 6 reads as 'f' on its own and as 'f\\nx,1'"),
+])
+def test_a_header_line_that_leaves_a_quote_open_is_named_with_the_column_it_swallows(tmp_path: Path, text: str,
+                                                                                   column: str) -> None:
+    (tmp_path / "t.csv").write_text(text)
+    with pytest.raises(MalformedInput) as err:
+        read_table(tmp_path / "t.csv")
+    assert err.value.line() == (f"{tmp_path / 't.csv'}:1: the header line's {column} with what follows it (a quote "
+                                "it leaves open); close every quote of the header on its line")

@@ -213,19 +213,19 @@ def blocks(path: Path, dialect: _Dialect, size: int) -> Iterator[tuple[bytes, by
     scanned once."""
     with path.open("rb") as f:
         header = f.readline()
-        quoted = dialect.quoted
-        before = header.count(b'"') if quoted else 0  # quotes before the bytes held back
+        # quotes are counted in every format (it costs next to nothing); only a quoting one reads them
+        before = header.count(b'"')  # quotes before the bytes held back
         held: list[bytes] = []  # read, with no record ending in them
         held_quotes, given = 0, False
         while data := f.read(size):
-            cut = _record_end(data, before + held_quotes if quoted else None)
+            cut = _record_end(data, before + held_quotes if dialect.quoted else None)
             if cut < 0:
                 held.append(data)
-                held_quotes += data.count(b'"') if quoted else 0
+                held_quotes += data.count(b'"')
                 continue
             yield header, b"".join([*held, data[:cut]])
-            before += held_quotes + (data.count(b'"', 0, cut) if quoted else 0)
-            held, held_quotes, given = [data[cut:]], data.count(b'"', cut) if quoted else 0, True
+            before += held_quotes + data.count(b'"', 0, cut)
+            held, held_quotes, given = [data[cut:]], data.count(b'"', cut), True
         rest = b"".join(held)
         if rest or not given:  # the last records, or a header alone: every file gives at least one block
             yield header, rest
@@ -257,9 +257,12 @@ def _parse_csv(data: bytes, path: Path, header: list[str], dialect: _Dialect) ->
 def same_columns(frame: pl.DataFrame, header: list[str], path: Path) -> pl.DataFrame:
     """``frame``, parsed with the header line, when polars read the columns the header line names on its own; a quote
     the header line leaves open makes polars read the lines after it into the header."""
-    if frame.columns[1:] != header:
-        raise MalformedInput(f"the header line reads as {len(header)} columns on its own and as {frame.width - 1} "
-                             "with what follows it (a quote it leaves open)", where=f"{path}:1",
+    read = frame.columns[1:]
+    if read != header:
+        n = next((i for i, (a, b) in enumerate(zip(header, read, strict=False)) if a != b), min(len(header), len(read)))
+        alone, joined = (repr(x[n][:60]) if n < len(x) else "nothing" for x in (header, read))
+        raise MalformedInput(f"the header line's column {n + 1} reads as {alone} on its own and as {joined} with what "
+                             f"follows it (a quote it leaves open)", where=f"{path}:1",
                              hint="close every quote of the header on its line")
     return frame
 
