@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tri_agent._errors import TamperDetected
-from tri_agent.fanout import Bundle, digests, odd, pack, unpack
+from tri_agent.fanout import Bundle, digests, odd, pack, problem, unpack
 from tri_agent.fanout._bundle import cached
 
 
@@ -67,20 +67,61 @@ def _tar(*members: tuple[tarfile.TarInfo, bytes]) -> Bundle:
     return Bundle(hashlib.sha256(buffer.getvalue()).hexdigest(), buffer.getvalue())
 
 
-@pytest.mark.parametrize("member", [
-    ("link", tarfile.SYMTYPE, "/etc/passwd"),  # a link leading out
-    ("../escape", tarfile.REGTYPE, ""),  # a name leading out
-    ("dev", tarfile.CHRTYPE, ""),  # a device
+@pytest.mark.parametrize(("member", "message"), [
+    (("link", tarfile.SYMTYPE, "/etc/passwd"), "cannot be unpacked"),  # a link leading out: the filter refuses it
+    (("../escape", tarfile.REGTYPE, ""), "did not arrive as sent: holds '../escape', not a plain path"),
+    (("dev", tarfile.CHRTYPE, ""), "did not arrive as sent: holds 'dev', neither a plain file"),  # a device
 ])
-def test_what_no_run_writes_is_named_and_never_unpacked(tmp_path: Path, member: tuple[str, bytes, str]) -> None:
+def test_what_no_run_writes_is_refused_and_never_unpacked(tmp_path: Path, member: tuple[str, bytes, str],
+                                                          message: str) -> None:
     name, kind, link = member
     info = tarfile.TarInfo(name)
     info.type, info.linkname = kind, link
     bundle = _tar((info, b""))
-    assert odd(bundle) == [name]
-    with pytest.raises(TamperDetected, match="cannot be unpacked"):
+    assert odd(bundle) == ([] if name == "../escape" else [name])  # a result may hold files and folders only
+    with pytest.raises(TamperDetected, match=message):
         unpack(bundle, tmp_path / "dst", "the outputs")
     assert not (tmp_path / "dst").exists() and not (tmp_path / "escape").exists()
+
+
+def _file(name: str, data: bytes) -> tuple[tarfile.TarInfo, bytes]:
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    return info, data
+
+
+@pytest.mark.parametrize(("members", "message"), [
+    # one name twice: the check would read the first, the unpacking write the second
+    ([_file("summary.csv", b"A,1\n"), _file("./summary.csv", b"A,999\n")], "not a plain path"),
+    ([_file("summary.csv", b"A,1\n"), _file("summary.csv", b"A,999\n")], "'summary.csv' twice"),
+    ([_file("x", b""), _file("x/y", b"")], "'x/y' under a file"),
+])
+def test_members_that_could_unpack_as_other_than_they_were_checked_are_refused(
+        tmp_path: Path, members: list[tuple[tarfile.TarInfo, bytes]], message: str) -> None:
+    bundle = _tar(*members)
+    assert message in (problem(bundle) or "")
+    with pytest.raises(TamperDetected, match=message):
+        unpack(bundle, tmp_path / "dst", "the outputs")
+
+
+def test_a_compressed_tar_is_refused_whatever_it_would_unpack_to(tmp_path: Path) -> None:
+    import hashlib
+
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:xz") as tar:
+        info, data = _file("big", bytes(1 << 20))
+        tar.addfile(info, io.BytesIO(data))
+    data = buffer.getvalue()
+    bundle = Bundle(hashlib.sha256(data).hexdigest(), data)
+    assert len(data) < 1 << 12 and "is not a plain tar" in (problem(bundle) or "")
+    with pytest.raises(TamperDetected, match="is not a plain tar"):
+        unpack(bundle, tmp_path / "dst", "the outputs")
+
+
+def test_bytes_that_are_no_tar_are_a_problem_not_a_traceback() -> None:
+    import hashlib
+
+    assert "is not a plain tar" in (problem(Bundle(hashlib.sha256(b"junk").hexdigest(), b"junk")) or "")
 
 
 def test_a_cache_unpacks_a_bundle_once_under_its_name(tmp_path: Path) -> None:
@@ -91,3 +132,14 @@ def test_a_cache_unpacks_a_bundle_once_under_its_name(tmp_path: Path) -> None:
     assert cached(bundle, tmp_path / "cache", "the test folder") == first == tmp_path / "cache" / bundle.sha256
     assert (first / "a").read_bytes() == b"marker"
     assert [p.name for p in (tmp_path / "cache").iterdir()] == [bundle.sha256]
+
+
+def test_tasks_of_one_worker_unpacking_the_same_bundle_at_once_all_get_it(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    bundle = pack(_tree(tmp_path / "src", {f"f{n}": bytes(10_000) for n in range(50)}))
+    (tmp_path / "cache").mkdir()
+    with ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(lambda _n: cached(bundle, tmp_path / "cache", "the test folder"), range(16)))
+    assert set(got) == {tmp_path / "cache" / bundle.sha256}
+    assert [p.name for p in (tmp_path / "cache").iterdir()] == [bundle.sha256]  # no half folder left beside it

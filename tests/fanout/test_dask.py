@@ -5,9 +5,11 @@ worker processes are tested in tests/targets/test_cluster.py."""
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Iterator, Mapping
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -26,6 +28,7 @@ def cluster() -> Iterator[DaskCluster]:
 @pytest.fixture
 def fresh(cluster: DaskCluster) -> DaskCluster:
     cluster.faults.clear()
+    cluster.stuck.clear()
     return cluster
 
 
@@ -94,12 +97,14 @@ def test_a_result_that_never_checks_ends_the_run_naming_the_item(fresh: DaskClus
 # tasks travel pickled even to a worker in this process: a module-level task is pickled by name, so what it counts
 # here is what the test reads
 CALLS: list[int] = []
+WHERE: list[str] = []
 RELEASE = threading.Event()
 
 
 @pytest.fixture
 def calls() -> Iterator[list[int]]:
     CALLS.clear()
+    WHERE.clear()
     RELEASE.clear()
     yield CALLS
     RELEASE.set()
@@ -111,10 +116,19 @@ def _refuses(item: int, folders: Mapping[str, Path]) -> None:
 
 
 def _dies_once(item: int, folders: Mapping[str, Path]) -> int:
+    from distributed import get_worker
+
     CALLS.append(item)
+    WHERE.append(get_worker().address)
     if len(CALLS) == 1:
         raise MemoryError("the worker ran out of memory")
     return item * 2
+
+
+def _timed(item: int, folders: Mapping[str, Path]) -> tuple[float, float]:
+    start = time.monotonic()
+    time.sleep(0.2)
+    return start, time.monotonic()
 
 
 def _hangs_once(item: int, folders: Mapping[str, Path]) -> int:
@@ -135,7 +149,9 @@ def test_the_tasks_own_error_is_raised_as_it_would_be_locally_never_retried(fres
 def test_a_task_that_dies_is_a_fault_and_is_retried(fresh: DaskCluster, tmp_path: Path, calls: list[int]) -> None:
     assert fresh.map(_dies_once, [4], folders={"data": _folder(tmp_path, "x")}, jobs=2, label=_label,
                      deadline=30, check=_fine) == [8]
-    assert calls == [4, 4] and fresh.faults == ["item 4: MemoryError: the worker ran out of memory (attempt 1)"]
+    assert calls == [4, 4] and len(fresh.faults) == 1 and WHERE[0] != WHERE[1]  # the retry ran elsewhere
+    assert re.fullmatch(r"item 4: WorkerFault: on \S+: MemoryError: the worker ran out of memory \(attempt 1\)",
+                        fresh.faults[0])
 
 
 def test_the_orchestrators_clock_ends_a_task_nobody_answers_for(fresh: DaskCluster, tmp_path: Path,
@@ -145,6 +161,25 @@ def test_the_orchestrators_clock_ends_a_task_nobody_answers_for(fresh: DaskClust
                      deadline=0.5, check=_fine) == [9]
     assert time.monotonic() - start < 10 and calls == [9, 9]
     assert fresh.faults == ["item 9: no answer within 2 s (the orchestrator's clock) (attempt 1)"]
+    assert len(fresh.stuck) == 1  # the worker that holds the lost task is sent nothing more, in this map or the next
+    places = fresh.map(_where, list(range(6)), folders={"data": _folder(tmp_path, "x")}, jobs=6, label=_label,
+                       deadline=30, check=_fine)
+    assert not set(places) & fresh.stuck
+
+
+def _where(item: int, folders: Mapping[str, Path]) -> str:
+    from distributed import get_worker
+
+    return str(get_worker().address)
+
+
+def test_the_targets_jobs_caps_the_cases_in_flight_on_the_whole_cluster(fresh: DaskCluster, tmp_path: Path) -> None:
+    spans = sorted(fresh.map(_timed, list(range(4)), folders={"data": _folder(tmp_path, "x")}, jobs=1, label=_label,
+                             deadline=30, check=_fine))
+    assert all(a[1] <= b[0] for a, b in pairwise(spans))  # one after another
+    spans = sorted(fresh.map(_timed, list(range(4)), folders={"data": _folder(tmp_path, "x")}, jobs=4, label=_label,
+                             deadline=30, check=_fine))
+    assert any(a[1] > b[0] for a, b in pairwise(spans))  # side by side on the two workers
 
 
 def test_a_bundle_changed_on_the_way_is_a_fault_then_exit_7(fresh: DaskCluster, tmp_path: Path,
@@ -156,7 +191,7 @@ def test_a_bundle_changed_on_the_way_is_a_fault_then_exit_7(fresh: DaskCluster, 
         return Bundle(bundle.sha256, bundle.data[:-1] + b"\x01")
 
     monkeypatch.setattr(dask_executor, "pack", corrupted)
-    with pytest.raises(InfrastructureFailure, match=r"item 0 failed on the cluster .* ArrivalFault: on .*: the "
+    with pytest.raises(InfrastructureFailure, match=r"item 0 failed on the cluster .* WorkerFault: on .*: the "
                                                     r"data folder did not arrive as sent"):
         fresh.map(_read, [0], folders={"data": _folder(tmp_path, "x")}, jobs=2, label=_label, deadline=30,
                   check=_fine)
@@ -167,6 +202,8 @@ def test_a_bundle_changed_on_the_way_is_a_fault_then_exit_7(fresh: DaskCluster, 
     ("local:65", "65 workers"),
     ("everywhere", "is neither local:N nor a scheduler address"),
     ("local:two", "is neither local:N nor a scheduler address"),
+    ("inproc://192.0.2.2/1/1", "is neither local:N nor a scheduler address"),  # in-process only: no cluster
+    ("tls://127.0.0.1:1", "cannot be used: .*TLS"),  # TLS without its settings
 ])
 def test_a_cluster_spec_that_names_nothing_runnable_is_a_usage_error(spec: str, message: str) -> None:
     with pytest.raises(UsageError, match=message), open_cluster(spec):
@@ -182,3 +219,30 @@ def test_a_scheduler_that_does_not_answer_is_an_infrastructure_failure() -> None
     with pytest.raises(InfrastructureFailure, match=f"no Dask scheduler answered at tcp://127.0.0.1:{port}"), \
             open_cluster(f"tcp://127.0.0.1:{port}"):
         pass
+
+
+def _cached_at(item: str, folders: Mapping[str, Path]) -> str:
+    return str(folders[item])
+
+
+def test_a_bundle_lost_with_the_only_worker_that_held_it_is_shipped_again(tmp_path: Path) -> None:
+    import os
+    import signal
+    import sys
+
+    import cloudpickle
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # a worker process cannot import this test file
+    folder = _folder(tmp_path, "v1")
+    with local_cluster(1) as one:  # a worker process: killing it loses every bundle it held
+        first = one.map(_cached_at, ["data"], folders={"data": folder}, jobs=1, label=str, deadline=60,
+                        check=_fine)
+        (worker, pid), = one.client.run(os.getpid).items()
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and set(one.client.scheduler_info()["workers"]) in (set(), {worker}):
+            time.sleep(0.2)  # until its nanny has started another in its place
+        again = one.map(_cached_at, ["data"], folders={"data": folder}, jobs=1, label=str, deadline=60,
+                        check=_fine)
+    assert Path(again[0]).name == Path(first[0]).name  # the same bytes, unpacked again on the new worker
+    assert len(one.faults) <= 1  # at most the one task that found its bundle gone

@@ -9,10 +9,12 @@ import os
 import signal
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from tri_agent import _progress as progress
 from tri_agent import fanout
 from tri_agent._api import run_exam
 from tri_agent._errors import InfrastructureFailure
@@ -43,8 +45,10 @@ def _same_records(local: Path, cluster: Path) -> None:
 
 def test_a_run_on_a_local_cluster_records_what_the_local_pool_records(toy_build: Path, tmp_path: Path) -> None:
     local = run_exam(toy_build, TOY / "target.yaml", tmp_path / "local", twice=True)
-    cluster = run_exam(toy_build, TOY / "target.yaml", tmp_path / "cluster", twice=True, cluster="local:2")
+    with progress.watching(progress.Meter()) as meter:
+        cluster = run_exam(toy_build, TOY / "target.yaml", tmp_path / "cluster", twice=True, cluster="local:2")
     assert cluster == local and local.twice and local.faults == []
+    assert meter.done["cases"] == meter.total["cases"] == 2 * local.cases  # each case counted as it came back
     _same_records(tmp_path / "local", tmp_path / "cluster")
 
 
@@ -98,8 +102,7 @@ def test_a_result_whose_outputs_are_not_its_fingerprint_is_never_recorded(toy_bu
     def lying(task: _gateway._CaseTask, folders: dict[str, Path]) -> _gateway._Shipped:
         shipped = real(task, folders)  # outputs as the run wrote them, fingerprints of other bytes
         forged = {name: "0" * 64 for name in shipped.provenance.outputs}
-        return _gateway._Shipped(shipped.rows, shipped.provenance.model_copy(update={"outputs": forged}),
-                                 shipped.isolation, shipped.lines, shipped.kept)
+        return replace(shipped, provenance=shipped.provenance.model_copy(update={"outputs": forged}))
 
     monkeypatch.setattr(_gateway, "_case_task", lying)
     with fanout.local_cluster(2, processes=False) as lying, fanout.using(lying), \
@@ -107,4 +110,6 @@ def test_a_result_whose_outputs_are_not_its_fingerprint_is_never_recorded(toy_bu
                                                        r"does not match its fingerprint at summary.csv") as err:
         gateway_run(toy_build, TOY / "target.yaml", tmp_path / "run")
     assert err.value.exit_code == 7
-    assert not (tmp_path / "run" / "run.json").exists()  # nothing recorded
+    assert not (tmp_path / "run" / "run.json").exists()  # nothing recorded but the faults, the run's evidence
+    faults = json.loads((tmp_path / "run" / "faults.json").read_text())
+    assert len(faults) >= 3 and all("does not match its fingerprint at summary.csv" in f for f in faults)

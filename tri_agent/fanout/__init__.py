@@ -8,9 +8,9 @@
 May import: ``tri_agent._errors`` only; Dask itself is imported only when a cluster is asked for.
 """
 
-from ._bundle import Bundle, digests, odd, pack, unpack
+from ._bundle import Bundle, digests, odd, pack, problem, unpack
 from ._dask import RETRIES, DaskCluster, local_cluster, open_cluster
 from ._executor import LOCAL, Executor, LocalPool, current, using
 
 __all__ = ["LOCAL", "RETRIES", "Bundle", "DaskCluster", "Executor", "LocalPool", "current", "digests", "local_cluster",
-           "odd", "open_cluster", "pack", "unpack", "using"]
+           "odd", "open_cluster", "pack", "problem", "unpack", "using"]

@@ -30,7 +30,7 @@ R = TypeVar("R")
 RETRIES = 2  # attempts after the first, each on another worker where there is one
 GRACE = 30.0  # seconds past a task's deadline before the orchestrator stops waiting for any answer
 _LOCAL = re.compile(r"local:(\d+)")
-_ADDRESS = re.compile(r"(tcp|tls|inproc|ws|wss)://\S+|[\w.-]+:\d+")
+_ADDRESS = re.compile(r"(tcp|tls|ws|wss)://\S+|[\w.-]+:\d+")
 
 
 class DaskCluster:
@@ -41,89 +41,117 @@ class DaskCluster:
     def __init__(self, client: Any, name: str, grace: float = GRACE) -> None:
         self.client, self.name, self.grace = client, name, grace
         self.faults: list[str] = []
+        self.stuck: set[str] = set()  # workers that held a task past the clock: never sent another
         self._sent: dict[str, Any] = {}  # bundle digest -> its future: each folder travels once per worker
 
     def map(self, task: Task[T, R], items: Sequence[T], *, folders: Mapping[str, Path], jobs: int,
-            label: Callable[[T], str], deadline: float, check: Callable[[T, R], str | None]) -> list[R]:
-        names = sorted(folders)
-        shipped = [self._ship(folders[n]) for n in names]
-        run: _Run[T, R] = _Run(self, task, items, names, shipped, label, check)
-        return run.until_done(deadline + self.grace)
+            label: Callable[[T], str], deadline: float, check: Callable[[T, R], str | None],
+            keep: Callable[[T, R], R] = lambda _item, result: result) -> list[R]:
+        """``jobs`` caps the tasks in flight on the whole cluster; ``keep`` is applied to each result that checked,
+        as it comes (to unpack it and let its bytes go), and its return is what is recorded."""
+        run: _Run[T, R] = _Run(self, task, items, folders, label, check, keep)
+        return run.until_done(deadline + self.grace, max(1, jobs))
 
-    def _ship(self, folder: Path) -> Any:
-        bundle = pack(folder)
-        if bundle.sha256 not in self._sent:
-            self._sent[bundle.sha256] = self.client.scatter(bundle, broadcast=True, hash=False)
-        return self._sent[bundle.sha256]
+    def ship(self, folders: Mapping[str, Path]) -> list[Any]:
+        """The folders' bundles on every worker, in the order of their names; sent again where a copy was lost (its
+        only holder died). Bundles no longer asked for are let go."""
+        wanted = [pack(folders[n]) for n in sorted(folders)]
+        for bundle in wanted:
+            held = self._sent.get(bundle.sha256)
+            if held is None or held.status != "finished":
+                self._sent[bundle.sha256] = self.client.scatter(bundle, broadcast=True, hash=False)
+        self._sent = {b.sha256: self._sent[b.sha256] for b in wanted}
+        return list(self._sent.values())
 
 
 class _Run(Generic[T, R]):
     """One ``map`` on the cluster: the futures in flight, the results kept, the attempts of each item."""
 
-    def __init__(self, cluster: DaskCluster, task: Task[T, R], items: Sequence[T], names: list[str],
-                 shipped: list[Any], label: Callable[[T], str], check: Callable[[T, R], str | None]) -> None:
-        self.cluster, self.task, self.items, self.names, self.shipped = cluster, task, items, names, shipped
-        self.label, self.check = label, check
+    def __init__(self, cluster: DaskCluster, task: Task[T, R], items: Sequence[T], folders: Mapping[str, Path],
+                 label: Callable[[T], str], check: Callable[[T, R], str | None], keep: Callable[[T, R], R]) -> None:
+        self.cluster, self.task, self.items, self.folders = cluster, task, items, folders
+        self.label, self.check, self.keep = label, check, keep
+        self.names, self.shipped = sorted(folders), cluster.ship(folders)
         self.results: dict[int, R] = {}
         self.attempts = [0] * len(items)
         self.avoid: list[set[str]] = [set() for _ in items]
         self.pending: dict[Any, int] = {}
-        for i in range(len(items)):
-            self._submit(i)
+        self.waiting = list(range(len(items)))[::-1]  # not submitted yet (popped from the end: in order)
 
-    def until_done(self, quiet: float) -> list[R]:
-        from distributed import wait
+    def until_done(self, quiet: float, jobs: int) -> list[R]:
+        from distributed import as_completed
 
+        done = as_completed()
         try:
-            while self.pending:
-                try:
-                    done, _ = wait(list(self.pending), timeout=quiet, return_when="FIRST_COMPLETED")
-                except TimeoutError:  # nothing answered for a whole deadline: what is in flight is lost
+            last = time.monotonic()
+            while self.pending or self.waiting:
+                while self.waiting and len(self.pending) < jobs:
+                    done.add(self._submit(self.waiting.pop()))
+                batch = done.next_batch(block=False) if done.has_ready() else []
+                for future in batch:
+                    self._settle(future, quiet)
+                if batch:
+                    last = time.monotonic()
+                elif time.monotonic() - last > quiet:
                     self._overdue(quiet)
-                    continue
-                for future in done:
-                    self._settle(future)
+                    last = time.monotonic()
+                else:
+                    time.sleep(0.02)
         finally:
             self.cluster.client.cancel(list(self.pending))
         return [self.results[i] for i in range(len(self.items))]
 
-    def _submit(self, i: int) -> None:
-        client = self.cluster.client
+    def _submit(self, i: int) -> Any:
+        client, avoid = self.cluster.client, self.avoid[i] | self.cluster.stuck
         where: dict[str, Any] = {}
-        if self.avoid[i]:  # another worker than those it failed on, where there is one (asked only then: a round trip)
-            others = [w for w in client.scheduler_info(n_workers=-1)["workers"] if w not in self.avoid[i]]
+        if avoid:  # another worker than those it failed on, where there is one (asked only then: a round trip)
+            others = [w for w in client.scheduler_info(n_workers=-1)["workers"] if w not in avoid]
             where = {"workers": others, "allow_other_workers": True} if others else {}
         future = client.submit(_remote, self.task, self.items[i], self.names, *self.shipped, pure=False,
                                key=f"tri-agent-{uuid.uuid4().hex}", **where)
         self.pending[future] = i
+        return future
 
-    def _settle(self, future: Any) -> None:
-        i = self.pending.pop(future)
-        if i in self.results:
-            return  # the engine ran it twice: the first result that checked is the one kept
+    def _settle(self, future: Any, quiet: float) -> None:
+        i = self.pending.pop(future, None)
+        if i is None or i in self.results:
+            return  # cancelled past the clock, or run twice by the engine: the first result that checked is kept
         try:
-            where, result = future.result()
+            where, result = future.result(timeout=quiet)
         except TriAgentError:
             raise  # the task's own verdict (a usage error, a policy violation): as it would be locally
-        except Exception as exc:  # a lost worker or a dead task is a fault, kept and retried
-            self._fault(i, f"{type(exc).__name__}: {str(exc)[:200]}")
+        except Exception as exc:  # a lost worker, a dead task, a lost bundle: a fault, kept and retried
+            self._worker_fault(i, exc)
             return
         problem = self.check(self.items[i], result)
         if problem is None:
-            self.results[i] = result
+            self.results[i] = self.keep(self.items[i], result)
             return
         self.avoid[i].add(where)
         self._fault(i, f"the result from {where} {problem}")
 
+    def _worker_fault(self, i: int, exc: Exception) -> None:
+        from distributed.scheduler import KilledWorker
+
+        if isinstance(exc, WorkerFault):
+            self.avoid[i].add(exc.worker)
+        elif isinstance(exc, KilledWorker):
+            self.avoid[i].add(getattr(exc.last_worker, "address", ""))
+        elif not isinstance(exc, TimeoutError):  # cancelled: a bundle was lost with the only worker that held it
+            self.shipped = self.cluster.ship(self.folders)
+        self._fault(i, f"{type(exc).__name__}: {str(exc)[:200]}")
+
     def _overdue(self, quiet: float) -> None:
-        late = sorted(self.pending.items(), key=lambda kv: kv[1])
-        # a worker that holds a lost task may hold it forever (the engine cannot stop a running task): not again
+        """Nothing answered for a whole deadline: the tasks a worker holds are lost (the engine cannot stop a running
+        task), their workers never get another; tasks still queued keep their place. With nothing held anywhere,
+        nothing runs at all: every task in flight is lost."""
         held = {key: worker for worker, keys in self.cluster.client.processing().items() for key in keys}
+        late = sorted(((f, i) for f, i in self.pending.items() if f.key in held or not held), key=lambda fi: fi[1])
         self.cluster.client.cancel([f for f, _ in late])
-        self.pending.clear()
         for future, i in late:
+            del self.pending[future]
             if future.key in held:
-                self.avoid[i].add(held[future.key])
+                self.cluster.stuck.add(held[future.key])
             self._fault(i, f"no answer within {quiet:.0f} s (the orchestrator's clock)")
 
     def _fault(self, i: int, why: str) -> None:
@@ -132,27 +160,39 @@ class _Run(Generic[T, R]):
         self.cluster.faults.append(f"{name}: {why} (attempt {self.attempts[i]})")
         if self.attempts[i] > RETRIES:
             raise InfrastructureFailure(f"{name} failed on the cluster {self.attempts[i]} times; last: {why}",
-                                        hint=f"check the workers of {self.cluster.name} (dask's logs); the run "
-                                             f"kept every fault in its record")
-        self._submit(i)
+                                        hint=f"check the workers of {self.cluster.name} (dask's logs); every fault "
+                                             f"so far is listed in the run folder's faults.json")
+        self.waiting.append(i)
 
 
 def _remote(task: Task[T, R], item: T, names: list[str], *bundles: Bundle) -> tuple[str, R]:
-    """What runs on a worker: the bundles unpacked once per worker, checked on arrival, then the task."""
+    """What runs on a worker: the bundles unpacked once per worker, checked on arrival, then the task. A fault of
+    the worker's own (not the task's verdict) comes back naming the worker, so the retry goes elsewhere."""
     from distributed import get_worker
 
     worker = get_worker()
-    cache = Path(worker.local_directory) / "tri-agent-bundles"
-    cache.mkdir(exist_ok=True)
     try:
+        cache = Path(worker.local_directory) / "tri-agent-bundles"
+        cache.mkdir(exist_ok=True)
         folders = {name: cached(b, cache, f"the {name} folder") for name, b in zip(names, bundles, strict=True)}
-    except TamperDetected as exc:  # the worker's copy, not the task: a fault, retried elsewhere
-        raise ArrivalFault(f"on {worker.address}: {exc.line()}") from None
-    return worker.address, task(item, folders)
+        return worker.address, task(item, folders)
+    except TamperDetected as exc:  # the worker's copy of a bundle, not the task
+        raise WorkerFault(worker.address, f"on {worker.address}: {exc.line()}") from None
+    except TriAgentError:
+        raise
+    except Exception as exc:  # the disk, the memory, the machine
+        raise WorkerFault(worker.address, f"on {worker.address}: {type(exc).__name__}: {exc}") from None
 
 
-class ArrivalFault(Exception):
-    """A bundle that reached a worker changed on the way (or in its cache)."""
+class WorkerFault(Exception):
+    """What went wrong on a worker that is not the task's verdict (a bundle changed on arrival, a full disk)."""
+
+    def __init__(self, worker: str, message: str) -> None:
+        super().__init__(worker, message)
+        self.worker = worker
+
+    def __str__(self) -> str:
+        return str(self.args[1])
 
 
 @contextmanager
@@ -202,6 +242,9 @@ def _connected(address: str) -> Iterator[Any]:
     start = time.monotonic()
     try:
         client = Client(address, timeout="10s")
+    except (TypeError, ValueError) as exc:  # a tls:// address without the TLS settings, say
+        raise UsageError(f"--cluster {address!r} cannot be used: {exc}",
+                         hint="for tls://, set Dask's TLS settings (distributed.comm.tls) as on the scheduler") from exc
     except OSError as exc:
         raise InfrastructureFailure(f"no Dask scheduler answered at {address} within "
                                     f"{time.monotonic() - start:.0f} s ({exc})",

@@ -28,9 +28,11 @@ class Executor(Protocol):
     faults: list[str]
 
     def map(self, task: Task[T, R], items: Sequence[T], *, folders: Mapping[str, Path], jobs: int,
-            label: Callable[[T], str], deadline: float, check: Callable[[T, R], str | None]) -> list[R]:
-        """``task`` over ``items``; ``jobs``: at most this many at once on one machine; ``deadline``: seconds one
-        task may take once started; ``check``: why a result that travelled cannot be kept (None: it can)."""
+            label: Callable[[T], str], deadline: float, check: Callable[[T, R], str | None],
+            keep: Callable[[T, R], R] = ...) -> list[R]:
+        """``task`` over ``items``; ``jobs``: at most this many at once; ``deadline``: seconds one task may take once
+        started; ``check``: why a result that travelled cannot be kept (None: it can); ``keep``: what is recorded
+        of a result that checked, made as it comes."""
         ...
 
 
@@ -43,7 +45,8 @@ class LocalPool:
         self.faults: list[str] = []
 
     def map(self, task: Task[T, R], items: Sequence[T], *, folders: Mapping[str, Path], jobs: int,
-            label: Callable[[T], str], deadline: float, check: Callable[[T, R], str | None]) -> list[R]:
+            label: Callable[[T], str], deadline: float, check: Callable[[T, R], str | None],
+            keep: Callable[[T, R], R] = lambda _item, result: result) -> list[R]:
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             return list(pool.map(lambda item: task(item, folders), items))
 

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Literal
 
@@ -132,6 +133,7 @@ class CaseResult:
     output: Path
     isolation: tuple[str, ...] = ()  # the OS layers the run really had
     lines: dict[str, frozenset[int]] | None = None  # traced runs: lines executed per target file (see _trace)
+    limits: dict[str, str] | None = None  # how the limits were enforced where it ran (None: on this machine)
 
 
 class RunRecord(Record):
@@ -322,12 +324,18 @@ def run_exam(build: Path, target_file: Path, out: Path, *, twice: bool = False) 
     before = scan(target.baseline).sorted_entries()
     out.mkdir(parents=True, exist_ok=True)
     faults = len(fanout.current().faults)
-    results = _run_all(target, visible, cases, out / "outputs")
-    if twice:  # the second run is traced: the mutation gate's coverage comes free, and tracing must change nothing
-        with tempfile.TemporaryDirectory() as tmp:
-            again = _run_all(target, visible, cases, Path(tmp), trace=True, harness=SECOND)
-            _compare_runs(results, again, out)
-        results = [replace(r, lines=a.lines) for r, a in zip(results, again, strict=True)]
+    try:
+        results = _run_all(target, visible, cases, out / "outputs")
+        if twice:  # the second run is traced: the mutation gate's coverage comes free, and tracing must change nothing
+            with tempfile.TemporaryDirectory() as tmp:
+                again = _run_all(target, visible, cases, Path(tmp), trace=True, harness=SECOND)
+                _compare_runs(results, again, out)
+            results = [replace(r, lines=a.lines) for r, a in zip(results, again, strict=True)]
+    except InfrastructureFailure:
+        if fanout.current().faults[faults:]:  # a run the cluster could not finish: its faults are its evidence
+            (out / "faults.json").write_text(json.dumps(fanout.current().faults[faults:], indent=1) + "\n",
+                                             encoding="utf-8")
+        raise
     _check_untouched(target, before, build)
     return _write_run(out, build, target, results, twice, fanout.current().faults[faults:])
 
@@ -385,11 +393,13 @@ def _run_all(target: Target, visible: Path, cases: list[Case], keep: Path, trace
         gateway = Gateway(target, visible, scratch)
         progress.expect("cases", len(cases))
         jobs, deadline = min(JOBS, target.config.jobs or JOBS), target.config.timeout + _STARTING
-        if executor.ships:
+        if executor.ships:  # the target's own jobs caps its cases in flight on the whole cluster
             tasks = [_CaseTask(target, case, trace, harness, replace(POLICY)) for case in cases]
-            shipped = executor.map(_case_task, tasks, folders={"built": gateway.built, "visible": visible}, jobs=jobs,
-                                   label=_label, deadline=deadline, check=_arrived)
-            return [_received(t, r, keep / t.case.case) for t, r in zip(tasks, shipped, strict=True)]
+            shipped = executor.map(_case_task, tasks, folders={"built": gateway.built, "visible": visible},
+                                   jobs=target.config.jobs or len(tasks), label=_label, deadline=deadline,
+                                   check=_counted, keep=partial(_unpacked, keep))
+            return [CaseResult(s.rows, s.provenance, keep / t.case.case, s.isolation, s.lines, s.limits)
+                    for t, s in zip(tasks, shipped, strict=True)]
 
         def one(case: Case, _folders: Mapping[str, Path]) -> CaseResult:
             result = gateway.run_case(case, keep / case.case, trace=trace, harness=harness)
@@ -423,7 +433,8 @@ class _Shipped:
     provenance: Provenance
     isolation: tuple[str, ...]
     lines: dict[str, frozenset[int]] | None
-    kept: fanout.Bundle
+    limits: dict[str, str]  # how the worker enforced the limits (cgroups, rlimits, or not and why)
+    kept: fanout.Bundle | None  # None once unpacked on the orchestrator
 
 
 def _label(task: _CaseTask) -> str:
@@ -439,14 +450,17 @@ def _case_task(task: _CaseTask, folders: Mapping[str, Path]) -> _Shipped:
         keep = Path(tmp) / "kept"
         result = gateway.run_case(task.case, keep, trace=task.trace, harness=task.harness)
         keep.mkdir(exist_ok=True)
-        return _Shipped(result.rows, result.provenance, result.isolation, result.lines, fanout.pack(keep))
+        return _Shipped(result.rows, result.provenance, result.isolation, result.lines, _limits(task.target),
+                        fanout.pack(keep))
 
 
 def _arrived(_task: _CaseTask, shipped: _Shipped) -> str | None:
     """Why a worker's result cannot be recorded: its bundle's bytes, or an output file missing or not the bytes its
     provenance fingerprints (None: every one is there). Other files are the evidence kept beside the outputs and
     names no fingerprint holds (as in a kept folder of the local pool)."""
-    problem = shipped.kept.problem()
+    if shipped.kept is None:
+        return "sent no kept folder"
+    problem = fanout.problem(shipped.kept)
     if problem is not None:
         return problem
     odd = fanout.odd(shipped.kept)
@@ -457,10 +471,19 @@ def _arrived(_task: _CaseTask, shipped: _Shipped) -> str | None:
     return f"does not match its fingerprint at {wrong[0]}" if wrong else None
 
 
-def _received(task: _CaseTask, shipped: _Shipped, keep: Path) -> CaseResult:
-    fanout.unpack(shipped.kept, keep, f"the outputs of case {task.case.case}")
-    progress.advance("cases")
-    return CaseResult(shipped.rows, shipped.provenance, keep, shipped.isolation, shipped.lines)
+def _counted(task: _CaseTask, shipped: _Shipped) -> str | None:
+    """``_arrived``, and a case that passed it counted done as it comes (the progress a run shows)."""
+    problem = _arrived(task, shipped)
+    if problem is None:
+        progress.advance("cases")
+    return problem
+
+
+def _unpacked(keep: Path, task: _CaseTask, shipped: _Shipped) -> _Shipped:
+    """A result that checked, its kept folder unpacked as it comes; its bytes are let go."""
+    assert shipped.kept is not None  # a result fresh from a worker carries its folder
+    fanout.unpack(shipped.kept, keep / task.case.case, f"the outputs of case {task.case.case}")
+    return replace(shipped, kept=None)
 
 
 @contextmanager
@@ -567,11 +590,25 @@ def _write_run(out: Path, build: Path, target: Target, results: list[CaseResult]
         isolation=sorted(set.intersection(*(set(r.isolation) for r in results))) if results else [],
         unread={r.provenance.case: r.provenance.extract_error for r in results if r.provenance.extract_error},
         stray_output={r.provenance.case: r.provenance.stray_output for r in results if r.provenance.stray_output},
-        limits=enforcement(address_space=target.config.kind != "browser"),
+        limits=_enforced(target, results),
         limits_hit={r.provenance.case: r.provenance.limit for r in results if r.provenance.limit}, faults=faults,
     )
     (out / "run.json").write_text(record.model_dump_json(indent=1) + "\n", encoding="utf-8")
     return record
+
+
+def _limits(target: Target) -> dict[str, str]:
+    return enforcement(address_space=target.config.kind != "browser")
+
+
+def _enforced(target: Target, results: list[CaseResult]) -> dict[str, str]:
+    """How the limits were enforced on every run: this machine's, or, for runs on a cluster, the workers' (a limit
+    enforced differently on two workers names every way, so none is claimed that a run did not have)."""
+    seen = [r.limits for r in results if r.limits is not None]
+    if not seen:
+        return _limits(target)
+    names = dict.fromkeys(k for s in seen for k in s)  # in the order the machines report them
+    return {k: " | ".join(sorted({s.get(k, "not reported") for s in seen})) for k in names}
 
 
 def recorded_results(run_dir: Path) -> list[CaseResult]:
