@@ -43,8 +43,15 @@ def test_times_and_modes_travel(tmp_path: Path) -> None:
     root = _tree(tmp_path / "src", {"run.sh": b"#!/bin/sh\n", "data": b"x"})
     (root / "run.sh").chmod(0o755)
     os.utime(root / "data", ns=(1_000_000_123_456_789, 1_000_000_123_456_789))
+    (root / "ro").write_text("r")
+    (root / "ro").chmod(0o444)
+    (root / "private").mkdir()
+    (root / "private").chmod(0o700)
     out = unpack(pack(root), tmp_path / "dst", "the test folder")
     assert os.access(out / "run.sh", os.X_OK) and not os.access(out / "data", os.X_OK)
+    modes = {p.name: p.stat().st_mode & 0o777 for p in out.iterdir()}
+    assert modes == {p.name: p.stat().st_mode & 0o777 for p in root.iterdir()}
+    assert modes["ro"] == 0o444 and modes["private"] == 0o700  # as the local pool's copy keeps them
     assert (out / "data").stat().st_mtime_ns // 1000 == 1_000_000_123_456  # to the microsecond (PAX)
 
 
