@@ -146,6 +146,28 @@ def test_the_tasks_own_error_is_raised_as_it_would_be_locally_never_retried(fres
     assert calls == [5] and fresh.faults == []
 
 
+def _refuses_in_turn(item: int, folders: Mapping[str, Path]) -> None:
+    if item == 0:
+        time.sleep(0.5)  # the second item's error comes back first
+    raise UsageError(f"case {item} names no output", hint="say which")
+
+
+def test_of_several_errors_the_first_items_is_raised_as_the_local_pool_raises_it(fresh: DaskCluster,
+                                                                                  tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="case 0 names no output"):
+        fresh.map(_refuses_in_turn, [0, 1], folders={"data": _folder(tmp_path, "x")}, jobs=2, label=_label,
+                  deadline=30, check=_fine)
+
+
+def test_a_worker_that_runs_another_tri_agent_is_never_given_a_case(fresh: DaskCluster, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fresh, "version", "0.0.0-elsewhere")
+    with pytest.raises(InfrastructureFailure, match=r"item 2 failed on the cluster 3 times; last: WorkerFault: "
+                                                    r"\S+ runs tri-agent .*, the orchestrator 0.0.0-elsewhere"):
+        fresh.map(_read, [2], folders={"data": _folder(tmp_path, "x")}, jobs=2, label=_label, deadline=30,
+                  check=_fine)
+
+
 def test_a_task_that_dies_is_a_fault_and_is_retried(fresh: DaskCluster, tmp_path: Path, calls: list[int]) -> None:
     assert fresh.map(_dies_once, [4], folders={"data": _folder(tmp_path, "x")}, jobs=2, label=_label,
                      deadline=30, check=_fine) == [8]

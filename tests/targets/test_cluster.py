@@ -95,21 +95,28 @@ def test_a_worker_killed_mid_run_costs_a_retry_and_the_records_are_the_same(toy_
     assert _provenance(tmp_path / "local") == _provenance(tmp_path / "cluster")
 
 
-def test_a_result_whose_outputs_are_not_its_fingerprint_is_never_recorded(toy_build: Path, tmp_path: Path,
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+FORGED = {  # what a lying worker changes in a true result, and what the orchestrator says of it
+    "outputs": ("fingerprints of other bytes", "does not match its fingerprint at summary.csv"),
+    "case": ("another case's result", "is the result of case c-000000000000"),
+}
+
+
+@pytest.mark.parametrize("lie", sorted(FORGED))
+def test_a_result_that_is_not_the_one_asked_for_is_never_recorded(toy_build: Path, tmp_path: Path, lie: str,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     real = _gateway._case_task
 
     def lying(task: _gateway._CaseTask, folders: dict[str, Path]) -> _gateway._Shipped:
-        shipped = real(task, folders)  # outputs as the run wrote them, fingerprints of other bytes
-        forged = {name: "0" * 64 for name in shipped.provenance.outputs}
-        return replace(shipped, provenance=shipped.provenance.model_copy(update={"outputs": forged}))
+        shipped = real(task, folders)
+        forged = {name: "0" * 64 for name in shipped.provenance.outputs} if lie == "outputs" else "c-000000000000"
+        return replace(shipped, provenance=shipped.provenance.model_copy(update={lie: forged}))
 
     monkeypatch.setattr(_gateway, "_case_task", lying)
     with fanout.local_cluster(2, processes=False) as lying, fanout.using(lying), \
-            pytest.raises(InfrastructureFailure, match=r"failed on the cluster 3 times; last: the result from .* "
-                                                       r"does not match its fingerprint at summary.csv") as err:
+            pytest.raises(InfrastructureFailure, match=rf"failed on the cluster 3 times; last: the result from .* "
+                                                       rf"{FORGED[lie][1]}") as err:
         gateway_run(toy_build, TOY / "target.yaml", tmp_path / "run")
     assert err.value.exit_code == 7
     assert not (tmp_path / "run" / "run.json").exists()  # nothing recorded but the faults, the run's evidence
     faults = json.loads((tmp_path / "run" / "faults.json").read_text())
-    assert len(faults) >= 3 and all("does not match its fingerprint at summary.csv" in f for f in faults)
+    assert len(faults) >= 3 and all(FORGED[lie][1] in f for f in faults)

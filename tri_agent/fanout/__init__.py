@@ -5,7 +5,7 @@
 - ``_dask``: a Dask distributed cluster as executor (``--cluster local:N`` or a scheduler's address): bundles
   shipped once per worker, results checked before they are kept, faults kept and retried, then exit 7.
 
-May import: ``tri_agent._errors`` only; Dask itself is imported only when a cluster is asked for.
+May import: ``tri_agent._errors`` and ``tri_agent._version``; Dask itself is imported only when a cluster is asked for.
 """
 
 from ._bundle import Bundle, digests, odd, pack, problem, unpack

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from .._errors import InfrastructureFailure, TamperDetected, TriAgentError, UsageError
+from .._version import __version__
 from ._bundle import Bundle, cached, pack
 from ._executor import Task
 
@@ -42,6 +43,7 @@ class DaskCluster:
         self.client, self.name, self.grace = client, name, grace
         self.faults: list[str] = []
         self.stuck: set[str] = set()  # workers that held a task past the clock: never sent another
+        self.version = __version__  # what every worker must run: its case runner is the one that runs the case
         self._sent: dict[str, Any] = {}  # bundle digest -> its future: each folder travels once per worker
 
     def map(self, task: Task[T, R], items: Sequence[T], *, folders: Mapping[str, Path], jobs: int,
@@ -73,6 +75,7 @@ class _Run(Generic[T, R]):
         self.label, self.check, self.keep = label, check, keep
         self.names, self.shipped = sorted(folders), cluster.ship(folders)
         self.results: dict[int, R] = {}
+        self.errors: dict[int, TriAgentError] = {}  # the tasks' own verdicts: the first in item order is raised
         self.attempts = [0] * len(items)
         self.avoid: list[set[str]] = [set() for _ in items]
         self.pending: dict[Any, int] = {}
@@ -99,6 +102,8 @@ class _Run(Generic[T, R]):
                     time.sleep(0.02)
         finally:
             self.cluster.client.cancel(list(self.pending))
+        if self.errors:  # as the local pool raises: the error of the first item, in order, that raised one
+            raise self.errors[min(self.errors)]
         return [self.results[i] for i in range(len(self.items))]
 
     def _submit(self, i: int) -> Any:
@@ -107,19 +112,20 @@ class _Run(Generic[T, R]):
         if avoid:  # another worker than those it failed on, where there is one (asked only then: a round trip)
             others = [w for w in client.scheduler_info(n_workers=-1)["workers"] if w not in avoid]
             where = {"workers": others, "allow_other_workers": True} if others else {}
-        future = client.submit(_remote, self.task, self.items[i], self.names, *self.shipped, pure=False,
-                               key=f"tri-agent-{uuid.uuid4().hex}", **where)
+        future = client.submit(_remote, self.cluster.version, self.task, self.items[i], self.names, *self.shipped,
+                               pure=False, key=f"tri-agent-{uuid.uuid4().hex}", **where)
         self.pending[future] = i
         return future
 
     def _settle(self, future: Any, quiet: float) -> None:
         i = self.pending.pop(future, None)
-        if i is None or i in self.results:
+        if i is None or i in self.results or i in self.errors:
             return  # cancelled past the clock, or run twice by the engine: the first result that checked is kept
         try:
             where, result = future.result(timeout=quiet)
-        except TriAgentError:
-            raise  # the task's own verdict (a usage error, a policy violation): as it would be locally
+        except TriAgentError as exc:  # the task's own verdict (a usage error, a policy violation): as locally
+            self.errors[i] = exc
+            return
         except Exception as exc:  # a lost worker, a dead task, a lost bundle: a fault, kept and retried
             self._worker_fault(i, exc)
             return
@@ -165,12 +171,15 @@ class _Run(Generic[T, R]):
         self.waiting.append(i)
 
 
-def _remote(task: Task[T, R], item: T, names: list[str], *bundles: Bundle) -> tuple[str, R]:
+def _remote(version: str, task: Task[T, R], item: T, names: list[str], *bundles: Bundle) -> tuple[str, R]:
     """What runs on a worker: the bundles unpacked once per worker, checked on arrival, then the task. A fault of
-    the worker's own (not the task's verdict) comes back naming the worker, so the retry goes elsewhere."""
+    the worker's own (not the task's verdict) comes back naming the worker, so the retry goes elsewhere; so does a
+    worker whose tri-agent is not the orchestrator's (another case runner would run the case)."""
     from distributed import get_worker
 
     worker = get_worker()
+    if version != __version__:
+        raise WorkerFault(worker.address, f"{worker.address} runs tri-agent {__version__}, the orchestrator {version}")
     try:
         cache = Path(worker.local_directory) / "tri-agent-bundles"
         cache.mkdir(exist_ok=True)

@@ -454,12 +454,14 @@ def _case_task(task: _CaseTask, folders: Mapping[str, Path]) -> _Shipped:
                         fanout.pack(keep))
 
 
-def _arrived(_task: _CaseTask, shipped: _Shipped) -> str | None:
+def _arrived(task: _CaseTask, shipped: _Shipped) -> str | None:
     """Why a worker's result cannot be recorded: its bundle's bytes, or an output file missing or not the bytes its
     provenance fingerprints (None: every one is there). Other files are the evidence kept beside the outputs and
     names no fingerprint holds (as in a kept folder of the local pool)."""
     if shipped.kept is None:
         return "sent no kept folder"
+    if shipped.provenance.case != task.case.case:
+        return f"is the result of case {shipped.provenance.case}"
     problem = fanout.problem(shipped.kept)
     if problem is not None:
         return problem
