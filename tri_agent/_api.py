@@ -102,15 +102,18 @@ def score_canaries(build: PathLike, run: PathLike) -> tuple[list[str], int]:
 
 def mutate(target: PathLike, build: PathLike, menu: PathLike, out: PathLike, *, exam_dir: PathLike | None = None,
            jobs: int = 2, threshold: float = 1.0, minimum: int = 3, allow_unsandboxed: bool = False,
-           **options: object) -> MutationSummary:
+           cluster: str | None = None, **options: object) -> MutationSummary:
     """The mutation gate: mutants of the target's code from the bug classes of ``menu``, each judged by replaying
     the exam ``build``; equivalents proven by hunting over the generator of ``exam_dir``. Writes its reports into
-    the new folder ``out``. ``options`` are the gate's others (``hunt_seeds``, ``concrete``, ``mutmut``, ...)."""
+    the new folder ``out``. ``options`` are the gate's others (``hunt_seeds``, ``concrete``, ``mutmut``, ...).
+    ``cluster``: every case run of the gate (the clean run, each mutant's replays, each hunted input run for real) on
+    that Dask cluster; ``jobs`` mutants are judged at once."""
     from .mutation._gate import mutate as gate
 
     _sandbox(allow_unsandboxed)
-    return gate(Path(target), Path(build), Path(menu), Path(out), exam_dir=Path(exam_dir) if exam_dir else None,
-                jobs=jobs, threshold=threshold, minimum=minimum, **options)
+    with _on(cluster):
+        return gate(Path(target), Path(build), Path(menu), Path(out), exam_dir=Path(exam_dir) if exam_dir else None,
+                    jobs=jobs, threshold=threshold, minimum=minimum, **options)
 
 
 def verify_trail(store: PathLike, *, expect: str | None = None) -> TrailReport:

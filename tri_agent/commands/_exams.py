@@ -169,6 +169,7 @@ def _rerun(args: argparse.Namespace) -> int:
         action="store_true",
         help="calibrate against a target that does not pass yet: killed = the exam's findings change",
     ),
+    arg("--cluster", metavar="SPEC", help=CLUSTER),
 )
 def _mutate(args: argparse.Namespace) -> int:
     from ..mutation._gate import used_in
@@ -199,7 +200,7 @@ def _gate(args: argparse.Namespace, selection: Selection | None) -> MutationSumm
                   threshold=args.threshold / 100, minimum=args.min_mutants, timeout_factor=args.timeout_factor,
                   selection=selection, only=args.only, mutmut=args.mutmut, seed=args.rotation_seed,
                   differential=args.differential, hunt_seeds=args.hunt_seeds, concrete=args.concrete,
-                  resume=args.resume, allow_unsandboxed=unsandboxed(args))
+                  resume=args.resume, allow_unsandboxed=unsandboxed(args), cluster=args.cluster)
 
 
 @command("presets", "list the target presets, or show one", arg("name", nargs="?"))

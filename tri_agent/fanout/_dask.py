@@ -13,7 +13,9 @@ times; then the run ends with an infrastructure failure (exit 7) naming the item
 from __future__ import annotations
 
 import logging
+import os
 import re
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -29,6 +31,7 @@ from ._executor import Task
 T = TypeVar("T")
 R = TypeVar("R")
 RETRIES = 2  # attempts after the first, each on another worker where there is one
+KEPT = 64  # bundles kept on the workers after their run: the build and exam of the last rounds, a gate's mutants
 GRACE = 30.0  # seconds past a task's deadline before the orchestrator stops waiting for any answer
 _LOCAL = re.compile(r"local:(\d+)")
 _ADDRESS = re.compile(r"(tcp|tls|ws|wss)://\S+|[\w.-]+:\d+")
@@ -44,7 +47,10 @@ class DaskCluster:
         self.faults: list[str] = []
         self.stuck: set[str] = set()  # workers that held a task past the clock: never sent another
         self.version = __version__  # what every worker must run: its case runner is the one that runs the case
+        self.submitted = 0  # tasks sent, retries included
         self._sent: dict[str, Any] = {}  # bundle digest -> its future: each folder travels once per worker
+        self._packed: dict[tuple[Path, tuple[tuple[str, int, int, int], ...]], Bundle] = {}
+        self._lock = threading.Lock()  # a mutation gate judges several mutants at once, each shipping its tree
 
     def map(self, task: Task[T, R], items: Sequence[T], *, folders: Mapping[str, Path], jobs: int,
             label: Callable[[T], str], deadline: float, check: Callable[[T, R], str | None],
@@ -56,14 +62,35 @@ class DaskCluster:
 
     def ship(self, folders: Mapping[str, Path]) -> list[Any]:
         """The folders' bundles on every worker, in the order of their names; sent again where a copy was lost (its
-        only holder died). Bundles no longer asked for are let go."""
-        wanted = [pack(folders[n]) for n in sorted(folders)]
-        for bundle in wanted:
-            held = self._sent.get(bundle.sha256)
-            if held is None or held.status != "finished":
-                self._sent[bundle.sha256] = self.client.scatter(bundle, broadcast=True, hash=False)
-        self._sent = {b.sha256: self._sent[b.sha256] for b in wanted}
-        return list(self._sent.values())
+        only holder died). The last ``KEPT`` bundles stay; older ones are let go once no run holds them."""
+        with self._lock:
+            wanted = [self._pack(folders[n]) for n in sorted(folders)]
+            for bundle in wanted:
+                held = self._sent.pop(bundle.sha256, None)
+                if held is None or held.status != "finished":
+                    held = self.client.scatter(bundle, broadcast=True, hash=False)
+                self._sent[bundle.sha256] = held  # the most recently asked for last
+            for old in list(self._sent)[:-KEPT]:
+                del self._sent[old]
+            return [self._sent[b.sha256] for b in wanted]
+
+    def _pack(self, folder: Path) -> Bundle:
+        """The folder's bundle, packed again only when a file in it changed (its names, sizes, modes and times): a
+        mutant's replays ship the same tree case after case."""
+        key = (folder, _signature(folder))
+        if key not in self._packed:
+            kept = [(k, v) for k, v in self._packed.items() if k[0] != folder][-KEPT:]
+            self._packed = {**dict(kept), key: pack(folder)}
+        return self._packed[key]
+
+
+def _signature(folder: Path) -> tuple[tuple[str, int, int, int], ...]:
+    found = []
+    for top, _dirs, files in os.walk(folder):
+        for name in files:
+            st = os.lstat(os.path.join(top, name))
+            found.append((os.path.relpath(os.path.join(top, name), folder), st.st_size, st.st_mtime_ns, st.st_mode))
+    return tuple(sorted(found))
 
 
 class _Run(Generic[T, R]):
@@ -115,6 +142,7 @@ class _Run(Generic[T, R]):
         future = client.submit(_remote, self.cluster.version, self.task, self.items[i], self.names, *self.shipped,
                                pure=False, key=f"tri-agent-{uuid.uuid4().hex}", **where)
         self.pending[future] = i
+        self.cluster.submitted += 1
         return future
 
     def _settle(self, future: Any, quiet: float) -> None:

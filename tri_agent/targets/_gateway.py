@@ -200,7 +200,26 @@ class Gateway:
     def run_case(self, case: Case, keep: Path | None = None, *, trace: bool = False,
                  visible: Path | None = None, harness: Harness = FIRST) -> CaseResult:
         """Run one case (inputs under ``visible``, default the gateway's) under ``harness``; ``trace`` (a Python
-        command, or a Python service started as ``python {target}/app.py``) also records the lines it executed."""
+        command, or a Python service started as ``python {target}/app.py``) also records the lines it executed.
+        Inside ``fanout.using`` a cluster, the case runs on one of its workers (a mutant's replays, a hunted input),
+        exactly as here."""
+        executor = fanout.current()
+        if executor.ships:
+            return self._on_cluster(executor, case, keep, trace, visible or self.visible, harness)
+        return self.run_here(case, keep, trace=trace, visible=visible, harness=harness)
+
+    def _on_cluster(self, executor: fanout.Executor, case: Case, keep: Path | None, trace: bool, visible: Path,
+                    harness: Harness) -> CaseResult:
+        where = keep or Path(tempfile.mkdtemp(dir=self.scratch)) / "kept"
+        task = _CaseTask(self.target, case, trace, harness, replace(POLICY))
+        shipped, = executor.map(_case_task, [task], folders={"built": self.built, "visible": visible}, jobs=1,
+                                label=_label, deadline=self.target.config.timeout + _STARTING, check=_arrived,
+                                keep=partial(_unpacked, lambda _t: where))
+        return CaseResult(shipped.rows, shipped.provenance, where, shipped.isolation, shipped.lines, shipped.limits)
+
+    def run_here(self, case: Case, keep: Path | None = None, *, trace: bool = False,
+                 visible: Path | None = None, harness: Harness = FIRST) -> CaseResult:
+        """``run_case`` in this process, whatever the executor."""
         # opaque folder names: a target that could read its case id or the engine's name from its path could
         # recognise a test
         work = _case_folder(self.scratch, harness)
@@ -397,7 +416,7 @@ def _run_all(target: Target, visible: Path, cases: list[Case], keep: Path, trace
             tasks = [_CaseTask(target, case, trace, harness, replace(POLICY)) for case in cases]
             shipped = executor.map(_case_task, tasks, folders={"built": gateway.built, "visible": visible},
                                    jobs=target.config.jobs or len(tasks), label=_label, deadline=deadline,
-                                   check=_counted, keep=partial(_unpacked, keep))
+                                   check=_counted, keep=partial(_unpacked, lambda t: keep / t.case.case))
             return [CaseResult(s.rows, s.provenance, keep / t.case.case, s.isolation, s.lines, s.limits)
                     for t, s in zip(tasks, shipped, strict=True)]
 
@@ -448,7 +467,7 @@ def _case_task(task: _CaseTask, folders: Mapping[str, Path]) -> _Shipped:
     with tempfile.TemporaryDirectory() as tmp:
         gateway = Gateway(task.target, folders["visible"], Path(tmp), built=folders["built"])
         keep = Path(tmp) / "kept"
-        result = gateway.run_case(task.case, keep, trace=task.trace, harness=task.harness)
+        result = gateway.run_here(task.case, keep, trace=task.trace, harness=task.harness)
         keep.mkdir(exist_ok=True)
         return _Shipped(result.rows, result.provenance, result.isolation, result.lines, _limits(task.target),
                         fanout.pack(keep))
@@ -481,10 +500,10 @@ def _counted(task: _CaseTask, shipped: _Shipped) -> str | None:
     return problem
 
 
-def _unpacked(keep: Path, task: _CaseTask, shipped: _Shipped) -> _Shipped:
-    """A result that checked, its kept folder unpacked as it comes; its bytes are let go."""
+def _unpacked(where: Callable[[_CaseTask], Path], task: _CaseTask, shipped: _Shipped) -> _Shipped:
+    """A result that checked, its kept folder unpacked (into ``where(task)``) as it comes; its bytes are let go."""
     assert shipped.kept is not None  # a result fresh from a worker carries its folder
-    fanout.unpack(shipped.kept, keep / task.case.case, f"the outputs of case {task.case.case}")
+    fanout.unpack(shipped.kept, where(task), f"the outputs of case {task.case.case}")
     return replace(shipped, kept=None)
 
 
