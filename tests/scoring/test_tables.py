@@ -8,7 +8,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tri_agent import MalformedInput, UsageError
@@ -548,6 +548,7 @@ def _cut_where_records_end(header: bytes, body: bytes, size: int, quoted: bool) 
 
 
 @settings(max_examples=300)
+@example('h', 'a\nb\n"c\n', 9, "csv")  # a quote left open after two records: the cut is at the last, not the first
 @given(st.text('h",', max_size=6), st.text('a",\n', max_size=60), st.integers(1, 9), st.sampled_from(["csv", "tsv"]))
 def test_blocks_are_cut_at_the_last_record_end_of_each_read(tmp_path_factory: pytest.TempPathFactory, head: str,
                                                             text: str, size: int, kind: str) -> None:
@@ -564,6 +565,8 @@ def test_blocks_are_cut_at_the_last_record_end_of_each_read(tmp_path_factory: py
 @pytest.mark.parametrize(("text", "column"), [
     ('k,"v\nx,1\ny,2\n', "column 2 reads as 'v' on its own and as 'v\\nx,1\\ny,2'"),
     ('a,b,c,d,e,"f\nx,1\n', "column 6 reads as 'f' on its own and as 'f\\nx,1'"),
+    # what a column swallows is shown up to 60 characters
+    ('k,"v\n' + "x,1\n" * 30, "column 2 reads as 'v' on its own and as 'v" + "\\nx,1" * 14 + "\\nx,'"),
 ])
 def test_a_header_line_that_leaves_a_quote_open_is_named_with_the_column_it_swallows(tmp_path: Path, text: str,
                                                                                    column: str) -> None:

@@ -15,6 +15,7 @@ import json
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from itertools import zip_longest
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -259,12 +260,15 @@ def same_columns(frame: pl.DataFrame, header: list[str], path: Path) -> pl.DataF
     the header line leaves open makes polars read the lines after it into the header."""
     read = frame.columns[1:]
     if read != header:
-        n = next((i for i, (a, b) in enumerate(zip(header, read, strict=False)) if a != b), min(len(header), len(read)))
-        alone, joined = (repr(x[n][:60]) if n < len(x) else "nothing" for x in (header, read))
-        raise MalformedInput(f"the header line's column {n + 1} reads as {alone} on its own and as {joined} with what "
-                             f"follows it (a quote it leaves open)", where=f"{path}:1",
+        n, (alone, joined) = next((n, p) for n, p in enumerate(zip_longest(header, read)) if p[0] != p[1])
+        raise MalformedInput(f"the header line's column {n + 1} reads as {_shown(alone)} on its own and as "
+                             f"{_shown(joined)} with what follows it (a quote it leaves open)", where=f"{path}:1",
                              hint="close every quote of the header on its line")
     return frame
+
+
+def _shown(name: str | None) -> str:
+    return "nothing" if name is None else repr(name[:60])
 
 
 def _csv_record_lines(path: Path, dialect: _Dialect) -> list[int]:
