@@ -86,6 +86,20 @@ def _perturb(value: str, change: str, statuses: list[str], decimal: type) -> str
     return str(decimal(value) + decimal(change))
 
 
+def shuffled(folder: Path, seed: int = 11) -> Path:
+    """The same tables with the actual rows in random order (the hash split's case: no key order to read in)."""
+    out = folder / "shuffled"
+    if not (out / "actual.csv").exists():
+        out.mkdir(exist_ok=True)
+        header, *rows = (folder / "actual.csv").read_text().splitlines(keepends=True)
+        random.Random(seed).shuffle(rows)
+        (out / "actual.csv").write_text(header + "".join(rows))
+        for name in ("answers.csv", "caliber.yaml", "truth.json"):
+            (out / name).unlink(missing_ok=True)
+            (out / name).symlink_to(folder / name)
+    return out
+
+
 def run_ours(folder: Path, how: str = "") -> dict[str, object]:
     """``how``: "" as tri-agent chooses (in parts from 256 MiB of tables), "memory" or "parts" forced."""
     from tri_agent import ScoreInputs, score
@@ -148,20 +162,32 @@ def _paths(sizes: list[int], repeats: int) -> list[str]:
         folder = DATA / f"score-{n}"
         if not (folder / "truth.json").exists():
             make_tables(n, folder)
-        tools = {"in memory": (sys.executable, "ours-memory"), "in parts": (sys.executable, "ours-parts")}
+        # in a process of its own: the parent's memory would count in every worker's peak (forked, then run)
+        subprocess.run([sys.executable, __file__, "--worker", "shuffle", str(folder)], check=True)
+        mixed = folder / "shuffled"
+        tools = {"in memory": (sys.executable, "ours-memory", folder),
+                 "in parts (key order: windows)": (sys.executable, "ours-parts", folder),
+                 "in parts (rows shuffled: hash split)": (sys.executable, "ours-parts", mixed)}
         if n <= 3_000_000:
-            tools["datacompy"] = (_datacompy_python(), "datacompy")
+            tools["datacompy"] = (_datacompy_python(), "datacompy", folder)
         runs: dict[str, list[dict[str, float]]] = {name: [] for name in tools}
         for _ in range(repeats):
-            for name, (python, tool) in tools.items():
-                runs[name].append(_measure(python, tool, folder))
+            for name, (python, tool, where) in tools.items():
+                runs[name].append(_measure(python, tool, where))
         same = (folder / "report-memory.json").read_bytes() == (folder / "report-parts.json").read_bytes()
+        # the shuffled table has other bytes (its digest differs): its channel is compared
+        alike = _channel(folder / "report-memory.json") == _channel(mixed / "report-parts.json")
         for name, rs in runs.items():
             m = {k: statistics.median(r[k] for r in rs) for k in rs[0]}
-            verdict = ("identical to in memory" if same else "DIFFERS") if name == "in parts" else ""
+            verdict = ("identical to in memory" if same else "DIFFERS") if "windows" in name else \
+                ("channel identical to in memory" if alike else "DIFFERS") if "hash" in name else ""
             lines.append(f"| {n:,} | {name} | {n / m['seconds']:,.0f} | {m['seconds']:.2f} | {m['rss_mb']:.0f} | "
                          f"{int(max(r['errors'] for r in rs))} | {verdict} |")
     return lines
+
+
+def _channel(report: Path) -> object:
+    return json.loads(report.read_text())["answers"]
 
 
 def main() -> None:
@@ -174,6 +200,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.worker:
         tool, folder = args.worker
+        if tool == "shuffle":
+            shuffled(Path(folder))
+            return
         how = tool.removeprefix("ours").removeprefix("-")
         print(json.dumps(run_ours(Path(folder), how) if tool.startswith("ours") else run_datacompy(Path(folder))))
         return

@@ -79,13 +79,13 @@ def _both(tmp: Path, inputs: ScoreInputs, monkeypatch: pytest.MonkeyPatch) -> tu
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(n=st.integers(1, 60), edits=st.lists(st.sampled_from(EDITS), max_size=60),
        labels=st.lists(st.sampled_from(LABELS), min_size=1, max_size=4), blank_lines=st.integers(0, 2),
-       dialect=st.sampled_from(["csv", "tsv"]))
+       dialect=st.sampled_from(["csv", "tsv"]), ordered=st.booleans())
 def test_scored_in_parts_the_report_is_the_in_memory_one_byte_for_byte(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, n: int, edits: list[str], labels: list[str],
-        blank_lines: int, dialect: str) -> None:
+        blank_lines: int, dialect: str, ordered: bool) -> None:
     if dialect == "tsv":  # a TSV field holds neither a tab nor a line break, and no quoting
         labels = [x for x in labels if "\n" not in x and '"' not in x] or ["x"]
-    answers = _answers(n, labels)
+    answers = _in_key_order(_answers(n, labels)) if ordered else _answers(n, labels)  # in windows, or by hash
     suffix = "csv" if dialect == "csv" else "tsv"
     (tmp_path / "c.yaml").write_text(CALIBER)
     inputs = ScoreInputs(tmp_path / "c.yaml", _csv(tmp_path / f"a.{suffix}", answers, dialect),
@@ -109,6 +109,7 @@ def test_large_tables_are_split_and_every_part_is_judged(tmp_path: Path, monkeyp
         return tally
 
     monkeypatch.setattr(_parts, "tally_tables", counting)
+    _hashed_only(monkeypatch)
     whole, parted = _both(tmp_path, inputs, monkeypatch)
     assert parted == whole and len(seen) >= 10 and sum(seen) == 400
     assert sum(1 for s in seen if s > 0) >= 5  # the hash spread the keys
@@ -197,6 +198,13 @@ def test_only_large_delimited_tables_are_scored_in_parts(tmp_path: Path, monkeyp
     assert not _parts.streamable(big, lines) and not _parts.streamable(big, tmp_path / "absent.csv")
 
 
+def _hashed_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    def unordered(*args: object) -> None:
+        raise _parts._Unordered
+
+    monkeypatch.setattr(_parts, "_in_windows", unordered)
+
+
 def _parted(tmp: Path, monkeypatch: pytest.MonkeyPatch, caliber: str, answers: Path, actual: Path) -> _parts.Parted:
     """Scored in parts directly (never handed to the in-memory path), beside the in-memory report."""
     from tri_agent import load_caliber
@@ -232,6 +240,7 @@ def test_the_parts_are_as_many_as_the_sizes_say_and_each_file_is_read_in_blocks(
     rows = _answers(50, ["x"])
     answers, actual = _csv(tmp_path / "a.csv", rows), _csv(tmp_path / "x.csv", rows)
     judged, parsed = [], []
+    _hashed_only(monkeypatch)
     monkeypatch.setattr(_parts, "tally_tables", lambda *a, **k: judged.append(1) or _tally(*a, **k))
     monkeypatch.setattr(_parts, "records", lambda *a, **k: parsed.append(1) or _records(*a, **k))
     _parted(tmp_path, monkeypatch, CALIBER, answers, actual)
@@ -317,3 +326,75 @@ def test_a_quote_that_never_closes_is_scanned_once(tmp_path: Path) -> None:
         got = list(_tables.blocks(tmp_path / "t.csv", _tables.DIALECTS["csv"], 64))
     assert sum(searched) == (tmp_path / "t.csv").stat().st_size - 4 and max(searched) <= 64
     assert [b for _, b in got] == [b'k0,"' + b"\n" * 5000]
+
+
+def _in_key_order(rows: list[dict[str, str]]) -> list[dict[str, str]]:
+    return sorted(rows, key=lambda r: f"{r['case']}\x00{r['group']}")
+
+
+def _windows_only(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Fail the test if the hash split is used; the window sizes (rows of the answers) judged."""
+    def split(*args: object) -> None:
+        raise AssertionError("tables in key order were split by hash")
+
+    judged: list[int] = []
+
+    def counting(*args: object, **kwargs: object) -> object:
+        tally = _tally(*args, **kwargs)  # type: ignore[arg-type]
+        judged.append(tally.expected)
+        return tally
+
+    monkeypatch.setattr(_parts, "_split", split)
+    monkeypatch.setattr(_parts, "tally_tables", counting)
+    return judged
+
+
+def test_tables_in_key_order_are_judged_a_window_at_a_time_and_never_split(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    answers = _in_key_order(_answers(300, LABELS[:4]))
+    edits = ["same", "drop", "in_tolerance", "out_of_tolerance", "unreadable", "swap", "label"] * 40
+    actual = [*_edited(answers, edits)[:-1], {**answers[-1], "case": "c-9", "group": "zz"}]  # an extra row, last
+    (tmp_path / "c.yaml").write_text(CALIBER)
+    inputs = ScoreInputs(tmp_path / "c.yaml", _csv(tmp_path / "a.csv", answers), _csv(tmp_path / "x.csv", actual))
+    judged = _windows_only(monkeypatch)
+    whole, parted = _both(tmp_path, inputs, monkeypatch)
+    assert parted == whole and len(judged) >= 10 and sum(judged) == 300
+    report = score(inputs)
+    assert report.answers.rows_missing == 40 and report.answers.rows_unexpected == 1
+    assert {f.reason for f in report.answers.failures} >= {"missing_row", "out_of_tolerance", "unexpected_row"}
+
+
+@pytest.mark.parametrize("disorder", ["late", "repeated", "null"])
+def test_a_key_out_of_order_anywhere_hands_the_tables_to_the_hash_split(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, disorder: str) -> None:
+    answers = _in_key_order(_answers(300, LABELS[:4]))
+    actual = [dict(r) for r in answers]
+    if disorder == "late":  # in order until the last block
+        actual[-3], actual[-2] = actual[-2], actual[-3]
+    elif disorder == "repeated":  # two rows of one key, side by side: not strictly increasing
+        actual.insert(250, dict(actual[250]))
+    else:  # a key cell left empty is null: no text to order by
+        actual[200]["group"] = ""
+    (tmp_path / "c.yaml").write_text(CALIBER)
+    inputs = ScoreInputs(tmp_path / "c.yaml", _csv(tmp_path / "a.csv", answers), _csv(tmp_path / "x.csv", actual))
+    split: list[Path] = []
+    real = _parts._split
+    monkeypatch.setattr(_parts, "_split", lambda path, *a: split.append(path) or real(path, *a))
+    whole, parted = _both(tmp_path, inputs, monkeypatch)
+    assert parted == whole and len(split) == 2
+    assert (score(inputs).answers.verdict == "pass") == (disorder == "late")
+
+
+def test_keys_that_join_into_one_text_share_a_window_and_are_told_apart(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    answers = _in_key_order(_answers(40, ["x"]))
+    answers[-1] = {**answers[-1], "case": "c-8\x00g", "group": "1"}  # the text "c-8\0g\01"...
+    actual = [dict(r) for r in answers]
+    actual[-1] = {**answers[-1], "case": "c-8", "group": "g\x001"}  # ...and here too, but another key
+    (tmp_path / "c.yaml").write_text(CALIBER)
+    inputs = ScoreInputs(tmp_path / "c.yaml", _csv(tmp_path / "a.csv", answers), _csv(tmp_path / "x.csv", actual))
+    _windows_only(monkeypatch)
+    whole, parted = _both(tmp_path, inputs, monkeypatch)
+    assert parted == whole
+    report = score(inputs)
+    assert report.answers.rows_missing == 1 and report.answers.rows_unexpected == 1

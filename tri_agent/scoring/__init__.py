@@ -5,7 +5,8 @@
 - ``_tolerance``: the closed table of tolerance classes;
 - ``_channels``: channel 1 (sealed answers, with the drift audit) and channel 2 (behaviours);
 - ``_relations``: channel 3, metamorphic relations;
-- ``_parts``: large delimited tables scored a part at a time (split by a hash of the key), the same channel 1;
+- ``_parts``: large delimited tables scored a part at a time (windows of keys in key order, else split by a hash
+  of the key), the same channel 1;
 - ``_grading``: one call that reads the inputs, runs the channels and composes the verdict;
 - ``_report``: the canonical score report and its Markdown;
 - ``_leaks``: the leak scan, sealed values found where they must not be.

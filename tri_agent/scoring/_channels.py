@@ -137,11 +137,13 @@ def _usable(key: list[str], a: pl.DataFrame, tally: Tally,
     """The target's rows that can be matched: a row with a blank key fails as blank_key, and every row of a
     repeated key is set aside (each such key fails as duplicate_key: which of its rows is the answer?)."""
     blank = ~_key_present(key, blank_keys)
-    for _ in range(a.filter(blank).height):
+    blanks = a.select(blank.sum()).item()
+    for _ in range(blanks):
         tally.unexpected += 1
         tally.failures.append(((), -1, CellFailure(key={}, field=None, cls=None, expected=None, actual=None,
                                                    reason="blank_key")))
-    a = a.filter(~blank)
+    if blanks:  # a filter copies every column: only when there is something to leave out
+        a = a.filter(~blank)
     if _unique(key, a):
         return a, set()
     counts = a.group_by(key).len()
