@@ -1,0 +1,171 @@
+"""The document reader (targets/documents/_reader.py): what it reads out of real PDF, HTML, Markdown and DOCX
+files, and how it ends on files that are not what they claim or that attack the parser."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tri_agent.targets.documents import _reader
+
+READER = Path(_reader.__file__)
+
+
+def _read(fmt: str, path: Path) -> tuple[int, list[dict[str, str]]]:
+    done = subprocess.run([sys.executable, "-I", str(READER), fmt, str(path)], capture_output=True, text=True,
+                          timeout=60)
+    assert "Traceback" not in done.stderr and len(done.stderr) < 2000
+    return done.returncode, [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def _rows(fmt: str, path: Path) -> dict[tuple[str, str], str]:
+    code, rows = _read(fmt, path)
+    assert code == _reader.READ, rows
+    return {(r["part"], r["n"]): r["value"] for r in rows}
+
+
+def _pdf(path: Path, lines: list[str], js: bool = False) -> Path:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_title("Invoice 42")
+    pdf.set_author("ACME Ltd")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=12)
+    for line in lines:
+        pdf.cell(0, 8, line, new_x="LMARGIN", new_y="NEXT")
+    pdf.link(10, 10, 20, 5, "https://pay.example/42")
+    pdf.add_page()
+    pdf.cell(0, 8, "Page two", new_x="LMARGIN", new_y="NEXT")
+    pdf.output(str(path))
+    if js:
+        from pypdf import PdfWriter
+        from pypdf.actions import JavaScript
+
+        writer = PdfWriter(clone_from=str(path))
+        writer.add_open_action(JavaScript("app.alert('hello');"))
+        writer.write(str(path))
+    return path
+
+
+def test_a_pdf_gives_its_pages_lines_links_fonts_and_metadata(tmp_path: Path) -> None:
+    rows = _rows("pdf", _pdf(tmp_path / "i.pdf", ["Invoice 42", "Widget   2  10.00", "Café crème 1 5.50"]))
+    assert rows[("pages", "1")] == "2"
+    assert rows[("line", "1.2")] == "Widget 2 10.00"  # runs of spaces are one
+    assert rows[("line", "1.3")] == "Café crème 1 5.50"
+    assert rows[("page", "2")] == "Page two"
+    assert rows[("link", "1")] == "https://pay.example/42"
+    assert rows[("font", "1")] == "Helvetica"
+    assert rows[("meta", "title")] == "Invoice 42" and rows[("meta", "author")] == "ACME Ltd"
+    assert not any(part == "script" for part, _ in rows)
+
+
+def test_a_pdf_that_runs_javascript_says_so(tmp_path: Path) -> None:
+    rows = _rows("pdf", _pdf(tmp_path / "i.pdf", ["x"], js=True))
+    assert "javascript" in {v for (p, _), v in rows.items() if p == "script"}
+
+
+HTML = """<!doctype html><html lang="fr"><head><title>Report  Q3</title><meta name="author" content="Ops">
+<script>track()</script></head><body onload="go()">
+<h1>Report</h1><p>First   paragraph.</p><h2>Items</h2>
+<table><tr><th>Item</th><th>Amount</th></tr><tr><td>Widget</td><td>10.00</td></tr>
+<tr><td><table><tr><td>inner</td></tr></table></td><td>1</td></tr></table>
+<ul><li>one</li><li><a href="https://x.example/a">two</a></li></ul><a href="javascript:steal()">pay</a>
+<h2>End</h2></body></html>"""
+
+
+def test_html_gives_headings_in_order_table_rows_blocks_links_and_active_content(tmp_path: Path) -> None:
+    (tmp_path / "r.html").write_text(HTML, encoding="utf-8")
+    rows = _rows("html", tmp_path / "r.html")
+    assert [(p, n, v) for (p, n), v in rows.items() if p.startswith("h")] == [
+        ("h1", "1", "Report"), ("h2", "2", "Items"), ("h2", "3", "End")]
+    assert rows[("table", "1.1")] == "Item | Amount" and rows[("table", "1.2")] == "Widget | 10.00"
+    assert rows[("table", "1.3")] == "inner | 1"  # a nested table's rows are not the outer table's
+    assert rows[("block", "1")] == "First paragraph." and rows[("block", "3")] == "two"
+    assert rows[("link", "1")] == "https://x.example/a" and rows[("link", "2")] == "javascript:steal()"
+    assert rows[("meta", "title")] == "Report Q3" and rows[("meta", "language")] == "fr"
+    assert rows[("meta", "author")] == "Ops"
+    assert sorted(v for (p, _), v in rows.items() if p == "script") == ["event:onload", "javascript",
+                                                                        "javascript-url"]
+
+
+def test_markdown_is_read_through_its_rendered_html(tmp_path: Path) -> None:
+    (tmp_path / "p.md").write_text("# Title\n\nSome *text*.\n\n## Part\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"
+                                   "[link](https://x.example/)\n\n<script>raw()</script>\n", encoding="utf-8")
+    rows = _rows("markdown", tmp_path / "p.md")
+    assert rows[("h1", "1")] == "Title" and rows[("h2", "2")] == "Part"
+    assert rows[("table", "1.1")] == "a | b" and rows[("table", "1.2")] == "1 | 2"
+    assert rows[("link", "1")] == "https://x.example/" and rows[("block", "1")] == "Some text."
+    assert not any(p == "script" for p, _ in rows)  # raw HTML in Markdown is text, never run
+
+
+def _docx(path: Path, macros: bool = False) -> Path:
+    import docx
+    from docx.opc.constants import RELATIONSHIP_TYPE
+
+    document = docx.Document()
+    document.core_properties.title = "Letter"
+    document.add_heading("Dear customer", level=1)
+    document.add_paragraph("Thank you.").runs[0].font.name = "Arial"
+    table = document.add_table(rows=2, cols=2)
+    for (r, c), value in {(0, 0): "Item", (0, 1): "Qty", (1, 0): "Widget", (1, 1): "2"}.items():
+        table.cell(r, c).text = value
+    document.part.relate_to("https://x.example/terms", RELATIONSHIP_TYPE.HYPERLINK, is_external=True)
+    document.save(str(path))
+    if macros:
+        with zipfile.ZipFile(path, "a") as archive:
+            archive.writestr("word/vbaProject.bin", b"\0" * 64)
+    return path
+
+
+def test_a_docx_gives_headings_paragraphs_tables_links_fonts_and_macros(tmp_path: Path) -> None:
+    rows = _rows("docx", _docx(tmp_path / "l.docx"))
+    assert rows[("h1", "1")] == "Dear customer" and rows[("block", "1")] == "Thank you."
+    assert rows[("table", "1.1")] == "Item | Qty" and rows[("table", "1.2")] == "Widget | 2"
+    assert rows[("link", "1")] == "https://x.example/terms" and rows[("font", "1")] == "Arial"
+    assert rows[("meta", "title")] == "Letter" and not any(p == "script" for p, _ in rows)
+    assert _rows("docx", _docx(tmp_path / "m.docx", macros=True))[("script", "1")] == "macros"
+
+
+@pytest.mark.parametrize("fmt", ["pdf", "docx", "html"])
+def test_a_file_that_lies_about_its_format_is_unreadable_in_one_line(tmp_path: Path, fmt: str) -> None:
+    fake = tmp_path / f"image.{fmt}"
+    fake.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 64 if fmt != "html" else b"")
+    code, rows = _read(fmt, fake)
+    assert code == _reader.UNREADABLE and len(rows) == 1 and rows[0]["error"]
+
+
+def test_html_nested_ten_thousand_deep_is_refused_not_walked(tmp_path: Path) -> None:
+    (tmp_path / "deep.html").write_text("<div>" * 10_000 + "x" + "</div>" * 10_000, encoding="utf-8")
+    code, rows = _read("html", tmp_path / "deep.html")
+    assert code == _reader.UNREADABLE and "nested deeper than 512" in rows[0]["error"]
+
+
+def test_a_script_nested_past_the_parsers_own_bound_is_still_seen(tmp_path: Path) -> None:
+    # libxml2 alone stops at 256 levels and drops the rest without a word
+    (tmp_path / "deep.html").write_text("<div>" * 300 + "<p>deep</p><script>x()</script>" + "</div>" * 300,
+                                        encoding="utf-8")
+    rows = _rows("html", tmp_path / "deep.html")
+    assert rows[("block", "1")] == "deep" and rows[("script", "1")] == "javascript"
+
+
+def test_a_docx_that_would_inflate_past_its_bound_is_refused_before_inflating(tmp_path: Path) -> None:
+    bomb = _docx(tmp_path / "bomb.docx")
+    with zipfile.ZipFile(bomb, "a", compression=zipfile.ZIP_DEFLATED) as archive, \
+            archive.open("word/media/zeros.bin", "w", force_zip64=True) as member:
+        chunk = b"\0" * (1 << 20)
+        for _ in range(300):  # 300 MiB of zeros: about 300 KiB compressed
+            member.write(chunk)
+    assert bomb.stat().st_size < 2 << 20
+    code, rows = _read("docx", bomb)
+    assert code == _reader.UNREADABLE and "256 MiB" in rows[0]["error"]
+
+
+def test_bad_usage_is_one_line() -> None:
+    done = subprocess.run([sys.executable, "-I", str(READER), "odt", "x"], capture_output=True, text=True)
+    assert done.returncode == _reader.USAGE and "usage" in json.loads(done.stdout)["error"]
