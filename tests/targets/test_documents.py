@@ -169,3 +169,16 @@ def test_a_docx_that_would_inflate_past_its_bound_is_refused_before_inflating(tm
 def test_bad_usage_is_one_line() -> None:
     done = subprocess.run([sys.executable, "-I", str(READER), "odt", "x"], capture_output=True, text=True)
     assert done.returncode == _reader.USAGE and "usage" in json.loads(done.stdout)["error"]
+
+
+def test_text_is_never_normalised_a_decomposed_accent_is_another_value(tmp_path: Path) -> None:
+    (tmp_path / "n.html").write_text("<p>Cafe\u0301</p><p>Caf\u00e9</p>", encoding="utf-8")
+    rows = _rows("html", tmp_path / "n.html")
+    assert rows[("block", "1")] == "Cafe\u0301" and rows[("block", "2")] == "Caf\u00e9"
+
+
+def test_html_is_utf8_unless_it_declares_otherwise(tmp_path: Path) -> None:
+    (tmp_path / "l.html").write_bytes('<meta charset="iso-8859-1"><p>Caf\u00e9</p>'.encode("latin-1"))
+    (tmp_path / "u.html").write_bytes("\ufeff<p>Caf\u00e9</p>".encode("utf-16"))
+    assert _rows("html", tmp_path / "l.html")[("block", "1")] == "Caf\u00e9"
+    assert _rows("html", tmp_path / "u.html")[("block", "1")] == "Caf\u00e9"

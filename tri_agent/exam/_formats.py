@@ -67,15 +67,48 @@ class FixedField(_Strict):
                               "which then takes the rest of the line.")
 
 
+DOCUMENT_FORMATS = ("pdf", "html", "markdown", "docx", "sha256")  # read by the document reader, in a jail
+
+
+class Volatile(_Strict):
+    """A part of a document output that differs from run to run (a creation date, a producer string, a random id):
+    every match is replaced before the document is hashed or its text scored, and the number of matches is a row
+    of its own (part ``volatile``, n the name), so a volatile part that vanishes or multiplies is seen."""
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", description="Name of the volatile part (its row's n).")
+    pattern: str = Field(min_length=1, description="Python regular expression; for sha256 matched against the "
+                         "file's bytes (the pattern's UTF-8), else against each value read.")
+    replace: str = Field(default="", description="What each match becomes.")
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        try:
+            compiled = re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"pattern {value!r} is not a regular expression ({exc})") from None
+        if compiled.fullmatch(""):
+            raise ValueError(f"pattern {value!r} matches the empty string: it would match everywhere")
+        return value
+
+
 class Extract(_Strict):
     """Where a case's actual rows come from, in its output folder."""
 
     file: str = Field(description="Output file relative to the case's output folder.")
-    format: Literal["csv", "tsv", "jsonl", "json", "fixed"] = Field(
+    format: Literal["csv", "tsv", "jsonl", "json", "fixed", "pdf", "html", "markdown", "docx", "sha256"] = Field(
         description="json: a list of objects; tsv: a header line, then a record a line, fields split at tabs, no "
                     "quoting; fixed: a record a line, cut into `fields` by character widths, each value stripped of "
                     "the spaces that pad it (lines of spaces only are skipped; a tab, or a line longer than the "
-                    "fields, makes the file unreadable).")
+                    "fields, makes the file unreadable). pdf, html, markdown, docx: the file read by a real parser "
+                    "in a jail of its own, as rows (part, n, value): pages, lines, headings, blocks, table rows, "
+                    "links, metadata, fonts, active content (docs/documents.md); sha256: one row (sha256, 1, the "
+                    "file's SHA-256 after the volatile parts are replaced).")
+    parts: list[str] | None = Field(default=None, min_length=1, description="Documents only: the rows kept, by part "
+                                    "(page, line, h1, block, table, link, meta, font, script, pages...; 'meta:title' "
+                                    "keeps one metadata field); null: every row. Volatile rows are always kept.")
+    volatile: list[Volatile] = Field(default_factory=list, description="Documents only: the parts that differ from "
+                                     "run to run, replaced before hashing or scoring and counted.")
     fields: list[FixedField] | None = Field(default=None, min_length=1, description="fixed only: the columns, "
                                             "left to right.")
     skip: int = Field(default=0, ge=0, description="fixed only: lines skipped at the top (a header, a ruler).")
@@ -94,6 +127,14 @@ class Extract(_Strict):
             raise ValueError("format: fixed needs fields (name and width of each column), and only it takes them")
         if self.skip and self.format != "fixed":
             raise ValueError("skip is for format: fixed (a header of CSV or TSV is its first line)")
+        document = self.format in DOCUMENT_FORMATS
+        if not document and (self.parts is not None or self.volatile):
+            raise ValueError("parts and volatile are for documents (pdf, html, markdown, docx, sha256)")
+        if document and self.rename:
+            raise ValueError("rename is for tables: a document's rows are always part, n, value")
+        volatile = [v.name for v in self.volatile]
+        if len(set(volatile)) != len(volatile):
+            raise ValueError("volatile: each name once")
         names = [f.name for f in self.fields or []]
         if len(set(names)) != len(names) or any(f.width is None for f in (self.fields or [])[:-1]):
             raise ValueError("fixed fields: each name once, and every width given (only the last may be null)")

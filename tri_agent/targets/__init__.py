@@ -13,8 +13,8 @@
 - ``_gateway``: the case runner behind the tester, the judge's re-runs and every mutant replay.
 
 Inside the package the order above is the layering, checked by import-linter: a module imports only the ones
-listed before it (``_trace`` and ``_presets`` not each other, nor ``_specs`` and ``documents``). A new target kind gets a folder of its
-own beside ``service/`` and ``browser/``, and the gateway a line in its table of kinds.
+listed before it (``_trace`` and ``_presets`` not each other, nor ``_specs`` and ``documents``). A new target
+kind gets a folder of its own beside ``service/`` and ``browser/``, and the gateway a line in its table of kinds.
 
 May import: ``exam`` and everything below it (``evidence``, ``scoring``, ``sandbox``, ``_errors``, ``_yamldoc``).
 """

@@ -44,7 +44,7 @@ from .._model import Record
 from ..evidence._manifest import Entry, scan
 from ..evidence._seal import diff, verify
 from ..exam._canaries import canary_inputs
-from ..exam._formats import BuildRecord, Case, read_cases
+from ..exam._formats import DOCUMENT_FORMATS, BuildRecord, Case, Extract, read_cases
 from ..sandbox._jail import POLICY, Jail, Policy, configure, odd_files, require_plain, written
 from ..sandbox._limits import enforcement
 from ..sandbox._process import base_env
@@ -54,6 +54,7 @@ from ._target import Target, extract_rows, failed, stray_output
 from ._trace import COVERAGE, LINES_NAME, SHIM, SHIM_NAME, read_coverage, read_lines, traceable, wrapped, write_coverage
 from .browser._drive import prepare_pilot, require_browser
 from .browser._pages import PAGE_FILE, UiPlan, load_page_plan
+from .documents._extract import reader_argv, reader_rows
 from .service._databases import check_snapshot
 from .service._requests import PLAN_FILE, RequestPlan, load_plan
 from .service._serve import Prepare, Ran, prepare_requests, serve_case
@@ -291,12 +292,32 @@ class Gateway:
         for rel in odd:  # a link may point at any file the orchestrator can read: never follow, never keep it
             (output_dir / rel).unlink()
         run_failed = failed(done)
-        rows, error = extract_rows(output_dir, extract, case.case, run_failed)
+        if extract.format in DOCUMENT_FORMATS:
+            rows, error = self._document(work, extract, case.case, run_failed, env)
+        else:
+            rows, error = extract_rows(output_dir, extract, case.case, run_failed)
         stray = stray_output(output_dir, extract, case.case, run_failed)
         if odd:
             rows, error = [], f"the case left links or special files in its output ({', '.join(odd[:3])})"
         lines = read_lines(work / "trace" / LINES_NAME, target_dir) if tracing else None
         return Ran(done, layers, rows, error, stray), lines
+
+
+    def _document(self, work: Path, extract: Extract, case: str, run_failed: bool,
+                  env: dict[str, str]) -> tuple[list[dict[str, Cell]], str | None]:
+        """The rows a real parser reads out of the case's document, run in a jail of its own under the target's
+        limits and deadline (the orchestrator never parses it)."""
+        output_dir = work / "output"
+        document = (output_dir / extract.file).resolve()
+        if run_failed and extract.failed_output == "none":
+            return [], None
+        if not document.is_relative_to(output_dir.resolve()) or not document.is_file():
+            return [], f"no output file {extract.file}"
+        argv, folder = reader_argv(work, extract, document)
+        config = self.target.config
+        done, _ = Jail(readable=(output_dir, folder, *self.readable)).run(
+            argv, cwd=folder, env=env, timeout=config.timeout, cap=config.output_cap, limits=config.limits)
+        return reader_rows(done, extract, case)
 
 
 def _unicode_row(row: dict[str, Cell]) -> dict[str, Cell]:

@@ -22,14 +22,14 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 
 from pydantic import ConfigDict, Field, model_validator
 
 from .. import _yamldoc
 from .._errors import UsageError
 from .._model import Written
-from ..exam._formats import Extract, FixedField
+from ..exam._formats import DOCUMENT_FORMATS, Extract, FixedField
 from ..sandbox._jail import refused
 from ..sandbox._limits import Limits
 from ..sandbox._process import Completed
@@ -227,9 +227,11 @@ def _read_rows(output: Path, extract: Extract, case: str) -> tuple[list[dict[str
     path = (output / extract.file).resolve()
     if not path.is_relative_to(output.resolve()) or not path.is_file():
         return [], f"no output file {extract.file}"
+    if extract.format in DOCUMENT_FORMATS:  # never parsed here: the gateway runs the document reader in a jail
+        return [], f"{extract.file} is a document: only the gateway reads it (in a jail)"
     try:
         columns, rows = (_json_rows(path) if extract.format == "json" else _fixed_rows(path, extract)
-                         if extract.format == "fixed" else _table_rows(path, extract.format))
+                         if extract.format == "fixed" else _table_rows(path, cast(TableFormat, extract.format)))
     except Exception as exc:  # any unreadable output is an absent output
         return [], f"unreadable {extract.file}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
     if extract.rename:
@@ -252,7 +254,10 @@ def _rename_problem(columns: list[str], rename: dict[str, str]) -> str | None:
     return None
 
 
-def _table_rows(path: Path, fmt: Literal["csv", "tsv", "jsonl"]) -> tuple[list[str], list[dict[str, Cell]]]:
+TableFormat = Literal["csv", "tsv", "jsonl"]
+
+
+def _table_rows(path: Path, fmt: TableFormat) -> tuple[list[str], list[dict[str, Cell]]]:
     table = read_table(path, fmt=fmt)  # the declared format, whatever the file is called (out.txt, report)
     frame = table.frame.drop(ROW).collect()
     if table.format in DELIMITED:  # CSV and TSV have no null: an empty cell is "" (a blank key may be a value)

@@ -2,7 +2,8 @@
 run, over the one file the extract rule names, and prints what it read as rows.
 
 It is copied into the case's folder and run by its path with the interpreter's own environment (the jail does not
-show this package): ``python -I reader.py FORMAT FILE``. Each row is one JSON line ``{"part", "n", "value"}``:
+show this package): ``python -I reader.py FORMAT FILE [VOLATILE]``, VOLATILE a JSON list of ``[name, pattern,
+replace]``. Each row is one JSON line ``{"part", "n", "value"}``:
 
 - ``pages`` (n ``1``): the page count (PDF);
 - ``page`` (n the page number): the page's text, each line stripped, blank lines dropped (PDF);
@@ -13,22 +14,26 @@ show this package): ``python -I reader.py FORMAT FILE``. Each row is one JSON li
 - ``link`` (n its place): a link's target (PDF, HTML, Markdown, DOCX);
 - ``meta`` (n the field: title, author, subject, language...): a metadata field;
 - ``font`` (n its place, sorted by name): a font the document names (PDF, DOCX);
+- ``sha256`` (n ``1``): the file's SHA-256, its volatile parts replaced first (format ``sha256``: the only row);
+- ``volatile`` (n the name): how many matches of that volatile pattern were replaced (every format);
 - ``script`` (n its place): active content: ``javascript`` (PDF actions, HTML script elements), ``event:<name>``
   (an HTML on* attribute), ``javascript-url`` (a javascript: link), ``macros`` (a DOCX with a VBA project),
   ``open-action`` (a PDF action run on opening).
 
-Text is Unicode NFC with runs of white space as one space. Exit codes: 0 read, 4 not a readable document of that
-format (one JSON line ``{"error": ...}``), 2 bad usage. A bomb ends here, under the jail's limits, never in the
-orchestrator.
+Text has every run of white space as one space, and is otherwise as read (never Unicode-normalised). HTML is
+UTF-8 unless a byte order mark or a ``<meta charset>`` in its first 1,024 bytes says otherwise. Exit codes: 0
+read, 4 not a readable document of that format (one JSON line ``{"error": ...}``), 2 bad usage. A bomb ends
+here, under the jail's limits, never in the orchestrator.
 """
 
 from __future__ import annotations
 
+import codecs
+import hashlib
 import json
 import logging
 import re
 import sys
-import unicodedata
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -42,7 +47,8 @@ MAX_DEPTH = 512  # deeper HTML is refused, not walked (a page nested 10,000 deep
 
 
 def text(value: str) -> str:
-    return _SPACE.sub(" ", unicodedata.normalize("NFC", value)).strip()
+    # never normalised otherwise: a name whose accent was decomposed is another text, as a search would find
+    return _SPACE.sub(" ", value).strip()
 
 
 def read_pdf(path: Path) -> Iterator[Row]:
@@ -52,6 +58,9 @@ def read_pdf(path: Path) -> Iterator[Row]:
     yield "pages", "1", str(len(reader.pages))
     links, fonts = 0, set()
     for number, page in enumerate(reader.pages, start=1):
+        contents = page.get_contents()
+        if contents is not None:  # pypdf's text extraction reads a stream past its bound as empty, in silence
+            contents.get_data()  # here it raises (LimitReachedError): a bomb, never a blank page
         lines = [text(line) for line in (page.extract_text() or "").splitlines()]
         lines = [line for line in lines if line]
         yield "page", str(number), "\n".join(lines)
@@ -94,7 +103,8 @@ def read_html(path: Path) -> Iterator[Row]:
     data = path.read_bytes()
     if not data.strip():
         raise ValueError("empty file")
-    return _html_rows(lxml.html.document_fromstring(data, parser=_html_parser()))
+    page = data.decode(_encoding(data), errors="replace").removeprefix("\ufeff")
+    return _html_rows(lxml.html.document_fromstring(page, parser=_html_parser()))
 
 
 def read_markdown(path: Path) -> Iterator[Row]:
@@ -111,6 +121,25 @@ def _html_parser() -> Any:
     import lxml.html
 
     return lxml.html.HTMLParser(huge_tree=True)
+
+
+_CHARSET = re.compile(rb"""<meta[^>]*charset\s*=\s*["']?([A-Za-z0-9._:-]+)""", re.IGNORECASE)
+_BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+def _encoding(data: bytes) -> str:
+    """The page's encoding: its byte order mark, else its declared charset, else UTF-8 (libxml2 alone would guess
+    Latin-1 for a page that says nothing, and read every accent as two characters)."""
+    for bom, name in _BOMS:
+        if data.startswith(bom):
+            return name
+    declared = _CHARSET.search(data[:1024])
+    if declared:
+        try:
+            return codecs.lookup(declared.group(1).decode("ascii")).name
+        except LookupError:
+            pass
+    return "utf-8"
 
 
 def _html_rows(root: Any) -> Iterator[Row]:
@@ -215,19 +244,57 @@ def _meta(fields: dict[str, Any]) -> Iterator[Row]:
             yield "meta", name, text(str(fields[name]))
 
 
+def read_sha256(path: Path, volatile: list[Volatile]) -> Iterator[Row]:
+    data = path.read_bytes()
+    counts = []
+    for name, pattern, replace in volatile:
+        data, n = re.subn(pattern.encode("utf-8"), replace.encode("utf-8"), data)
+        counts.append(("volatile", name, str(n)))
+    yield "sha256", "1", hashlib.sha256(data).hexdigest()
+    yield from counts
+
+
+def _steady(rows: Iterator[Row], volatile: list[Volatile]) -> Iterator[Row]:
+    """Every value with the volatile parts replaced, then how many of each were."""
+    compiled = [(name, re.compile(pattern), replace) for name, pattern, replace in volatile]
+    counts = dict.fromkeys((name for name, _, _ in volatile), 0)
+    for part, n, value in rows:
+        for name, pattern, replace in compiled:
+            value, found = pattern.subn(replace, value)
+            counts[name] += found
+        yield part, n, value
+    for name, found in counts.items():
+        yield "volatile", name, str(found)
+
+
 READERS: dict[str, Callable[[Path], Iterator[Row]]] = {
     "pdf": read_pdf, "html": read_html, "markdown": read_markdown, "docx": read_docx,
 }
+Volatile = tuple[str, str, str]
+
+
+def _volatile(argv: list[str]) -> list[Volatile]:
+    given = json.loads(argv[2]) if len(argv) == 3 else []
+    if not isinstance(given, list) or not all(isinstance(v, list) and len(v) == 3 and all(isinstance(x, str)
+                                                                                          for x in v) for v in given):
+        raise ValueError("VOLATILE must be a JSON list of [name, pattern, replace]")
+    return [(v[0], v[1], v[2]) for v in given]
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 2 or argv[0] not in READERS:
-        print(json.dumps({"error": f"usage: reader.py {{{','.join(READERS)}}} FILE"}))
+    try:
+        if len(argv) not in (2, 3) or argv[0] not in (*READERS, "sha256"):
+            raise ValueError(f"usage: reader.py {{{','.join((*READERS, 'sha256'))}}} FILE [VOLATILE]")
+        volatile = _volatile(argv)
+    except ValueError as exc:
+        print(json.dumps({"error": str(exc)}))
         return USAGE
     sys.setrecursionlimit(MAX_DEPTH * 4 + 200)
     logging.disable(logging.CRITICAL)  # the parsers' complaints about a broken file: its error line says enough
+    path = Path(argv[1])
     try:
-        rows = list(READERS[argv[0]](Path(argv[1])))
+        rows = list(read_sha256(path, volatile) if argv[0] == "sha256" else
+                    _steady(READERS[argv[0]](path), volatile))
     except Exception as exc:  # whatever the file does to the parser is the file's fault: one line, no traceback
         print(json.dumps({"error": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]}))
         return UNREADABLE

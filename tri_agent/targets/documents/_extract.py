@@ -1,0 +1,72 @@
+"""A document output read for scoring: the reader (``_reader``) run in a jail of its own over the case's output
+folder, after the case's run, and what it printed turned into the case's rows.
+
+The orchestrator never parses the document: a PDF bomb, a zip bomb, a page nested ten thousand deep or a PNG named
+``.pdf`` ends the reader under the target's limits and deadline, and the case is left without rows, with the reason
+(its behaviour is still its run's). What the reader printed is read no further than the output cap.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+from ...exam._formats import Extract
+from ...sandbox._process import Completed
+from . import _reader
+
+Cell = str | None
+COLUMNS = ("part", "n", "value")
+
+
+def reader_argv(work: Path, extract: Extract, document: Path) -> tuple[list[str], Path]:
+    """The argv that reads ``document`` as ``extract`` says, and the folder the reader was copied into (the jail
+    must show it, read-only)."""
+    folder = work / "reader"
+    folder.mkdir()
+    shutil.copyfile(_reader.__file__, folder / "reader.py")
+    volatile = json.dumps([[v.name, v.pattern, v.replace] for v in extract.volatile])
+    return [sys.executable, "-I", str(folder / "reader.py"), extract.format, str(document), volatile], folder
+
+
+def reader_rows(done: Completed, extract: Extract, case: str) -> tuple[list[dict[str, Cell]], str | None]:
+    """The case's rows from what the reader printed (each with a leading ``case`` column, only the ``parts``
+    asked for, the volatile counts always), or why there are none."""
+    why = _failed(done, extract.file)
+    if why is not None:
+        return [], why
+    try:
+        rows = [json.loads(line) for line in done.stdout.decode("utf-8").splitlines() if line.strip()]
+        rows = [{c: r[c] for c in COLUMNS} for r in rows if all(isinstance(r.get(c), str) for c in COLUMNS)] \
+            if all(isinstance(r, dict) for r in rows) else []
+    except ValueError:  # a reader the document took over may print anything: it is read as no rows
+        return [], f"unreadable {extract.file}: the document reader printed something other than rows"
+    return [{"case": case, **r} for r in rows if _kept(r, extract.parts)], None
+
+
+def _failed(done: Completed, file: str) -> str | None:
+    if done.timed_out:
+        return f"unreadable {file}: the document reader ran out of time"
+    if done.limit is not None:
+        return f"unreadable {file}: the document reader went past its {done.limit} limit"
+    if done.truncated:
+        return f"unreadable {file}: the document reader printed more than the output cap"
+    if done.exit_code == _reader.UNREADABLE:
+        return f"unreadable {file}: {_error(done.stdout)}"
+    if done.exit_code != _reader.READ:
+        return f"unreadable {file}: the document reader ended with exit {done.exit_code}"
+    return None
+
+
+def _error(stdout: bytes) -> str:
+    try:
+        return str(json.loads(stdout.decode("utf-8").splitlines()[0])["error"])
+    except (ValueError, IndexError, KeyError, TypeError):
+        return "not a readable document"
+
+
+def _kept(row: dict[str, str], parts: list[str] | None) -> bool:
+    part = row["part"]
+    return parts is None or part == "volatile" or part in parts or f"{part}:{row['n']}" in parts
