@@ -203,7 +203,8 @@ def _record(score: Score) -> None:
     head = ("# The project's own mutation score\n\n"
             "Written by `python3 dev.py mutation [MODULE ...]` (see `benchmarks/mutation.py`): mutmut with\n"
             "forkserver isolation, each module judged by the test files listed for it in `pyproject.toml`\n"
-            "(`[tool.tri-agent.mutation.modules]`). Timeouts count as killed; *left out* are mutants listed with\n"
+            "(`[tool.tri-agent.mutation.modules]`). Timeouts count as killed (a mutant's tests past 10x the CPU\n"
+            "time of the clean run's; 30x before 2026-12-07); *left out* are mutants listed with\n"
             "a reason in `benchmarks/mutation-equivalents.toml` and lines marked `# pragma: no mutate`. A row's\n"
             "date is when that module was last measured: a test added later is not in it.\n\n"
             "| module | killed | of N | rate | left out | date |\n|---|---:|---:|---:|---:|---|\n")
