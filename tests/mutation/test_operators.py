@@ -134,3 +134,27 @@ def test_the_docs_list_every_bug_class_and_the_operators_behind_it() -> None:
     assert section == class_table(), "docs/authoring.md: regenerate the bug-classes table from class_table()"
     for cls in operator_classes():
         assert f"| `{cls}` |" in section
+
+
+def test_a_renderers_parts_can_be_dropped_a_pdf_cell_or_a_docx_paragraph(tmp_path: Path) -> None:
+    (tmp_path / "render.py").write_text(
+        "def pdf_page(pdf, items):\n    pdf.cell(0, 8, 'Invoice')\n    for item in items:\n"
+        "        pdf.multi_cell(60, 8, item)\n    pdf.text(10, 10, 'total')\n"
+        "def letter(doc, name):\n    doc.add_heading(name, 1)\n    doc.add_paragraph('Dear ' + name)\n"
+        "    row = doc.tables[0].add_row()\n    pdf_width = doc.width(3)\n")
+    made = [i for i in instances(tmp_path, ["field-dropped"]) if i.operator == "row-dropped"]
+    assert sorted(i.original for i in made) == sorted([
+        "pdf.cell(0, 8, 'Invoice')", "pdf.multi_cell(60, 8, item)", "pdf.text(10, 10, 'total')",
+        "doc.add_heading(name, 1)", "doc.add_paragraph('Dear ' + name)"])  # an assignment is no emitted part
+    assert all(i.bug_class == "field-dropped" for i in made)
+
+
+def test_composed_and_decomposed_forms_are_swapped(tmp_path: Path) -> None:
+    source = 'import unicodedata\ndef f(x):\n    return unicodedata.normalize("NFC", x)\n'
+    (tmp_path / "m.py").write_text(source)
+    made = [i for i in instances(tmp_path, ["unicode-normalisation"])]
+    assert 'unicodedata.normalize("NFD", x)' in {i.mutated.splitlines()[2].strip().removeprefix("return ")
+                                                for i in made}
+    outcomes = {_call(i.mutated, "Cafe\u0301") for i in made}
+    assert outcomes == {repr("Cafe\u0301")}  # each mutant leaves the decomposed name decomposed
+    assert _call(source, "Cafe\u0301") == repr("Caf\u00e9")

@@ -177,8 +177,18 @@ def _normalisation(node: cst.CSTNode) -> list[Site]:
     if method in _NORMALISERS and (args or not on_str):
         return [Site(node, args[0] if on_str else receiver, (_NORMALISERS[method],), node)]
     if method == "normalize" and len(args) == 2:
-        return [Site(node, args[1], ("unicode-normalisation",), node)]
+        sites = [Site(node, args[1], ("unicode-normalisation",), node)]
+        form, literal = _string_value(args[0]), args[0]
+        if form in _FORMS and isinstance(literal, cst.SimpleString):
+            # composed and decomposed swapped: an accented name becomes two code points, or one
+            quote = literal.value[-1]
+            swapped = node.with_deep_changes(literal, value=f"{quote}{_FORMS[form]}{quote}")
+            sites.append(Site(node, swapped, ("unicode-normalisation",), node))
+        return sites
     return []
+
+
+_FORMS = {"NFC": "NFD", "NFD": "NFC", "NFKC": "NFKD", "NFKD": "NFKC"}
 
 
 _BOUNDARY: dict[type, Any] = {cst.LessThan: cst.LessThanEqual, cst.LessThanEqual: cst.LessThan,
@@ -210,7 +220,10 @@ def _off_by_one(node: cst.CSTNode) -> list[Site]:
     return sites
 
 
-_EMITTERS = ("append", "appendleft", "extend", "insert", "writerow", "writerows", "write", "add")
+_EMITTERS = ("append", "appendleft", "extend", "insert", "writerow", "writerows", "write", "add",
+             # what a document renderer emits a part with: a PDF cell or line of text (fpdf2, reportlab), a DOCX
+             # paragraph, heading, run or table row (python-docx)
+             "cell", "multi_cell", "text", "drawString", "add_paragraph", "add_heading", "add_run", "add_row")
 
 
 def _row_dropped(node: cst.CSTNode) -> list[Site]:
@@ -344,11 +357,11 @@ OPERATORS: dict[str, Operator] = {op.id: op for op in (
     Operator("rounding-swap", ("rounding-mode",), "a rounding mode swapped (HALF_UP -> HALF_EVEN, HALF_DOWN, ...)",
              _rounding),
     Operator("normalisation-dropped", ("strip-dropped", "case-fold", "unicode-normalisation"),
-             "strip, case folding or Unicode normalisation removed", _normalisation),
+             "strip, case folding or Unicode normalisation removed; NFC and NFD swapped", _normalisation),
     Operator("boundary-shift", ("boundary-shift", "off-by-one"), "< and <=, > and >= swapped", _boundary),
     Operator("off-by-one", ("off-by-one",), "len() + 1, a slice or range end moved by one", _off_by_one),
     Operator("row-dropped", ("missing-total", "field-dropped"), "the statement that emits a row or adds an item "
-             "removed (a total, a subtotal, a field)", _row_dropped),
+             "removed (a total, a subtotal, a field; a PDF cell, a DOCX paragraph or heading)", _row_dropped),
     Operator("early-return", ("early-return",), "a function returns before its last block", _early_return),
     Operator("loop-cut", ("early-return",), "a loop stops after its first pass", _loop_cut),
     Operator("exception-swallowed", ("swallowed-exception", "validation-skipped"),
