@@ -67,3 +67,10 @@ def test_sum_of_parts_takes_amount_ratio_and_count_fields(tmp_path: Path, field:
     path.write_text(BASE + f"{{name: s, kind: sum_of_parts, field: {field}, by: [k], parts: {{where_not: {{g: ALL}}}}, "
                            "total: {where: {g: ALL}}}\n")
     assert load_caliber(path)[0].relations[0].name == "s"
+
+
+def test_a_column_written_as_a_regular_expression_is_refused_by_name(tmp_path: Path) -> None:
+    # polars reads a column name ^...$ as a pattern: it matched the actual table's ^extra too, and the join crashed
+    (tmp_path / "c.yaml").write_text("schema_version: 1\nkey: ['^\\\\^.*$']\nfields: {v: text}\n")
+    with pytest.raises(MalformedInput, match=r"regular expression \(\^\.\.\.\$\): rename the column"):
+        load_caliber(tmp_path / "c.yaml")

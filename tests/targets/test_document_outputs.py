@@ -9,6 +9,7 @@ import sys
 import zipfile
 import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_documents import _docx, _pdf
@@ -19,6 +20,7 @@ from tri_agent.targets._target import Target
 
 EMIT = "import shutil, sys\nfor p in __import__('pathlib').Path(sys.argv[1]).iterdir(): shutil.copy(p, sys.argv[2])\n"
 DATE = {"name": "created", "pattern": r"D:\d{14}Z?", "replace": "D:0"}
+FILE_ID = {"name": "file-id", "pattern": r"/ID \[<[0-9A-F]+><[0-9A-F]+>\]", "replace": "/ID []"}  # in the bytes
 
 
 def _gateway(tmp: Path, documents: dict[str, Path | bytes]) -> Gateway:
@@ -106,6 +108,7 @@ HOSTILE = {
 PEAK = """
 import json, sys
 from pathlib import Path
+from typing import Any
 Path("/proc/self/clear_refs").write_text("5")  # the peak so far is the test's, copied at the fork: start afresh
 sys.path.insert(0, sys.argv[1])
 from test_document_outputs import _gateway, _run
@@ -128,3 +131,34 @@ def test_a_hostile_document_costs_its_case_and_never_the_orchestrators_memory(tm
     assert outcome["behavior"] == "accepted" and outcome["rows"] == 0  # the run was fine: its document was not
     assert outcome["error"].startswith(f"unreadable {name}: ")
     assert outcome["peak"] < 200 << 20, outcome  # the orchestrator's own peak, the reader's not included
+
+
+STAMP = """import datetime, random, sys
+from fpdf import FPDF
+pdf = FPDF()
+pdf.set_creation_date(datetime.datetime(2000, 1, 1, tzinfo=datetime.timezone.utc)
+                      + datetime.timedelta(days=random.randrange(9999), seconds=random.randrange(86400)))
+pdf.add_page()
+pdf.set_font("Helvetica")
+pdf.cell(0, 8, "same text every time")
+pdf.output(sys.argv[2] + "/stamped.pdf")
+"""
+
+
+def test_two_runs_agree_on_a_document_once_its_declared_volatile_parts_are_replaced(tmp_path: Path) -> None:
+    gateway = _gateway(tmp_path / "g", {"any": b"x"})
+    (gateway.built / "emit.py").write_text(STAMP)  # the built copy: every case runs it
+
+    def twice(**rule: object) -> tuple[Any, Any]:
+        case = Case(case="c-0000000b", inputs="inputs/any", extract=Extract.model_validate(
+            {"file": "stamped.pdf", "format": "pdf", **rule}))
+        first, second = (gateway.run_case(case).provenance for _ in range(2))
+        assert first.outputs != second.outputs  # another creation date in the bytes each time
+        return first, second
+
+    first, second = twice(volatile=[DATE])  # the file's id is derived from its date: it differs too
+    assert first.compared() != second.compared()
+    first, second = twice(volatile=[DATE, FILE_ID])
+    assert first.compared() == second.compared() and first.steady and first.steady != first.outputs
+    first, second = twice()  # nothing declared: the dates are a difference, as before
+    assert first.compared() != second.compared() and not first.steady

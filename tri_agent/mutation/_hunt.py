@@ -289,7 +289,7 @@ class _Runner:
 
     def _one(self, item: _Input) -> Fingerprint:
         p = self.gateway.run_case(item.case, visible=item.visible).provenance
-        return Fingerprint(tuple(sorted(p.outputs.items())), p.behavior, p.exit_code, p.stdout_sha256,
+        return Fingerprint(tuple(sorted(p.compared().items())), p.behavior, p.exit_code, p.stdout_sha256,
                            timed_out=p.timed_out)
 
 

@@ -231,6 +231,9 @@ class Caliber(_Strict):
     def _consistent(self) -> Caliber:
         if len(set(self.key)) != len(self.key):
             raise ValueError(f"key {self.key} names a column twice")
+        pattern = next((c for c in (*self.key, *self.fields) if c.startswith("^") and c.endswith("$")), None)
+        if pattern is not None:  # polars reads such a name as a regular expression, matching other columns too
+            raise ValueError(f"column {pattern!r} is written as a regular expression (^...$): rename the column")
         stray = [c for c in self.blank_keys or [] if c not in self.key]
         if stray:
             raise ValueError(f"blank_keys: {stray[0]!r} is not a key column (key: {self.key})")

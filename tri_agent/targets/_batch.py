@@ -23,7 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 from threading import Lock
 
-from ..exam._formats import Case
+from ..exam._formats import DOCUMENT_FORMATS, Case
 from ..sandbox._jail import BUBBLEWRAP, LANDLOCK, Jail, odd_files, strongest
 from ..sandbox._process import Completed, base_env
 from ._specs import PLACEHOLDERS, Cell, expand
@@ -235,11 +235,14 @@ class Fingerprint:
 def batchable(target: Target) -> bool:
     """A Python command target, on a machine whose jail can kill every process a job left (bubblewrap's pid
     namespace, or the Landlock launcher's sweeps) and has Landlock (each job writes only its own folder);
-    elsewhere each input gets a jail."""
+    elsewhere each input gets a jail. So does every input of a target whose output is a document: the document
+    reader runs after each case, in a jail of its own."""
     from ..sandbox._confine import landlock_abi
 
-    return (target.config.run is not None and traceable(target.config.run) and strongest() in (BUBBLEWRAP, LANDLOCK)
-            and landlock_abi() > 0)
+    extract = target.config.extract
+    reads_documents = extract is not None and extract.format in DOCUMENT_FORMATS  # read in a jail of their own
+    return (target.config.run is not None and traceable(target.config.run) and not reads_documents
+            and strongest() in (BUBBLEWRAP, LANDLOCK) and landlock_abi() > 0)
 
 
 def run_batch(target: Target, built: Path, items: list[tuple[Path, Case]], scratch: Path, *,

@@ -54,7 +54,7 @@ from ._target import Target, extract_rows, failed, stray_output
 from ._trace import COVERAGE, LINES_NAME, SHIM, SHIM_NAME, read_coverage, read_lines, traceable, wrapped, write_coverage
 from .browser._drive import prepare_pilot, require_browser
 from .browser._pages import PAGE_FILE, UiPlan, load_page_plan
-from .documents._extract import reader_argv, reader_rows
+from .documents._extract import Read, reader_argv, reader_rows
 from .service._databases import check_snapshot
 from .service._requests import PLAN_FILE, RequestPlan, load_plan
 from .service._serve import Prepare, Ran, prepare_requests, serve_case
@@ -122,9 +122,16 @@ class Provenance(Record):
                               "its behaviour is what its exit gave.")
     inputs: dict[str, str] = Field(description="Input file -> SHA-256.")
     outputs: dict[str, str] = Field(description="Output file -> SHA-256 (the fingerprint).")
+    steady: dict[str, str] = Field(default_factory=dict, description="Output file -> its SHA-256 with the volatile "
+                                   "parts its extract rule declares replaced (a document's creation date): what a "
+                                   "second run, the judge's re-runs and the difference hunts compare in its place.")
     stdout_sha256: str = Field(description="SHA-256 of the target's standard output.")
     stderr_sha256: str = Field(description="SHA-256 of the target's standard error.")
     env_sha256: str = Field(description="SHA-256 of the environment the target was given (paths as placeholders).")
+
+    def compared(self) -> dict[str, str]:
+        """The outputs as two runs of the case must agree on them: a document's volatile parts replaced."""
+        return {**self.outputs, **self.steady}
 
 
 @dataclass(frozen=True)
@@ -253,7 +260,7 @@ class Gateway:
             case=case.case, argv=[*config.argv, *case.argv], exit_code=done.exit_code, timed_out=done.timed_out,
             seconds=round(done.seconds, 3), behavior=self.target.classify(done), extract_error=ran.error,
             stray_output=ran.stray, oversized_output=done.truncated, limit=done.limit, inputs=_fingerprint(input_dir),
-            outputs=_fingerprint(output_dir),
+            outputs=_fingerprint(output_dir), steady=ran.steady,
             stdout_sha256=hashlib.sha256(done.stdout).hexdigest(),
             stderr_sha256=hashlib.sha256(done.stderr).hexdigest(), env_sha256=_env_digest(env, values),
         )
@@ -292,27 +299,29 @@ class Gateway:
         for rel in odd:  # a link may point at any file the orchestrator can read: never follow, never keep it
             (output_dir / rel).unlink()
         run_failed = failed(done)
+        steady: dict[str, str] = {}
         if extract.format in DOCUMENT_FORMATS:
-            rows, error = self._document(work, extract, case.case, run_failed, env)
+            read = self._document(work, extract, case.case, run_failed, env)
+            rows, error = read.rows, read.error
+            steady = {extract.file: read.steady} if read.steady is not None else {}
         else:
             rows, error = extract_rows(output_dir, extract, case.case, run_failed)
         stray = stray_output(output_dir, extract, case.case, run_failed)
         if odd:
             rows, error = [], f"the case left links or special files in its output ({', '.join(odd[:3])})"
         lines = read_lines(work / "trace" / LINES_NAME, target_dir) if tracing else None
-        return Ran(done, layers, rows, error, stray), lines
+        return Ran(done, layers, rows, error, stray, steady=steady), lines
 
 
-    def _document(self, work: Path, extract: Extract, case: str, run_failed: bool,
-                  env: dict[str, str]) -> tuple[list[dict[str, Cell]], str | None]:
+    def _document(self, work: Path, extract: Extract, case: str, run_failed: bool, env: dict[str, str]) -> Read:
         """The rows a real parser reads out of the case's document, run in a jail of its own under the target's
         limits and deadline (the orchestrator never parses it)."""
         output_dir = work / "output"
         document = (output_dir / extract.file).resolve()
         if run_failed and extract.failed_output == "none":
-            return [], None
+            return Read([])
         if not document.is_relative_to(output_dir.resolve()) or not document.is_file():
-            return [], f"no output file {extract.file}"
+            return Read([], f"no output file {extract.file}")
         argv, folder = reader_argv(work, extract, document)
         config = self.target.config
         done, _ = Jail(readable=(output_dir, folder, *self.readable)).run(
@@ -538,8 +547,8 @@ def _compare_runs(first: list[CaseResult], second: list[CaseResult], out: Path) 
     """Both runs agree, or both are kept in ``out`` (``outputs/`` and ``second/``, the differences in
     ``not-deterministic.json``) and NotDeterministic names the first difference: case, file, line, step, bytes."""
     pairs = [(a, b) for a, b in zip(first, second, strict=True)
-             if (a.rows, a.provenance.outputs, a.provenance.behavior)
-             != (b.rows, b.provenance.outputs, b.provenance.behavior)]
+             if (a.rows, a.provenance.compared(), a.provenance.behavior)
+             != (b.rows, b.provenance.compared(), b.provenance.behavior)]
     if not pairs:
         return
     differences = {a.provenance.case: first_difference(a, b) for a, b in pairs}
@@ -561,7 +570,7 @@ def first_difference(a: CaseResult, b: CaseResult) -> str:
     if a.provenance.behavior != b.provenance.behavior:
         return f"behaviour {a.provenance.behavior} then {b.provenance.behavior}"
     for name in sorted(set(a.provenance.outputs) | set(b.provenance.outputs)):
-        if a.provenance.outputs.get(name) != b.provenance.outputs.get(name):
+        if a.provenance.compared().get(name) != b.provenance.compared().get(name):
             return _file_difference(name, a.output / name, b.output / name)
     return "the rows read from the same outputs"
 
@@ -677,8 +686,8 @@ def rerun(run_dir: Path, build: Path, target_file: Path, sample: int, seed: int 
         gateway = Gateway(target, visible, scratch)  # each case in its own copy and jail: side by side, as a run
         fresh = list(pool.map(lambda c: gateway.run_case(c).provenance, chosen))
     return [p.case for p in fresh
-            if (p.outputs, p.behavior, p.exit_code) != (recorded[p.case].outputs, recorded[p.case].behavior,
-                                                         recorded[p.case].exit_code)]
+            if (p.compared(), p.behavior, p.exit_code) != (recorded[p.case].compared(), recorded[p.case].behavior,
+                                                            recorded[p.case].exit_code)]
 
 
 def _read_provenance(path: Path) -> list[Provenance]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from ...exam._formats import Extract
@@ -31,19 +32,31 @@ def reader_argv(work: Path, extract: Extract, document: Path) -> tuple[list[str]
     return [sys.executable, "-I", str(folder / "reader.py"), extract.format, str(document), volatile], folder
 
 
-def reader_rows(done: Completed, extract: Extract, case: str) -> tuple[list[dict[str, Cell]], str | None]:
+@dataclass(frozen=True)
+class Read:
+    """What the reader gave for a case: its rows, why there are none, and the file's SHA-256 with its volatile
+    parts replaced (None: none declared, or the reader failed)."""
+
+    rows: list[dict[str, Cell]]
+    error: str | None = None
+    steady: str | None = None
+
+
+def reader_rows(done: Completed, extract: Extract, case: str) -> Read:
     """The case's rows from what the reader printed (each with a leading ``case`` column, only the ``parts``
     asked for, the volatile counts always), or why there are none."""
     why = _failed(done, extract.file)
     if why is not None:
-        return [], why
+        return Read([], why)
     try:
-        rows = [json.loads(line) for line in done.stdout.decode("utf-8").splitlines() if line.strip()]
-        rows = [{c: r[c] for c in COLUMNS} for r in rows if all(isinstance(r.get(c), str) for c in COLUMNS)] \
-            if all(isinstance(r, dict) for r in rows) else []
+        lines = [json.loads(line) for line in done.stdout.decode("utf-8").splitlines() if line.strip()]
     except ValueError:  # a reader the document took over may print anything: it is read as no rows
-        return [], f"unreadable {extract.file}: the document reader printed something other than rows"
-    return [{"case": case, **r} for r in rows if _kept(r, extract.parts)], None
+        return Read([], f"unreadable {extract.file}: the document reader printed something other than rows")
+    if not all(isinstance(r, dict) for r in lines):
+        return Read([], f"unreadable {extract.file}: the document reader printed something other than rows")
+    rows = [{c: r[c] for c in COLUMNS} for r in lines if all(isinstance(r.get(c), str) for c in COLUMNS)]
+    steady = next((r["steady_sha256"] for r in lines if isinstance(r.get("steady_sha256"), str)), None)
+    return Read([{"case": case, **r} for r in rows if _kept(r, extract.parts)], None, steady)
 
 
 def _failed(done: Completed, file: str) -> str | None:

@@ -20,6 +20,9 @@ replace]``. Each row is one JSON line ``{"part", "n", "value"}``:
   (an HTML on* attribute), ``javascript-url`` (a javascript: link), ``macros`` (a DOCX with a VBA project),
   ``open-action`` (a PDF action run on opening).
 
+With volatile parts declared, a last line ``{"steady_sha256": ...}`` gives the file's SHA-256 with them replaced in
+its bytes: what a second run of the case must give.
+
 Text has every run of white space as one space, and is otherwise as read (never Unicode-normalised). HTML is
 UTF-8 unless a byte order mark or a ``<meta charset>`` in its first 1,024 bytes says otherwise. Exit codes: 0
 read, 4 not a readable document of that format (one JSON line ``{"error": ...}``), 2 bad usage. A bomb ends
@@ -245,13 +248,19 @@ def _meta(fields: dict[str, Any]) -> Iterator[Row]:
 
 
 def read_sha256(path: Path, volatile: list[Volatile]) -> Iterator[Row]:
-    data = path.read_bytes()
-    counts = []
-    for name, pattern, replace in volatile:
+    digest, counts = steady_bytes(path, volatile)
+    yield "sha256", "1", digest
+    for (name, _, _), n in zip(volatile, counts, strict=True):
+        yield "volatile", name, str(n)
+
+
+def steady_bytes(path: Path, volatile: list[Volatile]) -> tuple[str, list[int]]:
+    """The SHA-256 of the file's bytes with every volatile pattern replaced (in order), and each one's matches."""
+    data, counts = path.read_bytes(), []
+    for _, pattern, replace in volatile:
         data, n = re.subn(pattern.encode("utf-8"), replace.encode("utf-8"), data)
-        counts.append(("volatile", name, str(n)))
-    yield "sha256", "1", hashlib.sha256(data).hexdigest()
-    yield from counts
+        counts.append(n)
+    return hashlib.sha256(data).hexdigest(), counts
 
 
 def _steady(rows: Iterator[Row], volatile: list[Volatile]) -> Iterator[Row]:
@@ -301,6 +310,8 @@ def main(argv: list[str]) -> int:
     out = sys.stdout
     for part, n, value in rows:
         out.write(json.dumps({"part": part, "n": n, "value": value}, ensure_ascii=False) + "\n")
+    if volatile:  # what a second run must give: the file's bytes, its volatile parts replaced
+        out.write(json.dumps({"steady_sha256": steady_bytes(path, volatile)[0]}) + "\n")
     return READ
 
 

@@ -28,7 +28,7 @@ import shutil
 import stat
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,7 @@ class Ran:
     logs: tuple[Path, ...] = ()
     shots: tuple[Path, ...] = ()
     lines: dict[str, frozenset[int]] | None = None  # a traced service's executed lines (see ``_trace``)
+    steady: dict[str, str] = field(default_factory=dict)  # a document's SHA-256, its volatile parts replaced
 
 
 @dataclass(frozen=True)
