@@ -139,6 +139,21 @@ def toy_copy(dest: Path, fixed: bool) -> Path:
 GIT = ["git", "-c", "user.name=tri-agent-test", "-c", "user.email=test@invalid"]
 
 
+def round_record(project: Path, name: str) -> Path:
+    """The folder of one record (``round-0001``, ...) of an accepted project's trail."""
+    from tri_agent.acceptance._config import load_config
+    from tri_agent.acceptance._state import locate
+
+    return locate(project, load_config(project)).root / "records" / name
+
+
+def round_score(project: Path, round_name: str) -> dict[str, Any]:
+    """The score report of one round of an accepted project."""
+    import json
+
+    return dict(json.loads((round_record(project, round_name) / "score.json").read_text()))
+
+
 def toy_project(dest: Path, gate_n: int | None = None, hunt_seeds: int = 3) -> Path:
     """A committed copy of the toy-grades acceptance project (optionally with another gate N). Its mutation gate
     hunts equivalents over ``hunt_seeds`` fresh generator seeds (the example's own default is 20): the protocol
@@ -364,6 +379,7 @@ LONGEST = (
     "tests/examples/test_workshop_gui.py",
     "tests/examples/test_csvkit_stats.py",
     "tests/examples/test_ledger_api.py",
+    "tests/examples/test_invoice_pdf.py",
     "tests/acceptance/test_rounds.py::test_the_toy_trail",
     "tests/acceptance/test_on_cluster.py",
     "tests/test_selftest.py::test_on_a_machine_without_bubblewrap",

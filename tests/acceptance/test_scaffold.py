@@ -27,9 +27,9 @@ Key = tuple[str, ...]
 BUGS = {
     "warehouse": ("report.py", '    rows.append(line("*ALL*", [amount for _, amount in sales]))\n', "",
                   lambda row: row["region"] == "*ALL*"),
-    "document": ("extract.py", '    headings = [line.lstrip("#").strip() for line in body.split("\\n") '
+    "document": ("render.py", '    headings = [line.lstrip("#").strip() for line in body.split("\\n") '
                  'if line.startswith("#")]\n', '    headings = [line.strip() for line in body.split("\\n") '
-                 'if line.startswith("#")]\n', lambda row: row["kind"] == "heading"),
+                 'if line.startswith("#")]\n', lambda row: row["part"] == "h2"),
     "api": ("app.py", '        return JSONResponse({"error": "not found"}, status_code=404)\n',
             '        return JSONResponse({"error": "not found"}, status_code=400)\n',
             lambda row: row.get("status") == "404"),

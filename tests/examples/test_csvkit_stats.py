@@ -11,14 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import pytest
-from conftest import GIT
+from conftest import GIT, round_record, round_score
 
-from tri_agent.acceptance._config import load_config
 from tri_agent.acceptance._rounds import accept
-from tri_agent.acceptance._state import locate
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "csvkit-stats"
 # every case of many seeds through csvstat with the builder's patch, in one process (no jail: this checks the exam,
@@ -93,14 +90,6 @@ def accepted(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return project
 
 
-def _record(project: Path, name: str) -> Path:
-    return locate(project, load_config(project)).root / "records" / name
-
-
-def _score(project: Path, round_name: str) -> dict[str, Any]:
-    return json.loads((_record(project, round_name) / "score.json").read_text())
-
-
 def test_the_vendored_program_is_the_one_from_the_registry(accepted: Path) -> None:
     """Every vendored file is byte for byte the one the wheel's RECORD vouches for, after the whole acceptance: the
     builder patched around csvkit, never inside it."""
@@ -120,24 +109,24 @@ def test_the_vendored_program_is_the_one_from_the_registry(accepted: Path) -> No
 
 
 def test_round_one_finds_only_the_stripped_zeros_of_whole_numbers(accepted: Path) -> None:
-    failures = _score(accepted, "round-0001")["answers"]["failures"]
+    failures = round_score(accepted, "round-0001")["answers"]["failures"]
     assert failures, "csvstat 2.2.0 at %.0f prints 1200 as 12: the exam must see it"
     for f in failures:  # every failing cell is a whole number that lost its trailing zeros (or a 0 printed blank)
         expected, actual = f["expected"], f["actual"] or ""
         assert f["key"]["column_name"] in ("amount", "qty") and expected.endswith("0"), f
         assert expected.rstrip("0") == actual, f
-    tickets = " ".join(p.read_text() for p in (_record(accepted, "round-0001") / "tickets").glob("builder-*.md"))
+    tickets = " ".join(p.read_text() for p in (round_record(accepted, "round-0001") / "tickets").glob("builder-*.md"))
     assert "format" in tickets or "qty" in tickets or "amount" in tickets
 
 
 def test_the_patch_is_green_to_the_final_round_with_mutants_of_csvstat(accepted: Path) -> None:
-    rounds = sorted(p.name for p in _record(accepted, "round-0001").parent.glob("round-*"))
-    gates = [json.loads((_record(accepted, r) / "gate.json").read_text()) for r in rounds]
+    rounds = sorted(p.name for p in round_record(accepted, "round-0001").parent.glob("round-*"))
+    gates = [json.loads((round_record(accepted, r) / "gate.json").read_text()) for r in rounds]
     assert gates[0]["green"] is False and all(g["green"] for g in gates[1:]) and len(rounds) >= 3
-    final = _score(accepted, rounds[-1])
+    final = round_score(accepted, rounds[-1])
     assert final["verdict"] == "pass" and final["answers"]["passed"] == final["answers"]["total"]
     mutants = [m for r in rounds
-               for m in json.loads((_record(accepted, r) / "mutation-summary.json").read_text())["mutants"]]
+               for m in json.loads((round_record(accepted, r) / "mutation-summary.json").read_text())["mutants"]]
     killed = [m["id"] for m in mutants if m["status"] == "Killed"]
     assert any(":csvkit/utilities/csvstat.py:" in k for k in killed), killed  # csvstat's own code, mutated
     assert not any(":csvkit/cli.py:" in m["id"] for m in mutants)  # the menu's include kept it out

@@ -8,14 +8,11 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
-from conftest import GIT
+from conftest import GIT, round_record, round_score
 
-from tri_agent.acceptance._config import load_config
 from tri_agent.acceptance._rounds import accept
-from tri_agent.acceptance._state import locate
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ledger-api"
 
@@ -33,16 +30,8 @@ def accepted(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return project
 
 
-def _record(project: Path, name: str) -> Path:
-    return locate(project, load_config(project)).root / "records" / name
-
-
-def _score(project: Path, round_name: str) -> dict[str, Any]:
-    return json.loads((_record(project, round_name) / "score.json").read_text())
-
-
 def test_round_one_finds_every_planted_bug_through_its_channel(accepted: Path) -> None:
-    score = _score(accepted, "round-0001")
+    score = round_score(accepted, "round-0001")
     failures = score["answers"]["failures"]
     steps = {(f["key"]["step"], f["field"]) for f in failures}
     # authorisation dropped: another account's listing answered 200 where the spec says 403
@@ -56,22 +45,22 @@ def test_round_one_finds_every_planted_bug_through_its_channel(accepted: Path) -
     relations = {r["name"]: r for r in score["relations"]["relations"]}
     assert relations["pages-add-up"]["failed"] > 0 and relations["replay-changes-nothing"]["failed"] == 0
     assert any(s.startswith("page-") and fld == "ids" for s, fld in steps)
-    tickets = " ".join(p.read_text() for p in (_record(accepted, "round-0001") / "tickets").glob("builder-*.md"))
+    tickets = " ".join(p.read_text() for p in (round_record(accepted, "round-0001") / "tickets").glob("builder-*.md"))
     assert "pages-add-up" in tickets and "fee" in tickets and "status" in tickets
 
 
 def test_the_fix_is_green_to_the_final_round(accepted: Path) -> None:
-    rounds = sorted(p.name for p in _record(accepted, "round-0001").parent.glob("round-*"))
-    gates = [json.loads((_record(accepted, r) / "gate.json").read_text())["green"] for r in rounds]
+    rounds = sorted(p.name for p in round_record(accepted, "round-0001").parent.glob("round-*"))
+    gates = [json.loads((round_record(accepted, r) / "gate.json").read_text())["green"] for r in rounds]
     assert gates[0] is False and all(gates[1:]) and len(rounds) >= 3
-    final = _score(accepted, rounds[-1])
+    final = round_score(accepted, rounds[-1])
     assert final["verdict"] == "pass" and final["answers"]["passed"] == final["answers"]["total"]
 
 
 def test_every_case_ran_a_real_service_in_its_own_jail(accepted: Path) -> None:
-    run = json.loads((_record(accepted, "round-0001") / "run.json").read_text())
+    run = json.loads((round_record(accepted, "round-0001") / "run.json").read_text())
     assert run["isolation"] == ["bubblewrap"] and run["cases"] >= 14
-    provenance = [json.loads(line) for line in (_record(accepted, "round-0001") / "provenance.jsonl").read_text()
+    provenance = [json.loads(line) for line in (round_record(accepted, "round-0001") / "provenance.jsonl").read_text()
                   .splitlines()]
     assert {p["behavior"] for p in provenance} == {"answered"}
     assert all(p["argv"][:3] == ["python3", "-m", "uvicorn"] for p in provenance)

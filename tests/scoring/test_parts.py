@@ -398,3 +398,31 @@ def test_keys_that_join_into_one_text_share_a_window_and_are_told_apart(tmp_path
     assert parted == whole
     report = score(inputs)
     assert report.answers.rows_missing == 1 and report.answers.rows_unexpected == 1
+
+
+def test_a_key_of_two_cells_is_ordered_as_its_cells_joined_by_a_nul(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = _in_key_order(_answers(20, ["x"]))
+    # ("c-1", "z") before ("c-1!", "a"): a NUL sorts before any character, so the first cell decides
+    rows += [{**rows[0], "case": "c-9", "group": "z"}, {**rows[0], "case": "c-9!", "group": "a"}]
+    (tmp_path / "c.yaml").write_text(CALIBER)
+    inputs = ScoreInputs(tmp_path / "c.yaml", _csv(tmp_path / "a.csv", rows), _csv(tmp_path / "x.csv", rows))
+    _windows_only(monkeypatch)
+    whole, parted = _both(tmp_path, inputs, monkeypatch)
+    assert parted == whole and score(inputs).answers.passed == 22
+
+
+def test_a_repeated_key_inside_one_block_goes_to_the_hash_split(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    answers = _in_key_order(_answers(30, ["x"]))
+    actual = [*answers[:10], answers[10], *answers[10:]]  # side by side, in one block
+    (tmp_path / "c.yaml").write_text(CALIBER)
+    inputs = ScoreInputs(tmp_path / "c.yaml", _csv(tmp_path / "a.csv", answers), _csv(tmp_path / "x.csv", actual))
+    whole = _outcome(inputs)
+    split: list[Path] = []
+    real = _parts._split
+    monkeypatch.setattr(_parts, "_split", lambda path, *a: split.append(path) or real(path, *a))
+    monkeypatch.setattr(_parts, "STREAM_BYTES", 0)
+    monkeypatch.setattr(_parts, "BLOCK_BYTES", 1 << 20)
+    assert _outcome(inputs) == whole and len(split) == 2
+    assert "duplicate_key" in whole

@@ -48,7 +48,6 @@ PART_BYTES = 32 << 20  # about this much of the two files in each part (a part i
 BLOCK_BYTES = 16 << 20  # read and parsed at a time while splitting
 _PART = "\x1fpart"  # a name no header holds
 _SORT = "\x1fkey"
-_NO_DIGEST: Future[str] = Future()  # a window's table: its digest is never read
 
 
 @dataclass(frozen=True)
@@ -63,16 +62,17 @@ class Parted:
 
 @dataclass(frozen=True)
 class _Split:
-    """One table split into parts: where the parts are, its header, and the SHA-256 of the bytes that were read."""
+    """One table split into parts: where the parts are (None: judged in windows, never written), its header, and
+    the SHA-256 of the bytes that were read."""
 
     path: Path
     header: list[str]
-    folder: Path
+    folder: Path | None
     digest: Future[str]
 
     def table(self, n: int | None = None) -> Table:
         """Part ``n`` (no rows when the hash gave it none), or a stand-in with no rows (``n`` None)."""
-        files = sorted(self.folder.glob(f"{n}-*.arrow")) if n is not None else []
+        files = sorted(self.folder.glob(f"{n}-*.arrow")) if n is not None and self.folder is not None else []
         frame = pl.scan_ipc(files) if files else \
             pl.DataFrame(schema={ROW: pl.get_index_type(), **dict.fromkeys(self.header, pl.String)}).lazy()
         return Table(self.path, table_format(self.path), self.header, frame, self.digest)
@@ -148,12 +148,14 @@ class _Unordered(Exception):
 @dataclass
 class _Read:
     """One delimited table read a block at a time, as ``read_table`` reads it (the header checked on the bytes read,
-    every cell text, blank records dropped), and the SHA-256 of the very bytes read. A row's index counts within its
-    block only: no message ever names it (anything worth a message is left to the in-memory path)."""
+    every cell text, blank records dropped), and the SHA-256 of the very bytes read (``done`` once the last block
+    is read). A row's index counts within its block only: no message ever names it (anything worth a message is
+    left to the in-memory path)."""
 
     path: Path
     header: list[str] = field(default_factory=list)
     digest: hashlib._Hash = field(default_factory=hashlib.sha256)
+    done: Future[str] = field(default_factory=Future)
 
     def frames(self, key: list[str], blank_keys: frozenset[str]) -> Iterator[pl.DataFrame]:
         dialect = DIALECTS[table_format(self.path)]
@@ -166,20 +168,25 @@ class _Read:
             # a key cell left empty reads as null, a quoted empty one as "": alike where blank is a value (as
             # blank_as_value makes them before any join), so both land in the same part
             yield frame.with_columns(pl.col(c).fill_null("") for c in key if c in blank_keys)
+        self.done.set_result(self.digest.hexdigest())
 
-    def split(self, folder: Path) -> _Split:
-        done: Future[str] = Future()
-        done.set_result(self.digest.hexdigest())
-        return _Split(self.path, self.header, folder, done)
+    def table(self, frame: pl.DataFrame) -> Table:
+        return Table(self.path, table_format(self.path), self.header, frame.lazy(), self.done)
+
+    def split(self, folder: Path | None = None) -> _Split:
+        return _Split(self.path, self.header, folder, self.done)
 
 
 @dataclass
 class _Window:
-    """One table's rows read and not yet judged, in key order, and the rest of its blocks."""
+    """One table read in key order: the rows read and not yet judged with their keys as texts (``_ordered``), the
+    greatest key read so far, and the rest of its blocks."""
 
+    read: _Read
     frames: Iterator[pl.DataFrame]
     held: pl.DataFrame = field(default_factory=pl.DataFrame)
-    last: str | None = None  # the greatest key read so far
+    keys: pl.Series = field(default_factory=pl.Series)
+    last: str | None = None
     ended: bool = False
 
     def fill(self, key: list[str]) -> None:
@@ -189,44 +196,40 @@ class _Window:
             if frame is None:
                 self.ended = True
                 return
-            self.held = _ordered(key, frame, self.last)
+            self.held, self.keys = frame, _ordered(key, frame, self.last)
             if frame.height:
-                self.last = self.held[_SORT][-1]
+                self.last = self.keys[-1]
 
-    def upto(self, bound: str | None) -> pl.DataFrame:
-        """The held rows whose key is at most ``bound`` (all of them for None), no longer held."""
-        cut = self.held.height if bound is None else self.held[_SORT].search_sorted(bound, side="right")
-        taken, self.held = self.held.slice(0, cut), self.held.slice(cut)
-        return taken.drop(_SORT, strict=False)
+    def upto(self, bound: str) -> Table:
+        """The held rows whose key is at most ``bound``, as a table, no longer held."""
+        cut = self.keys.search_sorted(bound, side="right")
+        taken, self.held, self.keys = self.held.slice(0, cut), self.held.slice(cut), self.keys.slice(cut)
+        return self.read.table(taken)
 
 
-def _ordered(key: list[str], frame: pl.DataFrame, last: str | None) -> pl.DataFrame:
-    """``frame`` with its key as one text (its cells joined by a NUL), when those texts strictly increase from
-    ``last`` on; else raises. Equal keys give equal texts, so a window of texts holds every row of its keys (two keys
-    that give one text only share a window, where the join tells them apart)."""
+def _ordered(key: list[str], frame: pl.DataFrame, last: str | None) -> pl.Series:
+    """``frame``'s keys as texts (the cells joined by a NUL), when they strictly increase from ``last`` on; else
+    raises. Equal keys give equal texts, so a window of texts holds every row of its keys (two keys that give one
+    text only share a window, where the join tells them apart)."""
     keys = frame.select(pl.concat_str(key, separator="\x00"))[:, 0]
-    if keys.null_count() or (keys.len() > 1 and not (keys.slice(1) > keys.slice(0, keys.len() - 1)).all()):
+    if keys.null_count() or not (keys.slice(1) > keys.head(-1)).all():
         raise _Unordered
     if last is not None and keys.len() and not keys[0] > last:
         raise _Unordered
-    return frame.with_columns(keys.alias(_SORT))
+    return keys
 
 
 def _in_windows(key: list[str], fields: dict[str, FieldSpec], answers: Path, actual: Path,
                 blank_keys: frozenset[str]) -> tuple[Tally, _Split, _Split]:
     """Both tables judged a window of keys at a time as they are read: each window holds every key up to the
     smaller of the two tables' greatest keys read so far, so a key's rows are in one window on both sides."""
-    reads = _Read(answers), _Read(actual)
-    sides = [_Window(r.frames(key, blank_keys)) for r in reads]
+    expected, got = (_Window(read, read.frames(key, blank_keys)) for read in (_Read(answers), _Read(actual)))
     tally = Tally()
     while True:
-        for side in sides:
-            side.fill(key)
-        if all(side.ended for side in sides):  # a table ends only once every row it held was taken
+        expected.fill(key)
+        got.fill(key)
+        if expected.ended and got.ended:  # a table ends only once every row it held was taken
             break
-        bound = min((s.last for s in sides if not s.ended and s.last is not None), default=None)
-        expected, got = (Table(r.path, table_format(r.path), r.header, s.upto(bound).lazy(), _NO_DIGEST)
-                         for r, s in zip(reads, sides, strict=True))
-        tally.add(tally_tables(key, fields, expected, got, blank_keys))
-    folder = Path(tempfile.gettempdir())  # the stand-ins read no part
-    return tally, reads[0].split(folder), reads[1].split(folder)
+        bound = min(s.last for s in (expected, got) if s.last is not None and not s.ended)
+        tally.add(tally_tables(key, fields, expected.upto(bound), got.upto(bound), blank_keys))
+    return tally, expected.read.split(), got.read.split()

@@ -31,8 +31,14 @@ def parse(raw: bytes) -> dict[str, list[str]] | None:
 
 
 def answers_of(case: str, found: dict[str, list[str]]) -> list[dict[str, str]]:
-    return [{"case": case, "kind": kind, "n": str(n), "text": text}
-            for kind, texts in found.items() for n, text in enumerate(texts, 1)]
+    """What an HTML reader must find in the page: its title (the page's and its first heading), a list item per
+    tag, a second-level heading per heading (headings are numbered together, in order), each text with its runs
+    of white space as one space."""
+    title = " ".join(found["title"][0].split())
+    rows = [("meta", "title", title), ("h1", "1", title)]
+    rows += [("block", str(n), " ".join(tag.split())) for n, tag in enumerate(found["tag"], 1)]
+    rows += [("h2", str(n), " ".join(h.split())) for n, h in enumerate(found["heading"], 2)]
+    return [{"case": case, "part": part, "n": n, "value": value} for part, n, value in rows]
 
 
 def main() -> None:
