@@ -2,7 +2,7 @@
 
     python benchmarks/bench_documents.py [--cases 20] [--repeats 5]
 
-Command kind: the toy-grades example's target on its first ordinary case (one jailed Python process reading a CSV
+Command kind: the toy-grades example's target on its first case that writes a summary (one jailed Python process reading a CSV
 and writing a summary, read back by the orchestrator). Document kind: the invoice-pdf example's fixed renderer on
 its first PDF case and its first HTML case (one jailed Python process rendering the document with fpdf2, then the
 document reader in a jail of its own: pypdf or lxml). Each case runs through the gateway one at a time (no two side
@@ -47,8 +47,9 @@ def kinds(folder: Path) -> dict[str, tuple[Gateway, Case]]:
                                 ("document (invoice HTML)", folder / "invoice-pdf", lambda c: c.argv == ["html"])):
         build = folder / f"build-{len(chosen)}"
         build_exam(example / "exam", "1", build)
-        case = next(c for c in read_cases(build / "visible" / "cases.jsonl") if pick(c))
         gateway = Gateway(Target.load(example / "target.yaml"), build / "visible", folder / f"g-{len(chosen)}")
+        case = next(c for c in read_cases(build / "visible" / "cases.jsonl")  # the first one read without a fault
+                    if pick(c) and not gateway.run_case(c).provenance.extract_error)
         chosen[name] = (gateway, case)
     return chosen
 
