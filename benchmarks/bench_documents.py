@@ -2,12 +2,13 @@
 
     python benchmarks/bench_documents.py [--cases 20] [--repeats 5]
 
-Command kind: the toy-grades example's target on its first case that writes a summary (one jailed Python process reading a CSV
-and writing a summary, read back by the orchestrator). Document kind: the invoice-pdf example's fixed renderer on
-its first PDF case and its first HTML case (one jailed Python process rendering the document with fpdf2, then the
-document reader in a jail of its own: pypdf or lxml). Each case runs through the gateway one at a time (no two side
-by side), the three kinds interleaved; a repeat runs ``--cases`` of each. Reported: the median seconds per case of
-each kind over the repeats, and the ratio to the command kind; with the time the reader's jail takes on its own.
+Command kind: the toy-grades example's target on its first case that writes a summary (one jailed Python
+process reading a CSV and writing a summary, read back by the orchestrator). Document kind: the invoice-pdf
+example's fixed renderer on its first PDF case and its first HTML case (one jailed Python process rendering the
+document with fpdf2, then the document reader in a jail of its own: pypdf or lxml). Each case runs through the
+gateway one at a time (no two side by side), the three kinds interleaved; a repeat runs ``--cases`` of each.
+Reported: the median seconds per case of each kind over the repeats, and the ratio to the command kind; with the
+time the target's own run takes (its provenance's clock).
 The target runs ``python3`` from ``PATH``: run it with the project's virtualenv first on ``PATH`` (fpdf2).
 """
 
