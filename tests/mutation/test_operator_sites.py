@@ -73,6 +73,8 @@ NORMALISATION_MADE: list[Made] = [
     ("normalisation-dropped", "strip-dropped", "str.strip(x, 'ab')", "x", (4, 5), (4, 23), (4, 4)),
     ("normalisation-dropped", "unicode-normalisation", "unicodedata.normalize('NFC', x)", "x", (5, 5), (5, 36),
      (5, 5)),
+    ("normalisation-dropped", "unicode-normalisation", "unicodedata.normalize('NFC', x)",
+     "unicodedata.normalize('NFD', x)", (5, 5), (5, 36), (5, 5)),  # the form swapped, its quotes kept
     ("encoding-skipped", "encoding", "x.strip('\\ufeff')", "x", (7, 5), (7, 22), (7, 7)),
 ]
 
