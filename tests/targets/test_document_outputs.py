@@ -162,3 +162,14 @@ def test_two_runs_agree_on_a_document_once_its_declared_volatile_parts_are_repla
     assert first.compared() == second.compared() and first.steady and first.steady != first.outputs
     first, second = twice()  # nothing declared: the dates are a difference, as before
     assert first.compared() != second.compared() and not first.steady
+
+
+@pytest.mark.parametrize("printed", [b"not json\n", b"[1, 2]\n", b'{"part": "x", "n": "1", "value": "v"}\n\xff\n'])
+def test_a_reader_that_prints_anything_but_rows_gives_no_rows(printed: bytes) -> None:
+    from tri_agent.sandbox._process import Completed
+    from tri_agent.targets.documents._extract import reader_rows
+
+    done = Completed(argv=(), exit_code=0, stdout=printed, stderr=b"", seconds=0.0, timed_out=False, truncated=False)
+    read = reader_rows(done, Extract(file="a.pdf", format="pdf"), "c-0000000a")
+    assert read.rows == [] and read.steady is None
+    assert read.error == "unreadable a.pdf: the document reader printed something other than rows"

@@ -50,7 +50,7 @@ from ..sandbox._limits import enforcement
 from ..sandbox._process import base_env
 from ..scoring._grading import ScoreInputs
 from ._specs import PLACEHOLDERS, BrowserSpec, Cell, expand
-from ._target import Target, extract_rows, failed, stray_output
+from ._target import Target, extract_rows, failed, output_file, stray_output
 from ._trace import COVERAGE, LINES_NAME, SHIM, SHIM_NAME, read_coverage, read_lines, traceable, wrapped, write_coverage
 from .browser._drive import prepare_pilot, require_browser
 from .browser._pages import PAGE_FILE, UiPlan, load_page_plan
@@ -312,15 +312,14 @@ class Gateway:
         lines = read_lines(work / "trace" / LINES_NAME, target_dir) if tracing else None
         return Ran(done, layers, rows, error, stray, steady=steady), lines
 
-
     def _document(self, work: Path, extract: Extract, case: str, run_failed: bool, env: dict[str, str]) -> Read:
         """The rows a real parser reads out of the case's document, run in a jail of its own under the target's
         limits and deadline (the orchestrator never parses it)."""
         output_dir = work / "output"
-        document = (output_dir / extract.file).resolve()
         if run_failed and extract.failed_output == "none":
             return Read([])
-        if not document.is_relative_to(output_dir.resolve()) or not document.is_file():
+        document = output_file(output_dir, extract)
+        if document is None:
             return Read([], f"no output file {extract.file}")
         argv, folder = reader_argv(work, extract, document)
         config = self.target.config

@@ -223,9 +223,15 @@ def stray_output(output: Path, extract: Extract, case: str, run_failed: bool) ->
     return f"the run failed but wrote {what}; the target file expects no output from a failed run (failed_output: none)"
 
 
-def _read_rows(output: Path, extract: Extract, case: str) -> tuple[list[dict[str, Cell]], str | None]:
+def output_file(output: Path, extract: Extract) -> Path | None:
+    """The file ``extract`` names, resolved inside ``output``; None when it is not a file there."""
     path = (output / extract.file).resolve()
-    if not path.is_relative_to(output.resolve()) or not path.is_file():
+    return path if path.is_relative_to(output.resolve()) and path.is_file() else None
+
+
+def _read_rows(output: Path, extract: Extract, case: str) -> tuple[list[dict[str, Cell]], str | None]:
+    path = output_file(output, extract)
+    if path is None:
         return [], f"no output file {extract.file}"
     if extract.format in DOCUMENT_FORMATS:  # never parsed here: the gateway runs the document reader in a jail
         return [], f"{extract.file} is a document: only the gateway reads it (in a jail)"

@@ -51,7 +51,7 @@ def reader_rows(done: Completed, extract: Extract, case: str) -> Read:
     try:
         lines = [json.loads(line) for line in done.stdout.decode("utf-8").splitlines() if line.strip()]
     except ValueError:  # a reader the document took over may print anything: it is read as no rows
-        return Read([], f"unreadable {extract.file}: the document reader printed something other than rows")
+        lines = [None]
     if not all(isinstance(r, dict) for r in lines):
         return Read([], f"unreadable {extract.file}: the document reader printed something other than rows")
     rows = [{c: r[c] for c in COLUMNS} for r in lines if all(isinstance(r.get(c), str) for c in COLUMNS)]
