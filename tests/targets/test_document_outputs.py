@@ -173,3 +173,15 @@ def test_a_reader_that_prints_anything_but_rows_gives_no_rows(printed: bytes) ->
     read = reader_rows(done, Extract(file="a.pdf", format="pdf"), "c-0000000a")
     assert read.rows == [] and read.steady is None
     assert read.error == "unreadable a.pdf: the document reader printed something other than rows"
+
+
+def test_hidden_text_and_volatile_counts_are_kept_whatever_parts_the_rule_keeps() -> None:
+    from tri_agent.sandbox._process import Completed
+    from tri_agent.targets.documents._extract import reader_rows
+
+    printed = b"".join(json.dumps({"part": p, "n": n, "value": v}).encode() + b"\n" for p, n, v in [
+        ("line", "1.1", "Total: 12.00"), ("font", "1", "Helvetica"), ("hidden", "1", "Total: 99.00"),
+        ("volatile", "created", "1")])
+    done = Completed(argv=(), exit_code=0, stdout=printed, stderr=b"", seconds=0.0, timed_out=False, truncated=False)
+    read = reader_rows(done, Extract(file="a.pdf", format="pdf", parts=["line"]), "c-0000000a")
+    assert [r["part"] for r in read.rows] == ["line", "hidden", "volatile"]

@@ -182,3 +182,70 @@ def test_html_is_utf8_unless_it_declares_otherwise(tmp_path: Path) -> None:
     (tmp_path / "u.html").write_bytes("\ufeff<p>Caf\u00e9</p>".encode("utf-16"))
     assert _rows("html", tmp_path / "l.html")[("block", "1")] == "Caf\u00e9"
     assert _rows("html", tmp_path / "u.html")[("block", "1")] == "Caf\u00e9"
+
+
+def _hiding_pdf(path: Path, how: str) -> Path:
+    """One seen line, then 'Total: 99.00' written so that no one sees it (or, for 'seen', so that one does)."""
+    from fpdf import FPDF
+    from fpdf.enums import TextMode
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=12)
+    pdf.text(20, 20, "Total: 12.00")
+    x, y = {"off-page": (250, 40), "half-off": (200, 40)}.get(how, (20, 40))
+    if how == "white":
+        pdf.set_text_color(255, 255, 255)
+    if how in ("covered", "seen"):
+        pdf.set_fill_color(*((255, 255, 255) if how == "covered" else (0, 0, 0)))
+        pdf.set_text_color(*((0, 0, 0) if how == "covered" else (255, 255, 255)))
+    if how == "tiny":
+        pdf.set_font_size(0.1)
+    if how == "invisible":
+        pdf.text_mode = TextMode.INVISIBLE
+    if how == "seen":
+        pdf.rect(15, 33, 60, 10, style="F")
+    pdf.text(x, y, "Total: 99.00")
+    if how == "covered":  # drawn after the text: the shape covers it
+        pdf.rect(15, 33, 60, 10, style="F")
+    pdf.output(str(path))
+    return path
+
+
+@pytest.mark.parametrize("how", ["white", "covered", "off-page", "tiny", "invisible"])
+def test_text_no_one_sees_is_a_hidden_row_of_its_page(tmp_path: Path, how: str) -> None:
+    rows = _rows("pdf", _hiding_pdf(tmp_path / "h.pdf", how))
+    assert rows[("hidden", "1")] == "Total: 99.00"
+    assert "Total: 99.00" in rows[("page", "1")]  # the parser reads it all the same: only the row tells
+
+
+def test_seen_text_is_never_hidden_white_on_black_nor_half_off_the_edge(tmp_path: Path) -> None:
+    rows = _rows("pdf", _hiding_pdf(tmp_path / "s.pdf", "seen"))
+    assert not any(part == "hidden" for part, _ in rows)
+    half = _rows("pdf", _hiding_pdf(tmp_path / "e.pdf", "half-off"))
+    assert 0 < len(half[("hidden", "1")]) < len("Total: 99.00")  # only the characters past the edge
+
+
+def test_html_text_its_own_markup_hides_is_hidden_not_a_block_and_its_scripts_still_count(tmp_path: Path) -> None:
+    (tmp_path / "h.html").write_text(
+        '<p>Seen</p><p hidden>Total: 99.00</p><div style="display: none"><p>Paid</p><script>x()</script></div>'
+        '<p style="font-size:0">Zero</p><p style="font-size:0.5em">Small</p><p style="opacity: 0.0;">Clear</p>',
+        encoding="utf-8")
+    rows = _rows("html", tmp_path / "h.html")
+    assert [v for (p, _), v in rows.items() if p == "block"] == ["Seen", "Small"]
+    assert [v for (p, _), v in rows.items() if p == "hidden"] == ["Total: 99.00", "Paidx()", "Zero", "Clear"]
+    assert rows[("script", "1")] == "javascript"
+
+
+def test_png_is_the_first_page_rendered_and_a_non_pdf_is_one_error_line(tmp_path: Path) -> None:
+    import base64
+    import struct
+
+    done = subprocess.run([sys.executable, "-I", str(READER), "png", str(_pdf(tmp_path / "i.pdf", ["x"]))],
+                          capture_output=True, text=True, timeout=60)
+    png = base64.b64decode(json.loads(done.stdout)["png"])
+    assert done.returncode == _reader.READ and png.startswith(_reader.PNG)
+    assert struct.unpack(">II", png[16:24]) == (596, 842)  # A4 at 72 dots an inch, rounded up
+    (tmp_path / "n.pdf").write_bytes(b"\x89PNG\r\n\x1a\nnot a pdf")
+    code, rows = _read("png", tmp_path / "n.pdf")
+    assert code == _reader.UNREADABLE and rows[0]["error"]

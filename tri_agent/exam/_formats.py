@@ -106,7 +106,8 @@ class Extract(_Strict):
                     "file's SHA-256 after the volatile parts are replaced).")
     parts: list[str] | None = Field(default=None, min_length=1, description="Documents only: the rows kept, by part "
                                     "(page, line, h1, block, table, link, meta, font, script, pages...; 'meta:title' "
-                                    "keeps one metadata field); null: every row. Volatile rows are always kept.")
+                                    "keeps one metadata field); null: every row. Volatile and hidden-text rows are "
+                                    "always kept.")
     volatile: list[Volatile] = Field(default_factory=list, description="Documents only: the parts that differ from "
                                      "run to run, replaced before hashing or scoring and counted.")
     fields: list[FixedField] | None = Field(default=None, min_length=1, description="fixed only: the columns, "

@@ -20,6 +20,7 @@ from . import _reader
 
 Cell = str | None
 COLUMNS = ("part", "n", "value")
+ALWAYS = ("volatile", "hidden")  # kept whatever the rule's parts: what was replaced, what no one can see
 
 
 def reader_argv(work: Path, extract: Extract, document: Path) -> tuple[list[str], Path]:
@@ -82,4 +83,4 @@ def _error(stdout: bytes) -> str:
 
 def _kept(row: dict[str, str], parts: list[str] | None) -> bool:
     part = row["part"]
-    return parts is None or part == "volatile" or part in parts or f"{part}:{row['n']}" in parts
+    return parts is None or part in ALWAYS or part in parts or f"{part}:{row['n']}" in parts

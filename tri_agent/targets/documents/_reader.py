@@ -16,9 +16,16 @@ replace]``. Each row is one JSON line ``{"part", "n", "value"}``:
 - ``font`` (n its place, sorted by name): a font the document names (PDF, DOCX);
 - ``sha256`` (n ``1``): the file's SHA-256, its volatile parts replaced first (format ``sha256``: the only row);
 - ``volatile`` (n the name): how many matches of that volatile pattern were replaced (every format);
+- ``hidden`` (n the page): the text on that page that a parser reads but that draws nothing a person could see
+  (white on white, under a shape, an invisible render mode, a size too small to show, off the page), the first 300
+  characters (PDF; a page with none has no row); in HTML and Markdown (n its place), the text of an element its own
+  markup hides (the ``hidden`` attribute, an inline style with ``display: none``, ``visibility: hidden``, a zero
+  font size or opacity). Kept whatever ``parts`` the rule keeps;
 - ``script`` (n its place): active content: ``javascript`` (PDF actions, HTML script elements), ``event:<name>``
   (an HTML on* attribute), ``javascript-url`` (a javascript: link), ``macros`` (a DOCX with a VBA project),
   ``open-action`` (a PDF action run on opening).
+
+``reader.py png FILE`` prints one line ``{"png": ...}``: the PDF's first page rendered (base64), for a report.
 
 With volatile parts declared, a last line ``{"steady_sha256": ...}`` gives the file's SHA-256 with them replaced in
 its bytes: what a second run of the case must give.
@@ -31,13 +38,18 @@ here, under the jail's limits, never in the orchestrator.
 
 from __future__ import annotations
 
+import base64
 import codecs
+import ctypes
 import hashlib
 import json
 import logging
 import re
+import struct
 import sys
 import zipfile
+import zlib
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -78,6 +90,99 @@ def read_pdf(path: Path) -> Iterator[Row]:
     yield from _numbered("font", sorted(fonts))
     yield from _meta({str(k).lstrip("/").lower(): v for k, v in (reader.metadata or {}).items()})
     yield from _numbered("script", _pdf_scripts(reader))
+    yield from read_hidden(path)
+
+
+def read_hidden(path: Path) -> Iterator[Row]:
+    """Per page, the text a parser finds but no one sees: a text object whose drawing changes no pixel (white on
+    white, under a filled shape, invisible render mode, a size too small to show, clipped away) or a character
+    wholly outside the page. Such text scores for nothing: the expected text written where the eye cannot find it
+    is the renderer's way to pass an extract channel with a page that shows something else."""
+    import pypdfium2 as pdfium
+
+    document = pdfium.PdfDocument(path)
+    for number in range(len(document)):
+        unseen = text("".join(_unseen(document[number])))
+        if unseen:
+            yield "hidden", str(number + 1), unseen[:HIDDEN_SHOWN]
+
+
+HIDDEN_SHOWN = 300  # characters of a page's hidden text its row keeps: enough to recognise, never the whole page
+
+
+def _unseen(page: Any) -> Iterator[str]:
+    import pypdfium2.raw as pdfium_c
+
+    textpage = page.get_textpage()
+    x0, y0, x1, y1 = page.get_bbox()
+    chars = [(textpage.get_text_range(i, 1), pdfium_c.FPDFText_GetTextObject(textpage.raw, i), i)
+             for i in range(textpage.count_chars())]
+    # white space and the breaks pdfium puts between lines show nothing: only the others are weighed
+    shown = [(char, ctypes.cast(obj, ctypes.c_void_p).value, obj, i) for char, obj, i in chars if char.strip() and obj]
+    sizes = Counter(key for _, key, _, _ in shown)
+    drawn = {key: _draws(page, obj, sizes[key]) for _, key, obj, _ in shown}
+    seen = {i for _, key, _, i in shown if drawn[key]}
+    for char, _, i in chars:
+        left, bottom, right, top = textpage.get_charbox(i)
+        off = right < x0 or top < y0 or left > x1 or bottom > y1
+        yield char if char.strip() and (off or i not in seen) else " "  # a seen character parts two hidden runs
+
+
+def _draws(page: Any, obj: Any, chars: int) -> bool:
+    """Whether the text object makes a mark a person could see: rendered around its bounds as it is, then with its
+    text made invisible (the object stays in its place among the others, so what covers it still covers it), at
+    least ``INK`` pixels a character must change by a quarter of the scale (a smudge of a 0.1 pt font does not)."""
+    import pypdfium2.raw as pdfium_c
+
+    crop = _crop(page, obj)
+    if crop is None:
+        return False
+    mode = pdfium_c.FPDFTextObj_GetTextRenderMode(obj)
+    seen = bytes(page.render(scale=2, grayscale=True, crop=crop).buffer)
+    pdfium_c.FPDFTextObj_SetTextRenderMode(obj, pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE)
+    unseen = bytes(page.render(scale=2, grayscale=True, crop=crop).buffer)
+    pdfium_c.FPDFTextObj_SetTextRenderMode(obj, mode)
+    return sum(1 for a, b in zip(seen, unseen, strict=True) if abs(a - b) >= 64) >= INK * chars
+
+
+INK = 4  # pixels (at 144 dots an inch) a seen character changes at least: a 4 pt glyph changes dozens
+
+
+def first_page_png(path: Path) -> bytes:
+    """The PDF's first page as a person sees it (72 dots an inch, RGB), as a PNG: what a report shows beside the
+    golden page. Written here, so no imaging library is needed."""
+    import pypdfium2 as pdfium
+
+    bitmap = pdfium.PdfDocument(path)[0].render(scale=1, rev_byteorder=True)
+    width, height, stride = bitmap.width, bitmap.height, bitmap.stride
+    raw, row = bytes(bitmap.buffer), width * 3
+    lines = b"".join(b"\0" + raw[y * stride:y * stride + row] for y in range(height))
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return PNG + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(lines, 9)) + chunk(b"IEND", b"")
+
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def _crop(page: Any, obj: Any) -> tuple[float, float, float, float] | None:
+    """How much to cut from each side of the rendered page to keep the object's bounds (plus a point), or None
+    when they lie outside it; a rotated page, or one whose box does not start at 0, is rendered whole."""
+    import pypdfium2.raw as pdfium_c
+
+    box = [ctypes.c_float() for _ in range(4)]
+    if not pdfium_c.FPDFPageObj_GetBounds(obj, *(ctypes.byref(b) for b in box)):
+        return None
+    left, bottom, right, top = (b.value for b in box)
+    x0, y0, x1, y1 = page.get_bbox()
+    if right < x0 or top < y0 or left > x1 or bottom > y1:
+        return None
+    if page.get_rotation() or (x0, y0) != (0, 0):
+        return 0, 0, 0, 0
+    return max(left - 1, 0), max(bottom - 1, 0), max(x1 - right - 1, 0), max(y1 - top - 1, 0)
 
 
 def _pdf_fonts(page: Any) -> set[str]:
@@ -170,6 +275,12 @@ def _walk(node: Any, depth: int, rows: list[Row], counts: dict[str, int], script
     if tag == "script":
         scripts.append("javascript")
         return
+    if _hides(node):  # its text is no one's to read; its active content still counts
+        if text(node.text_content()):
+            rows.append(("hidden", _next(counts, "hidden"), text(node.text_content())[:HIDDEN_SHOWN]))
+        for child in node:
+            _walk(child, depth + 1, [], {}, scripts)
+        return
     if tag == "a" and node.get("href") is not None:
         href = node.get("href").strip()
         if href.lower().startswith("javascript:"):
@@ -191,6 +302,16 @@ def _walk(node: Any, depth: int, rows: list[Row], counts: dict[str, int], script
             rows.append(("block", _next(counts, "block"), value))
     for child in node:
         _walk(child, depth + 1, rows, counts, scripts)
+
+
+_HIDING = re.compile(r"display\s*:\s*none|visibility\s*:\s*(hidden|collapse)|(font-size|opacity)\s*:\s*0*\.?0+"
+                     r"\s*(px|em|rem|pt|%)?\s*(;|!|$)", re.IGNORECASE)
+
+
+def _hides(node: Any) -> bool:
+    """An element a browser never shows by its own markup: the ``hidden`` attribute or an inline style that hides
+    it. A stylesheet's rules are not evaluated (docs/documents.md)."""
+    return node.get("hidden") is not None or bool(_HIDING.search(node.get("style") or ""))
 
 
 def _owner(tr: Any) -> Any:
@@ -292,8 +413,8 @@ def _volatile(argv: list[str]) -> list[Volatile]:
 
 def main(argv: list[str]) -> int:
     try:
-        if len(argv) not in (2, 3) or argv[0] not in (*READERS, "sha256"):
-            raise ValueError(f"usage: reader.py {{{','.join((*READERS, 'sha256'))}}} FILE [VOLATILE]")
+        if len(argv) not in (2, 3) or argv[0] not in (*READERS, "sha256", "png"):
+            raise ValueError(f"usage: reader.py {{{','.join((*READERS, 'sha256', 'png'))}}} FILE [VOLATILE]")
         volatile = _volatile(argv)
     except ValueError as exc:
         print(json.dumps({"error": str(exc)}))
@@ -302,6 +423,9 @@ def main(argv: list[str]) -> int:
     logging.disable(logging.CRITICAL)  # the parsers' complaints about a broken file: its error line says enough
     path = Path(argv[1])
     try:
+        if argv[0] == "png":
+            sys.stdout.write(json.dumps({"png": base64.b64encode(first_page_png(path)).decode()}) + "\n")
+            return READ
         rows = list(read_sha256(path, volatile) if argv[0] == "sha256" else
                     _steady(READERS[argv[0]](path), volatile))
     except Exception as exc:  # whatever the file does to the parser is the file's fault: one line, no traceback
