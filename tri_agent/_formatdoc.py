@@ -437,6 +437,11 @@ consent: {given_at: "2026-11-30T10:00:00Z", cost_note: "about $1.20 per round at
  "deepening": {"new_cases": 16, "exam_files_changed": [], "new_mutants": ["m-tab-padded"]},
  "simulation": false, "cost_usd": {"tester": 0.03}, "isolation": {"tester": ["physical-omission"]}}
 """),
+    "page-record": Doc("`pages/CASE.json` in a round's record, beside `pages/CASE.png` (a failing case's first "
+                       "PDF page)", "the engine", "json", """\
+{"schema_version": 1, "case": "c-00000003", "golden": ["INVOICE A-7", "1. A description that wraps over", "two lines"],
+ "seen": ["INVOICE A-7", "1. A description that wraps over"]}
+"""),
     "acceptance-report": Doc("`ACCEPTANCE.json` in the project, rewritten after every round and at the end",
                              "the engine (from the trail alone)", "json", """\
 {"verdict": "PASSED, NOT CERTIFIED after 5 rounds: a simulation: the builder replayed recorded actions (scripted)",

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 from .acceptance._config import AcceptanceConfig
 from .acceptance._gate import GateResult, Progress, RoundFacts, Verdict
 from .acceptance._judging import CodeSnapshot, RerunRecord
+from .acceptance._pages import PageRecord
 from .acceptance._preflight import Configuration
 from .acceptance._scoreboard import AcceptanceReport, RoundSummary
 from .acceptance._smells import Smell
@@ -82,6 +83,7 @@ FORMATS: dict[str, type[BaseModel]] = {
     "acceptance": AcceptanceConfig,
     "round-summary": RoundSummary,
     "acceptance-report": AcceptanceReport,
+    "page-record": PageRecord,
     "gate-result": GateResult,
     "progress": Progress,
     "smell": Smell,

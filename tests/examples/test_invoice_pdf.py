@@ -61,6 +61,18 @@ def test_every_document_was_read_by_a_parser_in_a_jail_and_chaos_was_refused(acc
     assert {p["behavior"] for p in provenance} == {"accepted", "rejected"}
     rows = [json.loads(line) for line in (record / "actual.jsonl").read_text().splitlines()]
     parts = {r["part"] for r in rows}
-    assert {"line", "pages", "h1", "block", "table", "volatile"} <= parts and "script" not in parts
+    assert {"line", "pages", "h1", "block", "table", "volatile"} <= parts and not {"script", "hidden"} & parts
     # one creation date per PDF, found among the values read and replaced; the file id lives in the bytes only
     assert {(r["n"], r["value"]) for r in rows if r["part"] == "volatile"} == {("created", "1"), ("file-id", "0")}
+
+
+def test_the_report_shows_a_failing_first_page_beside_the_golden_one(accepted: Path) -> None:
+    kept = sorted((round_record(accepted, "round-0001") / "pages").glob("*.png"))
+    failing = {f["key"]["case"] for f in round_score(accepted, "round-0001")["answers"]["failures"]
+               if f["key"]["part"] == "line"}
+    assert kept and {p.stem for p in kept} <= failing  # a PDF case that failed, rendered in round 1
+    lost = json.loads(kept[0].with_suffix(".json").read_text())
+    assert set(lost["golden"]) - set(lost["seen"])  # the golden page holds a line the target's page lacks
+    page = (accepted / "REPORT.html").read_text()
+    assert "First pages of failing cases" in page and "the golden page" in page
+    assert 'style="color:#b00"' in page  # that line, marked where a person looks

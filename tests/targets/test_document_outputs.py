@@ -185,3 +185,16 @@ def test_hidden_text_and_volatile_counts_are_kept_whatever_parts_the_rule_keeps(
     done = Completed(argv=(), exit_code=0, stdout=printed, stderr=b"", seconds=0.0, timed_out=False, truncated=False)
     read = reader_rows(done, Extract(file="a.pdf", format="pdf", parts=["line"]), "c-0000000a")
     assert [r["part"] for r in read.rows] == ["line", "hidden", "volatile"]
+
+
+def test_a_renderer_writing_the_expected_total_in_white_is_caught_whatever_the_parts(tmp_path: Path) -> None:
+    """The attack: the page shows the wrong total; the right one is written white on white, where a parser reads it
+    and no one sees it. The lines alone would look right; the hidden row is kept although only lines are asked
+    for, so a key without it fails the case (unexpected row)."""
+    from test_documents import _hiding_pdf
+
+    pdf = _hiding_pdf(tmp_path / "w.pdf", "white")
+    rows, error, _ = _run(_gateway(tmp_path / "g", {"invoice.pdf": pdf}), "invoice.pdf", format="pdf",
+                          parts=["line"])
+    assert error is None and rows[("line", "1.2")] == "Total: 99.00"
+    assert rows[("hidden", "1")] == "Total: 99.00"

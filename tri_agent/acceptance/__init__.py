@@ -15,6 +15,7 @@
 - ``_smells``: test-quality smells in what the builder changed (one table);
 - ``_probes``: code that reads how it is run, and code built at run time (two smells of the table);
 - ``_collected``: the builder's own tests as pytest collects them, and which a round lost;
+- ``_pages``: a document target's failing first pages, rendered, beside the golden ones;
 - ``_scoreboard``: ``SCOREBOARD.md``, ``ACCEPTANCE.json`` and ``REPORT.html``;
 - ``_verify``: ``verify-trail``: the chain, the pin, and what the records claim;
 - ``_session``: the in-session builder's fence (Claude Code settings);

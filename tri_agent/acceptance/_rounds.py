@@ -73,6 +73,7 @@ from ._config import (
 )
 from ._gate import FUSE, GateResult, Progress, RoundFacts, Verdict, advance, gate
 from ._live import live
+from ._pages import keep_pages
 from ._preflight import Configuration, check_configuration, configuration, exposed_exam, import_exam
 from ._scoreboard import TIMINGS, Deepening, RoundSummary, keep_screenshots, write_reports
 from ._smells import Change, Smell
@@ -918,6 +919,7 @@ def _record(run: _Run, outcome: _Outcome, progress: Progress, facts: RoundFacts)
             (folder / "score.json").write_text(report.to_json(), "utf-8")
             (folder / "score.md").write_text(render_markdown(report), "utf-8")
         keep_screenshots(rnd.run / "outputs", report, rnd.final, folder)
+        keep_pages(rnd.build, run.target, rnd.run, report, folder)
         for name in ("actual.jsonl", "observed_behaviors.jsonl", "provenance.jsonl"):
             if (rnd.run / name).exists():
                 _canonical_copy(rnd.run / name, folder / name)

@@ -21,6 +21,7 @@ from ..repository._git import git_out
 from ..scoring._report import ScoreReport
 from ._config import load_config
 from ._gate import Verdict
+from ._pages import failing_cases, pages, pages_html
 from ._state import earlier_run, locate
 
 TIMINGS = "TIMINGS.json"
@@ -271,7 +272,7 @@ def keep_screenshots(outputs: Path, report: ScoreReport | None, final: bool, fol
     """Into a round's record (sealed with it, so the report can be rebuilt from the trail alone): the last
     screenshot of up to four failing cases of the run; for a final round where none failed, of its first two
     cases. Command and service targets have none: nothing is written."""
-    cases = _failing_cases(report) if report is not None else []
+    cases = failing_cases(report) if report is not None else []
     if not cases and final and outputs.is_dir():
         cases = sorted(p.name for p in outputs.iterdir())[:2]
     budget = SHOT_BYTES
@@ -294,11 +295,6 @@ def screenshots(store: EvidenceStore) -> list[Shot]:
             if data.startswith(_PNG) and not path.is_symlink():
                 shots.append(Shot(summary.round, case, name, data))
     return shots
-
-
-def _failing_cases(report: ScoreReport) -> list[str]:
-    failures = [*report.answers.failures, *(report.behaviors.failures if report.behaviors else [])]
-    return sorted({f.key["case"] for f in failures if "case" in f.key})
 
 
 def _last_shot(folder: Path) -> tuple[str, bytes] | None:
@@ -331,7 +327,7 @@ def _shots_html(shots: list[Shot]) -> str:
 def report_html(store: EvidenceStore) -> str:
     """A self-contained page (inline SVG and images, no script, no external asset): the verdict and why, the
     drivers, the units, a chart and a table per round, in the scoreboard's units; a browser target's
-    screenshots of failing cases below them."""
+    screenshots of failing cases below them, a document target's first pages (``_pages``)."""
     rows, head = rounds_of(store), headline(store)
     width = 40 + 56 * max(len(rows), 1)
     label = f"<p><b>Simulation</b>: {_SIMULATION}</p>" if rows and all(r.simulation for r in rows) else ""
@@ -349,7 +345,7 @@ table{{border-collapse:collapse}}</style></head><body>
 <line x1="25" y1="170" x2="{width}" y2="170" stroke="#555"/></svg>
 <table><tr><th>round</th><th>answers (rows)</th><th>behaviours (cases)</th><th>relations (instances)</th>
 <th>all units</th><th>kill rate (mutants)</th><th>canaries (cases)</th><th>streak</th><th>gate</th><th>why red</th></tr>
-{_table_html(rows)}</table>{_shots_html(screenshots(store))}
+{_table_html(rows)}</table>{_shots_html(screenshots(store))}{pages_html(pages(store), head.decision != "open")}
 <p>{len(rows)} round(s). Trail digest <code>{store.digest()}</code></p></body></html>
 """
 

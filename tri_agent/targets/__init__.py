@@ -10,11 +10,13 @@
 - ``service/``: service targets (an HTTP program over a database, restored for every case);
 - ``browser/``: browser targets (a web app driven through a real browser), built on the service kind;
 - ``_batch``: a fork server running many inputs through a Python target in one jail (difference hunts);
+- ``_pages``: the first page of a case's PDF, rendered in a jail for a report;
 - ``_gateway``: the case runner behind the tester, the judge's re-runs and every mutant replay.
 
 Inside the package the order above is the layering, checked by import-linter: a module imports only the ones
-listed before it (``_trace`` and ``_presets`` not each other, nor ``_specs`` and ``documents``). A new target
-kind gets a folder of its own beside ``service/`` and ``browser/``, and the gateway a line in its table of kinds.
+listed before it (``_trace`` and ``_presets`` not each other, nor ``_specs`` and ``documents``, nor ``_batch`` and
+``_pages``). A new target kind gets a folder of its own beside ``service/`` and ``browser/``, and the gateway a line
+in its table of kinds.
 
 May import: ``exam`` and everything below it (``evidence``, ``scoring``, ``sandbox``, ``_errors``, ``_yamldoc``).
 """

@@ -8,14 +8,19 @@ The orchestrator never parses the document: a PDF bomb, a zip bomb, a page neste
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import shutil
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from ...exam._formats import Extract
-from ...sandbox._process import Completed
+from ...sandbox._jail import Jail
+from ...sandbox._limits import Limits
+from ...sandbox._process import Completed, base_env
 from . import _reader
 
 Cell = str | None
@@ -84,3 +89,25 @@ def _error(stdout: bytes) -> str:
 def _kept(row: dict[str, str], parts: list[str] | None) -> bool:
     part = row["part"]
     return parts is None or part in ALWAYS or part in parts or f"{part}:{row['n']}" in parts
+
+
+PAGE_CAP = 8 << 20  # bytes of a first page's picture (base64): a report keeps four a round
+
+
+def first_page(document: Path, *, timeout: float, limits: Limits) -> bytes | None:
+    """The PDF's first page as a PNG, rendered by the reader in a jail of its own (the document folder
+    read-only, the target's limits and deadline); None when the reader could not (a hostile file costs only its
+    picture)."""
+    with tempfile.TemporaryDirectory(prefix="tri-page-") as work:
+        argv, folder = reader_argv(Path(work), Extract(file=document.name, format="pdf"), document)
+        (Path(work) / "home").mkdir()
+        done, _ = Jail(readable=(document.parent, folder)).run(
+            [*argv[:3], "png", str(document)], cwd=folder, env=base_env(Path(work) / "home"), timeout=timeout,
+            cap=PAGE_CAP, limits=limits)
+    if done.exit_code != _reader.READ or done.timed_out or done.truncated:
+        return None
+    try:
+        png = base64.b64decode(json.loads(done.stdout)["png"], validate=True)
+    except (ValueError, KeyError, TypeError, binascii.Error):
+        return None
+    return png if png.startswith(_reader.PNG) else None
