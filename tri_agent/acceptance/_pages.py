@@ -73,12 +73,12 @@ def _first_page_lines(path: Path, cases: set[str]) -> dict[str, list[str]]:
     found: dict[str, list[tuple[int, str]]] = {}
     with path.open(encoding="utf-8") as rows:
         for line in rows:
-            row = json.loads(line) if any(f'"{c}"' in line for c in cases) else None
-            n = str(row.get("n", "")) if isinstance(row, dict) else ""
-            if row and row.get("case") in cases and row.get("part") == "line" and n.startswith("1."):
-                number = n.removeprefix("1.")
-                if number.isdigit():
-                    found.setdefault(row["case"], []).append((int(number), str(row.get("value"))))
+            if not any(f'"{case}"' in line for case in cases):  # the other cases' rows are never parsed
+                continue
+            row = json.loads(line)
+            page, _, number = str(row.get("n", "")).partition(".") if isinstance(row, dict) else ("", "", "")
+            if page == "1" and number.isdigit() and row.get("case") in cases and row.get("part") == "line":
+                found.setdefault(row["case"], []).append((int(number), str(row.get("value"))))
     return {case: [value for _, value in sorted(lines)] for case, lines in found.items()}
 
 
