@@ -1,5 +1,5 @@
 """A document target's failing first pages: rendered in a jail into the round's record, shown in REPORT.html, the
-golden page beside each only once the run has ended (before, it is the answer key in the builder's project)."""
+golden page beside each only once the run is accepted (before, it is the answer key in the builder's project)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from test_scoreboard import RED, _report
 
 from tri_agent.acceptance._pages import PAGES, keep_pages, pages, pages_html
@@ -77,10 +78,10 @@ def test_a_failing_case_keeps_its_rendered_first_page_and_the_golden_lines_besid
     store.append("round-0001", "round", fill)
     [page] = pages(store)
     assert page.round == 1 and page.png.startswith(b"\x89PNG") and page.record.golden == GOLDEN
-    ended = pages_html([page], ended=True)
+    ended = pages_html([page], accepted=True)
     assert 'src="data:image/png;base64,' in ended and 'style="color:#b00">two lines<' in ended
     assert ended.count('style="color:#b00"') == 1  # the one golden line the target's page lacks
-    running = pages_html([page], ended=False)
+    running = pages_html([page], accepted=False)
     assert 'src="data:image/png;base64,' in running and "two lines" not in running and "INVOICE" not in running
     assert "two lines" not in report_html(store)  # no verdict yet: the key stays out of the builder's project
 
@@ -91,3 +92,26 @@ def test_a_document_the_renderer_cannot_survive_costs_only_its_picture(tmp_path:
     record.mkdir()
     keep_pages(build, target, run, _report(["c-0000000a"]), record)
     assert not (record / PAGES).exists()
+
+
+def test_a_round_keeps_pictures_up_to_its_byte_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tri_agent.acceptance import _pages
+
+    build, target, run = _round(tmp_path, {"c-0000000a": SEEN, "c-0000000b": SEEN})
+    record = tmp_path / "record"
+    record.mkdir()
+    one = len(next(iter(_pages.first_pages(build, target, run / "outputs", ["c-0000000a"]).values())))
+    monkeypatch.setattr(_pages, "PAGE_BYTES", one + 10)
+    keep_pages(build, target, run, _report(["c-0000000a", "c-0000000b"]), record)
+    assert sorted(p.name for p in (record / PAGES).glob("*.png")) == ["c-0000000a.png"]
+
+
+def test_lines_are_read_whatever_odd_rows_the_files_hold(tmp_path: Path) -> None:
+    from tri_agent.acceptance._pages import _first_page_lines
+
+    rows = [[1], {"case": ["c-0000000a"], "part": "line", "n": "1.1"}, {"case": "c-0000000a", "part": "line",
+            "n": "1.2", "value": None}, {"case": "c-0000000a", "part": "line", "n": "2.1", "value": "page two"},
+            {"case": "c-0000000a", "part": "line", "n": "1.x", "value": "odd"}]
+    (tmp_path / "a.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert _first_page_lines(tmp_path / "a.jsonl", {"c-0000000a"}) == {"c-0000000a": [""]}
+    assert _first_page_lines(tmp_path / "missing.jsonl", {"c-0000000a"}) == {}

@@ -4,8 +4,9 @@ golden page (the answer key's lines of that page).
 After a round, up to four failing cases whose extract rule reads a PDF have their first page rendered (in a jail,
 ``targets._pages``) and kept in the round's record, sealed with it, with the page's lines as the answer key and
 the reader have them (``PageRecord``). ``REPORT.html`` shows the picture always, and the golden page only once the
-run has ended: while the builder is still at work the report sits in its project, and the golden lines are the
-answer key.
+run is accepted: while the builder is at work the report sits in its project, and the golden lines are the answer
+key; an escalated or stopped run may be started afresh with the same builder, so its report keeps them out too
+(they stay in the sealed record, for the person who decides).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ..targets._pages import first_pages
 
 PAGES = "pages"  # the folder of a round's record that holds them
 SHOWN = 4  # failing cases a round's record keeps a picture of
+PAGE_BYTES = 8 << 20  # all pictures one round's record keeps (a hostile page may render to megabytes of noise)
 _PNG = b"\x89PNG\r\n\x1a\n"
 _MISSED = ' style="color:#b00"'  # a golden line the reader did not find on the target's page
 
@@ -62,7 +64,11 @@ def keep_pages(build: Path, target_file: Path, run_dir: Path, report: ScoreRepor
     golden = _first_page_lines(build / "sealed" / "answers.jsonl", set(pages))
     seen = _first_page_lines(run_dir / "actual.jsonl", set(pages))
     (folder / PAGES).mkdir()
+    budget = PAGE_BYTES
     for case, png in pages.items():
+        if len(png) > budget:
+            continue
+        budget -= len(png)
         (folder / PAGES / f"{case}.png").write_bytes(png)
         record = PageRecord(case=case, golden=golden.get(case, []), seen=seen.get(case, []))
         (folder / PAGES / f"{case}.json").write_text(record.model_dump_json(indent=1) + "\n", encoding="utf-8")
@@ -71,14 +77,18 @@ def keep_pages(build: Path, target_file: Path, run_dir: Path, report: ScoreRepor
 def _first_page_lines(path: Path, cases: set[str]) -> dict[str, list[str]]:
     """Case -> the values of its rows of part ``line`` on page 1, by line number."""
     found: dict[str, list[tuple[int, str]]] = {}
+    if not path.is_file():
+        return {}
     with path.open(encoding="utf-8") as rows:
         for line in rows:
             if not any(f'"{case}"' in line for case in cases):  # the other cases' rows are never parsed
                 continue
             row = json.loads(line)
             page, _, number = str(row.get("n", "")).partition(".") if isinstance(row, dict) else ("", "", "")
-            if page == "1" and number.isdigit() and row.get("case") in cases and row.get("part") == "line":
-                found.setdefault(row["case"], []).append((int(number), str(row.get("value"))))
+            case = row.get("case") if isinstance(row, dict) else None
+            if page == "1" and number.isdigit() and isinstance(case, str) and case in cases and row["part"] == "line":
+                value = row.get("value")
+                found.setdefault(case, []).append((int(number), "" if value is None else str(value)))
     return {case: [value for _, value in sorted(lines)] for case, lines in found.items()}
 
 
@@ -96,24 +106,24 @@ def pages(store: EvidenceStore) -> list[Page]:
     return found
 
 
-def pages_html(found: list[Page], ended: bool) -> str:
-    """The pictures, each beside its golden page once the run has ended (before: the picture alone, and why)."""
+def pages_html(found: list[Page], accepted: bool) -> str:
+    """The pictures, each beside its golden page once the run is accepted (before: the picture alone, and why)."""
     if not found:
         return ""
     note = ("Beside each, the golden page: the answer key's lines of that page, those the reader did not find on "
-            "the target's page in red." if ended else "The golden pages are the answer key: they are shown once "
-            "the run has ended.")
+            "the target's page in red." if accepted else "The golden pages are the answer key: they are shown once "
+            "the run is accepted (until then, in the round records of the trail).")
     return ("\n<h2>First pages of failing cases (evidence, never scored)</h2>\n<p>The target's first page as "
-            f"rendered. {note}</p>" + "".join(_page_html(p, ended) for p in found))
+            f"rendered. {note}</p>" + "".join(_page_html(p, accepted) for p in found))
 
 
-def _page_html(page: Page, ended: bool) -> str:
+def _page_html(page: Page, accepted: bool) -> str:
     record, png = page.record, base64.b64encode(page.png).decode()
     caption = f"round {page.round}, case <code>{html.escape(record.case)}</code>"
     picture = (f'<figure><img alt="case {html.escape(record.case)}, round {page.round}: first page" width="420" '
                f'style="border:1px solid #999" src="data:image/png;base64,{png}"><figcaption>the target\'s page, '
                f"{caption}</figcaption></figure>")
-    if not ended:
+    if not accepted:
         return picture
     seen = set(record.seen)
     lines = "".join(f"<div{'' if line in seen else _MISSED}>{html.escape(line)}</div>" for line in record.golden)

@@ -345,7 +345,7 @@ table{{border-collapse:collapse}}</style></head><body>
 <line x1="25" y1="170" x2="{width}" y2="170" stroke="#555"/></svg>
 <table><tr><th>round</th><th>answers (rows)</th><th>behaviours (cases)</th><th>relations (instances)</th>
 <th>all units</th><th>kill rate (mutants)</th><th>canaries (cases)</th><th>streak</th><th>gate</th><th>why red</th></tr>
-{_table_html(rows)}</table>{_shots_html(screenshots(store))}{pages_html(pages(store), head.decision != "open")}
+{_table_html(rows)}</table>{_shots_html(screenshots(store))}{pages_html(pages(store), head.decision == "accepted")}
 <p>{len(rows)} round(s). Trail digest <code>{store.digest()}</code></p></body></html>
 """
 

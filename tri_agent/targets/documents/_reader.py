@@ -44,15 +44,19 @@ import ctypes
 import hashlib
 import json
 import logging
+import math
+import operator
 import re
 import struct
 import sys
+import unicodedata
 import zipfile
 import zlib
 from collections import Counter
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 READ, UNREADABLE, USAGE = 0, 4, 2
 Row = tuple[str, str, str]
@@ -71,7 +75,7 @@ def read_pdf(path: Path) -> Iterator[Row]:
 
     reader = PdfReader(path, strict=False)
     yield "pages", "1", str(len(reader.pages))
-    links, fonts = 0, set()
+    links, fonts, texts = 0, set(), []
     for number, page in enumerate(reader.pages, start=1):
         contents = page.get_contents()
         if contents is not None:  # pypdf's text extraction reads a stream past its bound as empty, in silence
@@ -79,6 +83,7 @@ def read_pdf(path: Path) -> Iterator[Row]:
         lines = [text(line) for line in (page.extract_text() or "").splitlines()]
         lines = [line for line in lines if line]
         yield "page", str(number), "\n".join(lines)
+        texts.append("\n".join(lines))
         for i, line in enumerate(lines, start=1):
             yield "line", f"{number}.{i}", line
         for annot in page.get("/Annots") or []:
@@ -90,62 +95,171 @@ def read_pdf(path: Path) -> Iterator[Row]:
     yield from _numbered("font", sorted(fonts))
     yield from _meta({str(k).lstrip("/").lower(): v for k, v in (reader.metadata or {}).items()})
     yield from _numbered("script", _pdf_scripts(reader))
-    yield from read_hidden(path)
+    yield from read_hidden(path, texts)
 
 
-def read_hidden(path: Path) -> Iterator[Row]:
-    """Per page, the text a parser finds but no one sees: a text object whose drawing changes no pixel (white on
-    white, under a filled shape, invisible render mode, a size too small to show, clipped away) or a character
-    wholly outside the page. Such text scores for nothing: the expected text written where the eye cannot find it
-    is the renderer's way to pass an extract channel with a page that shows something else."""
+def read_hidden(path: Path, read: list[str]) -> Iterator[Row]:
+    """Per page, the text a parser finds but no one sees (``read``: each page's text as pypdf read it). Such text
+    scores for nothing: the expected text written where the eye cannot find it is a renderer's way to pass an
+    extract channel with a page that shows something else. Two checks, both by pdfium:
+
+    - *unseen*: every character pdfium lists is weighed on the page's own rendering: its text object is rendered
+      again made invisible (in its place among the others, so what covers it still covers it) and the character's
+      box must change at least ``INK`` pixels and an ``INK_SHARE`` of its area (white on white, under a shape or an
+      image, clipped away, a tenth of a point, off the page: none does);
+    - *unlisted*: letters and digits pypdf read that pdfium does not list on the page at all (a zero font size or
+      scale: pdfium drops them, pypdf reads them), compared as NFKC multisets."""
     import pypdfium2 as pdfium
 
     document = pdfium.PdfDocument(path)
     for number in range(len(document)):
-        unseen = text("".join(_unseen(document[number])))
-        if unseen:
-            yield "hidden", str(number + 1), unseen[:HIDDEN_SHOWN]
+        listed, unseen = _weighed(document[number])
+        hidden = text(f"{unseen} {_unlisted(read[number] if number < len(read) else '', listed)}")
+        if hidden:
+            yield "hidden", str(number + 1), hidden[:HIDDEN_SHOWN]
 
 
 HIDDEN_SHOWN = 300  # characters of a page's hidden text its row keeps: enough to recognise, never the whole page
+SCALE = 2  # 144 dots an inch: a 6 pt glyph is a dozen pixels high
+INK, INK_SHARE = 4, 0.08  # a seen character changes this many pixels and this share of its box at least
+_GRID, _SHIFTED = bytes(v >> 5 for v in range(256)), bytes((v + 16) >> 5 for v in range(256))
+Box = tuple[int, int, int, int]  # device pixels: left, top, right, bottom (right and bottom excluded)
 
 
-def _unseen(page: Any) -> Iterator[str]:
+class _Char(NamedTuple):
+    """A character pdfium lists, in device pixels: its glyph's box (ink is counted there) and its loose box (the
+    font's height by the advance: how the run is laid out)."""
+
+    at: int
+    box: Box
+    loose: Box
+
+
+def _weighed(page: Any) -> tuple[str, str]:
+    """The characters pdfium lists on the page (no white space), and the unseen ones (runs parted by a space)."""
     import pypdfium2.raw as pdfium_c
 
     textpage = page.get_textpage()
-    x0, y0, x1, y1 = page.get_bbox()
-    chars = [(textpage.get_text_range(i, 1), pdfium_c.FPDFText_GetTextObject(textpage.raw, i), i)
-             for i in range(textpage.count_chars())]
-    # white space and the breaks pdfium puts between lines show nothing: only the others are weighed
-    shown = [(char, ctypes.cast(obj, ctypes.c_void_p).value, obj, i) for char, obj, i in chars if char.strip() and obj]
-    sizes = Counter(key for _, key, _, _ in shown)
-    drawn = {key: _draws(page, obj, sizes[key]) for _, key, obj, _ in shown}
-    seen = {i for _, key, _, i in shown if drawn[key]}
-    for char, _, i in chars:
-        left, bottom, right, top = textpage.get_charbox(i)
-        off = right < x0 or top < y0 or left > x1 or bottom > y1
-        yield char if char.strip() and (off or i not in seen) else " "  # a seen character parts two hidden runs
+    bitmap = page.render(scale=SCALE, rev_byteorder=True)
+    full = _Canvas(bytes(bitmap.buffer), bitmap.width, bitmap.height, bitmap.stride)
+    device = _to_device(page, (full.width, full.height))
+    objects: dict[int, tuple[Any, list[_Char]]] = {}
+    chars = [textpage.get_text_range(i, 1) for i in range(textpage.count_chars())]
+    for i, char in enumerate(chars):
+        obj = pdfium_c.FPDFText_GetTextObject(textpage.raw, i)
+        if char.strip() and obj:  # the breaks pdfium puts between lines have no object: they show nothing
+            key = ctypes.cast(obj, ctypes.c_void_p).value or 0
+            objects.setdefault(key, (obj, []))[1].append(
+                _Char(i, device(textpage.get_charbox(i)), device(textpage.get_charbox(i, loose=True))))
+    seen = {i for obj, run in objects.values() for i in _seen_chars(page, full, obj, run)}
+    weighed = {c.at for _, run in objects.values() for c in run}
+    unseen = "".join(c if i in weighed and i not in seen else " " for i, c in enumerate(chars))
+    return "".join(c for c in chars if c.strip()), unseen
 
 
-def _draws(page: Any, obj: Any, chars: int) -> bool:
-    """Whether the text object makes a mark a person could see: rendered around its bounds as it is, then with its
-    text made invisible (the object stays in its place among the others, so what covers it still covers it), at
-    least ``INK`` pixels a character must change by a quarter of the scale (a smudge of a 0.1 pt font does not)."""
+def _to_device(page: Any, size: tuple[int, int]) -> Callable[[tuple[float, float, float, float]], Box]:
+    """Page space to device pixels of the page's rendering, as pdfium maps them (its rotation and origin): the
+    affine map read once from three points far apart, so its rounding to whole pixels does not show."""
     import pypdfium2.raw as pdfium_c
 
-    crop = _crop(page, obj)
-    if crop is None:
-        return False
+    def device(x: float, y: float) -> tuple[int, int]:
+        dx, dy = ctypes.c_int(), ctypes.c_int()
+        pdfium_c.FPDF_PageToDevice(page.raw, 0, 0, size[0], size[1], 0, x, y, dx, dy)
+        return dx.value, dy.value
+
+    (ox, oy), (ax, ay), (bx, by) = device(0, 0), device(_FAR, 0), device(0, _FAR)
+    xx, xy, yx, yy = (ax - ox) / _FAR, (bx - ox) / _FAR, (ay - oy) / _FAR, (by - oy) / _FAR
+
+    def box(corners: tuple[float, float, float, float]) -> Box:
+        left, bottom, right, top = corners
+        points = [(ox + xx * x + xy * y, oy + yx * x + yy * y) for x, y in ((left, bottom), (right, top))]
+        x0, y0 = math.floor(min(p[0] for p in points)), math.floor(min(p[1] for p in points))
+        # a glyph thinner than a pixel still has one; one off the rendering has none
+        x1, y1 = max(math.ceil(max(p[0] for p in points)), x0 + 1), max(math.ceil(max(p[1] for p in points)), y0 + 1)
+        x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, size[0]), min(y1, size[1])
+        return (x0, y0, x1, y1) if x0 < x1 and y0 < y1 else (0, 0, 0, 0)
+
+    return box
+
+
+_FAR = 100_000.0  # points: three points this far apart read pdfium's map to within a millionth
+
+
+class _Canvas(NamedTuple):
+    """A page rendered once, RGB: its pixels, read row by row."""
+
+    pixels: bytes
+    width: int
+    height: int
+    stride: int
+
+
+def _seen_chars(page: Any, full: _Canvas, obj: Any, run: list[_Char]) -> Iterator[int]:
+    """The characters of one text object that a person sees: the rendering around them compared with one where
+    the object's text is invisible."""
+    import pypdfium2.raw as pdfium_c
+
+    live = [c.box for c in run if c.box[2] > c.box[0]]
+    if not live or not _legible([c.loose for c in run if c.loose[2] > c.loose[0]], len(run)):
+        return
+    x0, y0 = max(min(b[0] for b in live) - 1, 0), max(min(b[1] for b in live) - 1, 0)
+    x1, y1 = min(max(b[2] for b in live) + 1, full.width), min(max(b[3] for b in live) + 1, full.height)
     mode = pdfium_c.FPDFTextObj_GetTextRenderMode(obj)
-    seen = bytes(page.render(scale=2, grayscale=True, crop=crop).buffer)
     pdfium_c.FPDFTextObj_SetTextRenderMode(obj, pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE)
-    unseen = bytes(page.render(scale=2, grayscale=True, crop=crop).buffer)
-    pdfium_c.FPDFTextObj_SetTextRenderMode(obj, mode)
-    return sum(1 for a, b in zip(seen, unseen, strict=True) if abs(a - b) >= 64) >= INK * chars
+    try:
+        crop = (x0 / SCALE, (full.height - y1) / SCALE, (full.width - x1) / SCALE, y0 / SCALE)
+        bare = page.render(scale=SCALE, rev_byteorder=True, crop=crop)
+    finally:
+        pdfium_c.FPDFTextObj_SetTextRenderMode(obj, mode)
+    was, now = full.pixels, bytes(bare.buffer)
+    changed = [_changed(was[y * full.stride + x0 * 3:y * full.stride + x1 * 3],
+                        now[(y - y0) * bare.stride:(y - y0) * bare.stride + (x1 - x0) * 3]) for y in range(y0, y1)]
+    for c in run:
+        bx0, by0, bx1, by1 = c.box
+        area = (bx1 - bx0) * (by1 - by0)
+        # a pixel more on every side: a thin glyph's ink falls where its box was rounded away from
+        bx0, by0, bx1, by1 = max(bx0 - 1, x0), max(by0 - 1, y0), min(bx1 + 1, x1), min(by1 + 1, y1)
+        ink = sum(sum(row[(bx0 - x0) * 3:(bx1 - x0) * 3]) for row in changed[by0 - y0:by1 - y0]) / 3
+        if area and ink >= max(INK if area >= INK * INK else 1, INK_SHARE * area):  # a small full stop: one will do
+            yield c.at
 
 
-INK = 4  # pixels (at 144 dots an inch) a seen character changes at least: a 4 pt glyph changes dozens
+def _legible(boxes: list[Box], chars: int) -> bool:
+    """Whether a text object's characters (their loose boxes) are laid out to be read: the run at least ``THICK``
+    pixels across and ``ADVANCE`` pixels long a character, its characters side by side, not piled (the run at least
+    ``SPREAD`` of their advances added up). A squashed line, a 1 % width or glyphs stacked on one spot are ink, not
+    text. A run goes the way its characters spread; one character, the way its box is shorter (its advance)."""
+    if not boxes:
+        return False
+    width = max(b[2] for b in boxes) - min(b[0] for b in boxes)
+    height = max(b[3] for b in boxes) - min(b[1] for b in boxes)
+    centres = [(b[0] + b[2], b[1] + b[3]) for b in boxes]
+    spread = [max(c[k] for c in centres) - min(c[k] for c in centres) for k in (0, 1)]
+    along = (0 if width <= height else 1) if len(boxes) == 1 else (0 if spread[0] >= spread[1] else 1)
+    length, across = (width, height) if along == 0 else (height, width)
+    advances = sum(b[2 + along] - b[along] for b in boxes)
+    return across >= THICK and length >= max(ADVANCE * chars, SPREAD * advances)
+
+
+THICK, ADVANCE, SPREAD = 5, 2, 0.6  # device pixels: 2.5 pt across, 1 pt a character; kerning overlaps far less
+
+
+def _changed(was: bytes, now: bytes) -> bytes:
+    """1 where a channel moved by 32 levels or more, 0 where by less than 16 (between: either): it moved to
+    another cell on two grids of 32 levels offset by 16, so no colour near a cell's edge lets a faint smudge count."""
+    return bytes(map(operator.and_, map(operator.ne, was.translate(_GRID), now.translate(_GRID)),
+                     map(operator.ne, was.translate(_SHIFTED), now.translate(_SHIFTED))))
+
+
+def _unlisted(read: str, listed: str) -> str:
+    """The letters and digits of ``read`` past what ``listed`` holds of each, in the order read."""
+    spare = Counter(c for c in unicodedata.normalize("NFKC", listed) if c.isalnum())
+    out = []
+    for c in unicodedata.normalize("NFKC", read):
+        if c.isalnum():
+            out.append(" " if spare[c] > 0 else c)
+            spare[c] -= 1
+    return "".join(out)
 
 
 def first_page_png(path: Path) -> bytes:
@@ -166,23 +280,6 @@ def first_page_png(path: Path) -> bytes:
 
 
 PNG = b"\x89PNG\r\n\x1a\n"
-
-
-def _crop(page: Any, obj: Any) -> tuple[float, float, float, float] | None:
-    """How much to cut from each side of the rendered page to keep the object's bounds (plus a point), or None
-    when they lie outside it; a rotated page, or one whose box does not start at 0, is rendered whole."""
-    import pypdfium2.raw as pdfium_c
-
-    box = [ctypes.c_float() for _ in range(4)]
-    if not pdfium_c.FPDFPageObj_GetBounds(obj, *(ctypes.byref(b) for b in box)):
-        return None
-    left, bottom, right, top = (b.value for b in box)
-    x0, y0, x1, y1 = page.get_bbox()
-    if right < x0 or top < y0 or left > x1 or bottom > y1:
-        return None
-    if page.get_rotation() or (x0, y0) != (0, 0):
-        return 0, 0, 0, 0
-    return max(left - 1, 0), max(bottom - 1, 0), max(x1 - right - 1, 0), max(y1 - top - 1, 0)
 
 
 def _pdf_fonts(page: Any) -> set[str]:
@@ -251,11 +348,11 @@ def _encoding(data: bytes) -> str:
 
 
 def _html_rows(root: Any) -> Iterator[Row]:
-    counts: dict[str, int] = {}
-    scripts: list[str] = []
-    rows: list[Row] = []
-    _walk(root, 0, rows, counts, scripts)
-    yield from rows
+    page = _Html(_hidden_elements(root))
+    _walk(root, 0, page)
+    yield from page.rows
+    yield from _numbered("hidden", [t for t in (_texts(e, page.hidden, True)[:HIDDEN_SHOWN] for e in root.iter()
+                                                if e in page.hidden and e.getparent() not in page.hidden) if t])
     title = root.findtext(".//title")
     meta = {"title": title} if title else {}
     if root.get("lang"):
@@ -264,54 +361,174 @@ def _html_rows(root: Any) -> Iterator[Row]:
         if tag.get("name") and tag.get("content") is not None:
             meta[tag.get("name").lower()] = tag.get("content")
     yield from _meta(meta)
-    yield from _numbered("script", scripts)
+    yield from _numbered("script", page.scripts)
 
 
-def _walk(node: Any, depth: int, rows: list[Row], counts: dict[str, int], scripts: list[str]) -> None:
+@dataclass
+class _Html:
+    """What a walk over a page gathers: its rows, how many of each kind so far, its active content; and the
+    elements whose own text no one sees."""
+
+    hidden: set[Any]
+    rows: list[Row] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    scripts: list[str] = field(default_factory=list)
+
+
+def _walk(node: Any, depth: int, page: _Html) -> None:
     if depth > MAX_DEPTH:
         raise ValueError(f"elements nested deeper than {MAX_DEPTH}")
     tag = node.tag if isinstance(node.tag, str) else ""
-    scripts += [f"event:{name}" for name in sorted(node.attrib) if name.lower().startswith("on")]
+    page.scripts += [f"event:{name}" for name in sorted(node.attrib) if name.lower().startswith("on")]
     if tag == "script":
-        scripts.append("javascript")
-        return
-    if _hides(node):  # its text is no one's to read; its active content still counts
-        if text(node.text_content()):
-            rows.append(("hidden", _next(counts, "hidden"), text(node.text_content())[:HIDDEN_SHOWN]))
-        for child in node:
-            _walk(child, depth + 1, [], {}, scripts)
+        page.scripts.append("javascript")
         return
     if tag == "a" and node.get("href") is not None:
         href = node.get("href").strip()
         if href.lower().startswith("javascript:"):
-            scripts.append("javascript-url")
-        rows.append(("link", _next(counts, "link"), href))
-    if tag in {"h1", "h2", "h3", "h4", "h5", "h6"}:
-        rows.append((tag, _next(counts, "heading"), text(node.text_content())))
-        return
-    if tag == "table":
-        table = _next(counts, "table")
-        for r, tr in enumerate((tr for tr in node.iter("tr") if _owner(tr) is node), start=1):
-            cells = [text(c.text_content()) for c in tr if isinstance(c.tag, str) and c.tag in ("td", "th")]
-            rows.append(("table", f"{table}.{r}", " | ".join(cells)))
-        return
-    if tag in _BLOCKS and not any(isinstance(c.tag, str) and c.tag in _BLOCKS for c in node.iter()
-                                  if c is not node):
-        value = text(node.text_content())
+            page.scripts.append("javascript-url")
+        page.rows.append(("link", _next(page.counts, "link"), href))
+    if tag in _WHOLE - {"table"}:
+        value = _texts(node, page.hidden, False)
+        if value or node not in page.hidden:
+            page.rows.append((tag, _next(page.counts, "heading"), value))
+    elif tag == "table":
+        table = _next(page.counts, "table")
+        shown = (tr for tr in node.iter("tr") if _owner(tr) is node and tr not in page.hidden)
+        for r, tr in enumerate(shown, start=1):
+            cells = [_texts(c, page.hidden, False) for c in tr if isinstance(c.tag, str) and c.tag in ("td", "th")
+                     and c not in page.hidden]
+            page.rows.append(("table", f"{table}.{r}", " | ".join(cells)))
+    elif tag in _BLOCKS and not any(isinstance(c.tag, str) and c.tag in _BLOCKS for c in node.iter()
+                                    if c is not node):
+        value = _texts(node, page.hidden, False)
         if value:
-            rows.append(("block", _next(counts, "block"), value))
+            page.rows.append(("block", _next(page.counts, "block"), value))
+    below = _active if tag in _WHOLE else _walk  # below a heading or a table, a script or a link still counts
     for child in node:
-        _walk(child, depth + 1, rows, counts, scripts)
+        below(child, depth + 1, page)
 
 
-_HIDING = re.compile(r"display\s*:\s*none|visibility\s*:\s*(hidden|collapse)|(font-size|opacity)\s*:\s*0*\.?0+"
-                     r"\s*(px|em|rem|pt|%)?\s*(;|!|$)", re.IGNORECASE)
+_WHOLE = {"h1", "h2", "h3", "h4", "h5", "h6", "table"}  # read as one row (or a row a tr): no blocks below
 
 
-def _hides(node: Any) -> bool:
-    """An element a browser never shows by its own markup: the ``hidden`` attribute or an inline style that hides
-    it. A stylesheet's rules are not evaluated (docs/documents.md)."""
-    return node.get("hidden") is not None or bool(_HIDING.search(node.get("style") or ""))
+def _active(node: Any, depth: int, page: _Html) -> None:
+    """The active content and links below a node whose text is already read (a heading, a table)."""
+    inner = _Html(page.hidden, [], {}, page.scripts)
+    _walk(node, depth, inner)
+    page.rows += [("link", _next(page.counts, "link"), value) for part, _, value in inner.rows if part == "link"]
+
+
+def _texts(node: Any, hidden: set[Any], unseen: bool) -> str:
+    """The text below ``node`` a person sees (``unseen``: the text no one does), a script's or a style's never."""
+    parts = []
+    for element in node.iter():
+        if isinstance(element.tag, str) and element.tag not in ("script", "style") and element.text and (
+                (element in hidden) == unseen):
+            parts.append(element.text)
+        if element is not node and element.tail and ((element.getparent() in hidden) == unseen):
+            parts.append(element.tail)
+    return text("".join(parts))
+
+
+class _Seen(NamedTuple):
+    """What an element's inline style and markup pass down to what it holds."""
+
+    gone: bool  # display none, no opacity, scaled or clipped to nothing, off the screen: nothing below shows
+    veiled: bool  # visibility hidden: a descendant may show itself again (visibility: visible)
+    tiny: bool  # a font too small to read: a descendant with an absolute size of its own reads again
+    clear: bool  # a transparent colour: a descendant with a colour of its own shows again
+
+
+def _hidden_elements(root: Any) -> set[Any]:
+    """The elements whose own text (and tails' owners) no person sees, by the page's markup and inline styles;
+    a stylesheet's rules are not evaluated (docs/documents.md)."""
+    hidden, stack = set(), [(root, _Seen(False, False, False, False), 0)]
+    while stack:
+        node, above, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ValueError(f"elements nested deeper than {MAX_DEPTH}")
+        seen = _seen(node, above)
+        if any(seen):
+            hidden.add(node)
+        closed = node.tag == "details" and node.get("open") is None  # only its summary shows
+        for child in node:
+            if isinstance(child.tag, str):
+                gone = seen.gone or (closed and child.tag != "summary")
+                stack.append((child, seen._replace(gone=gone), depth + 1))
+    return hidden
+
+
+def _seen(node: Any, above: _Seen) -> _Seen:
+    style = _declarations(node.get("style") or "")
+    gone = (above.gone or node.tag in ("template", "noscript") or node.get("hidden") is not None
+            or (node.tag == "dialog" and node.get("open") is None) or any(_GONE[p](style.get(p, "")) for p in _GONE)
+            or (style.get("overflow") in ("hidden", "clip") and 0 in (_number(style.get("height", "")),
+                                                                      _number(style.get("width", "")))))
+    veiled = style["visibility"] in ("hidden", "collapse") if "visibility" in style else above.veiled
+    size = style.get("font-size")
+    tiny = above.tiny if size is None else _tiny(size) or (above.tiny and _relative(size))
+    clear = _transparent(style["color"]) if "color" in style else above.clear
+    return _Seen(gone, veiled, tiny, clear)
+
+
+def _declarations(style: str) -> dict[str, str]:
+    """An inline style's declarations, property -> value, as a browser reads them: comments out, escapes decoded,
+    ``!important`` dropped, the last of a property winning."""
+    style = re.sub(r"/\*.*?(\*/|$)", "", style, flags=re.DOTALL)
+    style = re.sub(r"\\([0-9a-fA-F]{1,6})\s?", lambda m: chr(min(int(m.group(1), 16), 0x10FFFF) or 0xFFFD), style)
+    style = re.sub(r"\\(.)", r"\1", style)
+    found = {}
+    for declaration in style.split(";"):
+        name, colon, value = declaration.partition(":")
+        if colon:
+            found[name.strip().lower()] = re.sub(r"!\s*important\s*$", "", value.strip().lower()).strip()
+    return found
+
+
+def _number(value: str) -> float | None:
+    match = re.fullmatch(r"(-?\d*\.?\d+)\s*([a-z%]*)", value)
+    return None if match is None else float(match.group(1)) * _PX.get(match.group(2), 1.0)
+
+
+_PX = {"": 1.0, "px": 1.0, "pt": 4 / 3, "pc": 16.0, "in": 96.0, "cm": 37.8, "mm": 3.78, "q": 0.945, "em": 16.0,
+       "rem": 16.0, "ex": 8.0, "ch": 8.0, "%": 0.16, "vw": 12.8, "vh": 8.0, "vmin": 8.0, "vmax": 12.8}
+
+
+def _tiny(size: str) -> bool:
+    """A font size under 4 CSS pixels (a relative one taken of 16), or one whose every figure is 0 (calc(0px))."""
+    px = _number(size)
+    return (px is not None and px < 4) or (bool(re.search(r"\d", size)) and not re.search(r"[1-9]", size))
+
+
+def _relative(size: str) -> bool:
+    return bool(re.fullmatch(r"[\d.\s]*(em|ex|ch|%)", size)) or size in ("smaller", "inherit")
+
+
+def _transparent(colour: str) -> bool:
+    return colour == "transparent" or bool(re.fullmatch(r"(rgba|hsla)\(.*[,/]\s*0*\.?0+%?\s*\)", colour))
+
+
+def _fraction(value: str) -> float | None:
+    number = _number(value.removesuffix("%")) if value.endswith("%") else _number(value)
+    return None if number is None else number / 100 if value.endswith("%") else number
+
+
+# inline style properties that take an element and all it holds off the page (value -> whether it does)
+_GONE: dict[str, Callable[[str], bool]] = {
+    "display": lambda v: v == "none",
+    "opacity": lambda v: (_fraction(v) or 0.0) < 0.05 if v else False,
+    "filter": lambda v: bool(re.search(r"opacity\(\s*0*\.?0+%?\s*\)", v)),
+    "transform": lambda v: bool(re.search(r"scale[xy]?\(\s*0*\.?0+\s*[,)]", v)),
+    "clip-path": lambda v: bool(re.search(r"inset\(\s*(5\d|[6-9]\d|100)(\.\d+)?%", v)),
+    "clip": lambda v: bool(re.fullmatch(r"rect\((\s*[01](px)?\s*,?){4}\)", v)),
+    "left": lambda v: (_number(v) or 0.0) <= -1000,
+    "top": lambda v: (_number(v) or 0.0) <= -1000,
+    "text-indent": lambda v: (_number(v) or 0.0) <= -1000,
+    "margin-left": lambda v: (_number(v) or 0.0) <= -1000,
+    "max-height": lambda v: _number(v) == 0,
+    "max-width": lambda v: _number(v) == 0,
+}
 
 
 def _owner(tr: Any) -> Any:
