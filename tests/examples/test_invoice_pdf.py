@@ -73,6 +73,9 @@ def test_the_report_shows_a_failing_first_page_beside_the_golden_one(accepted: P
     assert kept and {p.stem for p in kept} <= failing  # a PDF case that failed, rendered in round 1
     lost = json.loads(kept[0].with_suffix(".json").read_text())
     assert set(lost["golden"]) - set(lost["seen"])  # the golden page holds a line the target's page lacks
+    from tri_agent.acceptance._scoreboard import write_reports
+
+    write_reports(accepted)  # as `tri-agent accept` does at the end, from the trail alone
     page = (accepted / "REPORT.html").read_text()
     assert "First pages of failing cases" in page and "the golden page" in page
     assert 'style="color:#b00"' in page  # that line, marked where a person looks
