@@ -40,12 +40,17 @@ def _fixed_invoice(folder: Path) -> Path:
     return copy
 
 
+def _reads(case: Case, fmt: str) -> bool:
+    """Whether the case is scored on a document of that format (each invoice case names its own)."""
+    return case.extract is not None and case.extract.format == fmt
+
+
 def kinds(folder: Path) -> dict[str, tuple[Gateway, Case]]:
     """Each kind's gateway and the one case it runs."""
     chosen = {}
     for name, example, pick in (("command (toy-grades, CSV)", EXAMPLES / "toy-grades", lambda c: not c.argv),
-                                ("document (invoice PDF)", _fixed_invoice(folder), lambda c: c.argv == ["pdf"]),
-                                ("document (invoice HTML)", folder / "invoice-pdf", lambda c: c.argv == ["html"])):
+                                ("document (invoice PDF)", _fixed_invoice(folder), lambda c: _reads(c, "pdf")),
+                                ("document (invoice HTML)", folder / "invoice-pdf", lambda c: _reads(c, "html"))):
         build = folder / f"build-{len(chosen)}"
         build_exam(example / "exam", "1", build)
         gateway = Gateway(Target.load(example / "target.yaml"), build / "visible", folder / f"g-{len(chosen)}")
