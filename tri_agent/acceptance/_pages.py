@@ -23,11 +23,11 @@ from .._model import Record
 from ..evidence._trail import RECORDS, EvidenceStore
 from ..scoring._report import ScoreReport
 from ..targets._pages import first_pages
+from ..targets.documents._reader import PNG
 
 PAGES = "pages"  # the folder of a round's record that holds them
 SHOWN = 4  # failing cases a round's record keeps a picture of
 PAGE_BYTES = 8 << 20  # all pictures one round's record keeps (a hostile page may render to megabytes of noise)
-_PNG = b"\x89PNG\r\n\x1a\n"
 _MISSED = ' style="color:#b00"'  # a golden line the reader did not find on the target's page
 
 
@@ -99,7 +99,7 @@ def pages(store: EvidenceStore) -> list[Page]:
         folder = store.root / RECORDS / entry.name / PAGES
         for path in sorted(folder.glob("*.png")) if folder.is_dir() else []:
             data, record = path.read_bytes(), path.with_suffix(".json")
-            if data.startswith(_PNG) and not path.is_symlink() and record.is_file():
+            if data.startswith(PNG) and not path.is_symlink() and record.is_file():
                 summary = json.loads((folder.parent / "round.json").read_text(encoding="utf-8"))
                 found.append(Page(int(summary["round"]), data,
                                   PageRecord.model_validate_json(record.read_text(encoding="utf-8"))))
