@@ -429,3 +429,23 @@ def test_of_several_bad_sealed_values_the_first_line_is_named_every_time(tmp_pat
             score(ScoreInputs(tmp_path / "c.yaml", answers, write_csv(tmp_path / "x.csv", rows[::-1])))
         got.add(exc.value.where)
     assert got == {f"{answers}:3"}
+
+
+@pytest.mark.parametrize("spread", [1, 2])
+def test_keys_that_share_a_hash_are_joined_on_the_key_itself(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              spread: int) -> None:
+    """The join pairs rows by a hash of the key; two keys with one hash (an adversary can find them) must not
+    pair rows of different keys: the report is the one an honest hash gives."""
+    import polars as pl
+
+    from tri_agent.scoring import _channels
+
+    (tmp_path / "c.yaml").write_text(CALIBER)
+    answers = write_csv(tmp_path / "a.csv", ANSWERS)
+    rows = copy.deepcopy(ANSWERS)
+    rows[1]["avg"] = "99.99"
+    actual = write_csv(tmp_path / "x.csv", rows[::-1])
+    honest = score(ScoreInputs(tmp_path / "c.yaml", answers, actual)).model_dump()
+    monkeypatch.setattr(_channels, "_hashed",
+                        lambda key: (pl.col(key[0]).str.len_bytes().cast(pl.UInt64) % spread).alias(_channels._H))
+    assert score(ScoreInputs(tmp_path / "c.yaml", answers, actual)).model_dump() == honest

@@ -35,6 +35,7 @@ from ._tolerance import (
 
 _E, _A = "\x1fe:", "\x1fa:"
 _RE, _RA = "\x1f_re", "\x1f_ra"
+_H, _AK = "\x1f_h", "\x1fk:"  # the key's hash; a key column of the target's side while joined by hash
 KeyTuple = tuple[str, ...]
 
 
@@ -233,12 +234,27 @@ def _raise_duplicate(key: list[str], frame: pl.DataFrame, row_col: str, table: T
 
 def _interesting_rows(key: list[str], fields: dict[str, FieldSpec], e: pl.DataFrame, a: pl.DataFrame) -> pl.DataFrame:
     """Rows not proven to pass: first by plain string equality, then by value among what remains. A row on one
-    side only is never proven (its other side's cells are null, and a caliber has at least one field)."""
-    joined = e.lazy().join(a.lazy(), on=key, how="full", coalesce=True)
-    same_text = [_certain(f, spec, by_value=False) for f, spec in fields.items()]
-    rest = joined.filter(~pl.all_horizontal(same_text)).collect(engine="streaming")
+    side only is never proven (its other side's cells are null, and a caliber has at least one field).
+
+    The sides are joined on a 64-bit hash of the key (a number joins in half the time of a text), and a pair
+    whose keys differ is kept too: should there be one (two keys sharing a hash, which an adversary can
+    arrange), the sides are joined again on the key itself. Each side holds a key once, so a pairing of unequal
+    keys is the only way a hash can mislead the join."""
+    same_text = ~pl.all_horizontal([_certain(f, spec, by_value=False) for f, spec in fields.items()])
+    paired = pl.any_horizontal(pl.col(c) != pl.col(_AK + c) for c in key).fill_null(False).alias(_H)
+    rest = (e.lazy().with_columns(_hashed(key))
+            .join(a.lazy().with_columns(_hashed(key)).rename({c: _AK + c for c in key}), on=_H, how="full")
+            .with_columns(paired).filter(same_text | pl.col(_H)).collect(engine="streaming"))
+    if rest[_H].any():
+        rest = e.lazy().join(a.lazy(), on=key, how="full", coalesce=True).filter(same_text).collect(engine="streaming")
+    else:
+        rest = rest.with_columns(pl.coalesce(c, _AK + c).alias(c) for c in key).drop(_H, *(_AK + c for c in key))
     same_value = [_certain(f, spec, by_value=True) for f, spec in fields.items()]
     return rest.filter(~pl.all_horizontal(same_value))
+
+
+def _hashed(key: list[str]) -> pl.Expr:
+    return (pl.struct(key) if len(key) > 1 else pl.col(key[0])).hash().alias(_H)
 
 
 def _certain(name: str, spec: FieldSpec, by_value: bool) -> pl.Expr:
