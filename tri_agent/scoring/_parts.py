@@ -17,12 +17,16 @@ ever read whole.
 from __future__ import annotations
 
 import hashlib
+import io
 import math
 import tempfile
+import threading
 from collections.abc import Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
+from queue import Full, Queue
+from typing import TypeVar, cast
 
 import polars as pl
 
@@ -67,15 +71,38 @@ class _Split:
 
     path: Path
     header: list[str]
-    folder: Path | None
+    parts: _Parts | None
     digest: Future[str]
 
     def table(self, n: int | None = None) -> Table:
         """Part ``n`` (no rows when the hash gave it none), or a stand-in with no rows (``n`` None)."""
-        files = sorted(self.folder.glob(f"{n}-*.arrow")) if n is not None and self.folder is not None else []
-        frame = pl.scan_ipc(files) if files else \
-            pl.DataFrame(schema={ROW: pl.get_index_type(), **dict.fromkeys(self.header, pl.String)}).lazy()
-        return Table(self.path, table_format(self.path), self.header, frame, self.digest)
+        frame = self.parts.read(n) if n is not None and self.parts is not None else None
+        if frame is None:
+            frame = pl.DataFrame(schema={ROW: pl.get_index_type(), **dict.fromkeys(self.header, pl.String)})
+        return Table(self.path, table_format(self.path), self.header, frame.lazy(), self.digest)
+
+
+@dataclass
+class _Parts:
+    """A table's parts on disk: one file a part, each block's rows of the part appended to it as an Arrow stream
+    of its own (a file a part and block cost more to write and remove than the rows themselves)."""
+
+    folder: Path
+    pieces: dict[int, list[int]] = field(default_factory=dict)  # part -> the size of each stream in its file
+
+    def add(self, part: int, rows: pl.DataFrame) -> None:
+        with (self.folder / f"{part}.arrows").open("ab") as f:
+            rows.write_ipc_stream(f)
+            self.pieces.setdefault(part, []).append(f.tell())
+
+    def read(self, part: int) -> pl.DataFrame | None:
+        ends = self.pieces.get(part)
+        if not ends:
+            return None
+        data = memoryview((self.folder / f"{part}.arrows").read_bytes())
+        starts = [0, *ends[:-1]]
+        return pl.concat([pl.read_ipc_stream(io.BytesIO(data[a:b])) for a, b in zip(starts, ends, strict=True)],
+                         rechunk=False)
 
 
 def streamable(answers: Path, actual: Path) -> bool:
@@ -124,8 +151,8 @@ def _hashed(key: list[str], fields: dict[str, FieldSpec], answers: Path, actual:
             expected, got = (_split(p, key, blank_keys, parts, Path(tempfile.mkdtemp(dir=tmp)))
                              for p in (answers, actual))
             tally = Tally()
-            for n in range(parts):
-                tally.add(tally_tables(key, fields, expected.table(n), got.table(n), blank_keys))
+            for pair in _ahead((expected.table(n), got.table(n)) for n in range(parts)):
+                tally.add(tally_tables(key, fields, *pair, blank_keys))
     except (MalformedInput, pl.exceptions.PolarsError, OSError):  # OSError: the temporary folder full, say
         return None
     return _parted(fields, tally, expected, got, drift)
@@ -133,12 +160,12 @@ def _hashed(key: list[str], fields: dict[str, FieldSpec], answers: Path, actual:
 
 def _split(path: Path, key: list[str], blank_keys: frozenset[str], parts: int, folder: Path) -> _Split:
     """``path`` read (``_Read``) and written as ``parts`` files by a hash of the key, a block at a time."""
-    read = _Read(path)
-    for n, frame in enumerate(read.frames(key, blank_keys)):
+    read, written = _Read(path), _Parts(folder)
+    for frame in _ahead(read.frames(key, blank_keys)):
         frame = frame.with_columns((pl.struct(key).hash() % parts).alias(_PART))
-        for (part,), rows in frame.partition_by(_PART, as_dict=True, include_key=False).items():
-            rows.write_ipc(folder / f"{part}-{n}.arrow")
-    return read.split(folder)
+        for (part,), rows in frame.partition_by(_PART, as_dict=True, maintain_order=False).items():
+            written.add(part, rows.drop(_PART))
+    return read.split(written)
 
 
 class _Unordered(Exception):
@@ -173,8 +200,8 @@ class _Read:
     def table(self, frame: pl.DataFrame) -> Table:
         return Table(self.path, table_format(self.path), self.header, frame.lazy(), self.done)
 
-    def split(self, folder: Path | None = None) -> _Split:
-        return _Split(self.path, self.header, folder, self.done)
+    def split(self, parts: _Parts | None = None) -> _Split:
+        return _Split(self.path, self.header, parts, self.done)
 
 
 @dataclass
@@ -223,7 +250,7 @@ def _in_windows(key: list[str], fields: dict[str, FieldSpec], answers: Path, act
                 blank_keys: frozenset[str]) -> tuple[Tally, _Split, _Split]:
     """Both tables judged a window of keys at a time as they are read: each window holds every key up to the
     smaller of the two tables' greatest keys read so far, so a key's rows are in one window on both sides."""
-    expected, got = (_Window(read, read.frames(key, blank_keys)) for read in (_Read(answers), _Read(actual)))
+    expected, got = (_Window(read, _ahead(read.frames(key, blank_keys))) for read in (_Read(answers), _Read(actual)))
     tally = Tally()
     while True:
         expected.fill(key)
@@ -233,3 +260,45 @@ def _in_windows(key: list[str], fields: dict[str, FieldSpec], answers: Path, act
         bound = min(s.last for s in (expected, got) if s.last is not None and not s.ended)
         tally.add(tally_tables(key, fields, expected.upto(bound), got.upto(bound), blank_keys))
     return tally, expected.read.split(), got.read.split()
+
+
+_END = object()
+T = TypeVar("T")
+
+
+def _ahead(items: Iterator[T]) -> Iterator[T]:
+    """``items`` produced one ahead in a thread of their own: the next block is read and parsed (polars and
+    SHA-256 let go of the interpreter) while this one is judged. An exception is raised where the item would
+    have been; a consumer that stops early stops the thread at its next item."""
+    queue: Queue[object] = Queue(maxsize=1)
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if not _hand(queue, stop, item):
+                    return
+        except BaseException as exc:  # handed over to the consumer, raised there
+            _hand(queue, stop, exc)
+            return
+        _hand(queue, stop, _END)
+
+    threading.Thread(target=produce, daemon=True).start()
+    try:
+        while (item := queue.get()) is not _END:
+            if isinstance(item, BaseException):
+                raise item
+            yield cast(T, item)
+    finally:
+        stop.set()
+
+
+def _hand(queue: Queue[object], stop: threading.Event, item: object) -> bool:
+    """``item`` put in ``queue`` once there is room; False if the consumer stopped first."""
+    while not stop.is_set():
+        try:
+            queue.put(item, timeout=0.1)
+            return True
+        except Full:
+            continue
+    return False
