@@ -7,6 +7,7 @@ import csv
 import hashlib
 import io
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -426,3 +427,59 @@ def test_a_repeated_key_inside_one_block_goes_to_the_hash_split(tmp_path: Path,
     monkeypatch.setattr(_parts, "BLOCK_BYTES", 1 << 20)
     assert _outcome(inputs) == whole and len(split) == 2
     assert "duplicate_key" in whole
+
+
+def test_blocks_are_read_ahead_while_the_last_is_judged() -> None:
+    """The next item is produced while the consumer still holds this one (not after it asks again)."""
+    import threading
+
+    made: list[int] = []
+    second = threading.Event()
+
+    def items() -> Iterator[int]:
+        for n in range(3):
+            made.append(n)
+            if n == 1:
+                second.set()
+            yield n
+
+    ahead = _parts._ahead(items())
+    assert next(ahead) == 0
+    assert second.wait(5)  # produced with no second next()
+    assert list(ahead) == [1, 2] and made == [0, 1, 2]
+
+
+def test_a_failure_while_reading_ahead_is_raised_where_its_block_would_have_been() -> None:
+    def items() -> Iterator[int]:
+        yield 1
+        raise MalformedInput("broken block", where="a.csv:9")
+
+    ahead = _parts._ahead(items())
+    assert next(ahead) == 1
+    with pytest.raises(MalformedInput, match="broken block"):
+        next(ahead)
+
+
+def test_a_consumer_that_stops_early_stops_the_reader() -> None:
+    """A window that gives way to the hash split (a key out of order) abandons its reader: the reader must not go
+    on reading the rest of the file."""
+    import threading
+    import time
+
+    made: list[int] = []
+
+    def endless() -> Iterator[int]:
+        n = 0
+        while True:
+            made.append(n)
+            yield n
+            n += 1
+
+    before = threading.active_count()
+    ahead = _parts._ahead(endless())
+    assert next(ahead) == 0
+    ahead.close()
+    deadline = time.monotonic() + 5
+    while threading.active_count() > before and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert threading.active_count() == before and len(made) <= 3
