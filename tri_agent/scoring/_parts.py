@@ -22,11 +22,11 @@ import math
 import tempfile
 import threading
 from collections.abc import Iterator
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from queue import Full, Queue
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import polars as pl
 
@@ -147,9 +147,10 @@ def _hashed(key: list[str], fields: dict[str, FieldSpec], answers: Path, actual:
             blank_keys: frozenset[str]) -> Parted | None:
     parts = parts_for(answers, actual)
     try:
-        with tempfile.TemporaryDirectory() as tmp:
-            expected, got = (_split(p, key, blank_keys, parts, Path(tempfile.mkdtemp(dir=tmp)))
-                             for p in (answers, actual))
+        with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(2) as pool:  # both tables split at once
+            expected, got = (f.result() for f in [
+                pool.submit(_split, p, key, blank_keys, parts, Path(tempfile.mkdtemp(dir=tmp)))
+                for p in (answers, actual)])
             tally = Tally()
             for pair in _ahead((expected.table(n), got.table(n)) for n in range(parts)):
                 tally.add(tally_tables(key, fields, *pair, blank_keys))
@@ -159,13 +160,21 @@ def _hashed(key: list[str], fields: dict[str, FieldSpec], answers: Path, actual:
 
 
 def _split(path: Path, key: list[str], blank_keys: frozenset[str], parts: int, folder: Path) -> _Split:
-    """``path`` read (``_Read``) and written as ``parts`` files by a hash of the key, a block at a time."""
+    """``path`` read (``_Read``) and written as ``parts`` files by a hash of the key, a block at a time (the next
+    block read, parsed and cut while this one is written)."""
     read, written = _Read(path), _Parts(folder)
-    for frame in _ahead(read.frames(key, blank_keys)):
-        frame = frame.with_columns((pl.struct(key).hash() % parts).alias(_PART))
-        for (part,), rows in frame.partition_by(_PART, as_dict=True, maintain_order=False).items():
-            written.add(part, rows.drop(_PART))
+    for pieces in _ahead(_cut(read.frames(key, blank_keys), key, parts)):
+        for (part,), rows in pieces.items():
+            written.add(part, rows)
     return read.split(written)
+
+
+def _cut(frames: Iterator[pl.DataFrame], key: list[str], parts: int) -> Iterator[dict[Any, pl.DataFrame]]:
+    """Each block's rows by part (a column of its own that no header holds: kept, judging reads only the
+    columns it names)."""
+    for frame in frames:
+        part = (pl.struct(key) if len(key) > 1 else pl.col(key[0])).hash() % parts
+        yield frame.with_columns(part.alias(_PART)).partition_by(_PART, as_dict=True, maintain_order=False)
 
 
 class _Unordered(Exception):
