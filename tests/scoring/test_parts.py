@@ -483,3 +483,25 @@ def test_a_consumer_that_stops_early_stops_the_reader() -> None:
     while threading.active_count() > before and time.monotonic() < deadline:
         time.sleep(0.02)
     assert threading.active_count() == before and len(made) <= 3
+
+
+def test_the_windows_readers_are_gone_before_the_hash_split_starts(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Windows given up at a key out of order leave no thread reading on (it would hold blocks in memory while
+    the split reads both files again)."""
+    import threading
+
+    answers = _in_key_order(_answers(300, LABELS[:4]))
+    actual = answers[:40] + answers[40:][::-1]  # out of order from the first block on, read ahead to the end
+    (tmp_path / "c.yaml").write_text(CALIBER)
+    inputs = ScoreInputs(tmp_path / "c.yaml", _csv(tmp_path / "a.csv", answers), _csv(tmp_path / "x.csv", actual))
+    readers: list[int] = []
+    real = _parts._hashed
+
+    def hashed(*args: object) -> object:
+        readers.append(sum(t.name == _parts.READER for t in threading.enumerate()))
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_parts, "_hashed", hashed)
+    whole, parted = _both(tmp_path, inputs, monkeypatch)
+    assert parted == whole and readers == [0]

@@ -21,8 +21,9 @@ import io
 import math
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from queue import Full, Queue
@@ -152,8 +153,9 @@ def _hashed(key: list[str], fields: dict[str, FieldSpec], answers: Path, actual:
                 pool.submit(_split, p, key, blank_keys, parts, Path(tempfile.mkdtemp(dir=tmp)))
                 for p in (answers, actual)])
             tally = Tally()
-            for pair in _ahead((expected.table(n), got.table(n)) for n in range(parts)):
-                tally.add(tally_tables(key, fields, *pair, blank_keys))
+            with closing(_ahead((expected.table(n), got.table(n)) for n in range(parts))) as pairs:
+                for pair in pairs:
+                    tally.add(tally_tables(key, fields, *pair, blank_keys))
     except (MalformedInput, pl.exceptions.PolarsError, OSError):  # OSError: the temporary folder full, say
         return None
     return _parted(fields, tally, expected, got, drift)
@@ -163,13 +165,15 @@ def _split(path: Path, key: list[str], blank_keys: frozenset[str], parts: int, f
     """``path`` read (``_Read``) and written as ``parts`` files by a hash of the key, a block at a time (the next
     block read, parsed and cut while this one is written)."""
     read, written = _Read(path), _Parts(folder)
-    for pieces in _ahead(_cut(read.frames(key, blank_keys), key, parts)):
-        for (part,), rows in pieces.items():
-            written.add(part, rows)
+    with closing(_ahead(_cut(read.frames(key, blank_keys), key, parts))) as cut:
+        for pieces in cut:
+            for (part,), rows in pieces.items():
+                written.add(part, rows)
     return read.split(written)
 
 
-def _cut(frames: Iterator[pl.DataFrame], key: list[str], parts: int) -> Iterator[dict[Any, pl.DataFrame]]:
+def _cut(frames: Iterator[pl.DataFrame], key: list[str],
+         parts: int) -> Generator[dict[Any, pl.DataFrame], None, None]:
     """Each block's rows by part (a column of its own that no header holds: kept, judging reads only the
     columns it names)."""
     for frame in frames:
@@ -193,7 +197,7 @@ class _Read:
     digest: hashlib._Hash = field(default_factory=hashlib.sha256)
     done: Future[str] = field(default_factory=Future)
 
-    def frames(self, key: list[str], blank_keys: frozenset[str]) -> Iterator[pl.DataFrame]:
+    def frames(self, key: list[str], blank_keys: frozenset[str]) -> Generator[pl.DataFrame, None, None]:
         dialect = DIALECTS[table_format(self.path)]
         for n, (line, block) in enumerate(blocks(self.path, dialect, BLOCK_BYTES)):
             if n == 0:
@@ -259,40 +263,46 @@ def _in_windows(key: list[str], fields: dict[str, FieldSpec], answers: Path, act
                 blank_keys: frozenset[str]) -> tuple[Tally, _Split, _Split]:
     """Both tables judged a window of keys at a time as they are read: each window holds every key up to the
     smaller of the two tables' greatest keys read so far, so a key's rows are in one window on both sides."""
-    expected, got = (_Window(read, _ahead(read.frames(key, blank_keys))) for read in (_Read(answers), _Read(actual)))
-    tally = Tally()
-    while True:
-        expected.fill(key)
-        got.fill(key)
-        if expected.ended and got.ended:  # a table ends only once every row it held was taken
-            break
-        bound = min(s.last for s in (expected, got) if s.last is not None and not s.ended)
-        tally.add(tally_tables(key, fields, expected.upto(bound), got.upto(bound), blank_keys))
-    return tally, expected.read.split(), got.read.split()
+    e, a = _Read(answers), _Read(actual)
+    with closing(_ahead(e.frames(key, blank_keys))) as e_frames, closing(_ahead(a.frames(key, blank_keys))) as a_frames:
+        expected, got = _Window(e, e_frames), _Window(a, a_frames)
+        tally = Tally()
+        while True:
+            expected.fill(key)
+            got.fill(key)
+            if expected.ended and got.ended:  # a table ends only once every row it held was taken
+                break
+            bound = min(s.last for s in (expected, got) if s.last is not None and not s.ended)
+            tally.add(tally_tables(key, fields, expected.upto(bound), got.upto(bound), blank_keys))
+    return tally, e.split(), a.split()
 
 
 _END = object()
+READER = "tri-agent-read-ahead"  # each reading thread's name
 T = TypeVar("T")
 
 
-def _ahead(items: Iterator[T]) -> Iterator[T]:
+def _ahead(items: Generator[T, None, None]) -> Generator[T, None, None]:
     """``items`` produced one ahead in a thread of their own: the next block is read and parsed (polars and
     SHA-256 let go of the interpreter) while this one is judged. An exception is raised where the item would
-    have been; a consumer that stops early stops the thread at its next item."""
+    have been. Closed early (``closing``), it stops the thread and waits for it, ``items`` closed too: a reader
+    given up on holds no block and no file once its consumer has moved on."""
     queue: Queue[object] = Queue(maxsize=1)
     stop = threading.Event()
 
     def produce() -> None:
-        try:
-            for item in items:
-                if not _hand(queue, stop, item):
-                    return
-        except BaseException as exc:  # handed over to the consumer, raised there
-            _hand(queue, stop, exc)
-            return
-        _hand(queue, stop, _END)
+        with closing(items):
+            try:
+                for item in items:
+                    if not _hand(queue, stop, item) or stop.is_set():
+                        return
+            except BaseException as exc:  # handed over to the consumer, raised there
+                _hand(queue, stop, exc)
+                return
+            _hand(queue, stop, _END)
 
-    threading.Thread(target=produce, daemon=True).start()
+    thread = threading.Thread(target=produce, daemon=True, name=READER)
+    thread.start()
     try:
         while (item := queue.get()) is not _END:
             if isinstance(item, BaseException):
@@ -300,6 +310,7 @@ def _ahead(items: Iterator[T]) -> Iterator[T]:
             yield cast(T, item)
     finally:
         stop.set()
+        thread.join()
 
 
 def _hand(queue: Queue[object], stop: threading.Event, item: object) -> bool:
