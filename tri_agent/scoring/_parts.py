@@ -6,8 +6,12 @@ the whole: the channel is the one the in-memory path gives, byte for byte. Two w
 
 - **windows**, when both tables come in strictly increasing key order (as an ``ORDER BY`` export does): the blocks
   are judged as they are read, a window of keys at a time, and nothing is written;
-- **by a hash of the key**, for any other order: every block is written out as parts, and the parts are judged
-  once both tables are split. The windows give way to it at the first key out of order (or repeated, or null).
+- **by a hash of the key**, for any other order: every block is appended to the part files (both tables split at
+  once), and the parts are judged once both tables are split. The windows give way to it at the first key out of
+  order (or repeated, or null).
+
+Either way the next block (or pair of parts) is read in a thread of its own while the last is judged (``_ahead``):
+polars and hashlib let go of the interpreter, so the two cores work side by side.
 
 Whatever that path would refuse or name (a malformed file, a blank or repeated key in the answers, a bad
 sealed value, a target's table it cannot read) is left to it, so the message is the same too: only such files are
