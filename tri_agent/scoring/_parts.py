@@ -29,6 +29,7 @@ from collections.abc import Generator, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import closing
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from queue import Full, Queue
 from typing import Any, TypeVar, cast
@@ -105,9 +106,7 @@ class _Parts:
         if not ends:
             return None
         data = memoryview((self.folder / f"{part}.arrows").read_bytes())
-        starts = [0, *ends[:-1]]
-        return pl.concat([pl.read_ipc_stream(io.BytesIO(data[a:b])) for a, b in zip(starts, ends, strict=True)],
-                         rechunk=False)
+        return pl.concat([pl.read_ipc_stream(io.BytesIO(data[a:b])) for a, b in pairwise([0, *ends])])
 
 
 def streamable(answers: Path, actual: Path) -> bool:
@@ -181,8 +180,8 @@ def _cut(frames: Iterator[pl.DataFrame], key: list[str],
     """Each block's rows by part (a column of its own that no header holds: kept, judging reads only the
     columns it names)."""
     for frame in frames:
-        part = (pl.struct(key) if len(key) > 1 else pl.col(key[0])).hash() % parts
-        yield frame.with_columns(part.alias(_PART)).partition_by(_PART, as_dict=True, maintain_order=False)
+        frame = frame.with_columns((pl.struct(key).hash() % parts).alias(_PART))
+        yield frame.partition_by(_PART, as_dict=True, maintain_order=False)
 
 
 class _Unordered(Exception):
