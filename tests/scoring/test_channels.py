@@ -446,6 +446,5 @@ def test_keys_that_share_a_hash_are_joined_on_the_key_itself(tmp_path: Path, mon
     rows[1]["avg"] = "99.99"
     actual = write_csv(tmp_path / "x.csv", rows[::-1])
     honest = score(ScoreInputs(tmp_path / "c.yaml", answers, actual)).model_dump()
-    monkeypatch.setattr(_channels, "_hashed",
-                        lambda key: (pl.col(key[0]).str.len_bytes().cast(pl.UInt64) % spread).alias(_channels._H))
+    monkeypatch.setattr(_channels, "key_hash", lambda key: pl.col(key[0]).str.len_bytes().cast(pl.UInt64) % spread)
     assert score(ScoreInputs(tmp_path / "c.yaml", answers, actual)).model_dump() == honest

@@ -7,6 +7,7 @@ import csv
 import hashlib
 import io
 import tempfile
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,7 +24,8 @@ from tri_agent.scoring._tables import records as _records
 CALIBER = BASE + "drift: {min_cases: 2}\n"  # the drift audit on: its counts must add up across parts too
 COLUMNS = ["case", "group", "avg", "share", "n", "state", "label"]
 # what may happen to a row of the answers in the target's table
-EDITS = ["same", "drop", "in_tolerance", "out_of_tolerance", "unreadable", "swap", "label", "twice", "blank_key"]
+EDITS = ["same", "drop", "in_tolerance", "out_of_tolerance", "unreadable", "swap", "label", "twice", "thrice",
+         "blank_key"]
 LABELS = ["x", "a, \"b\"", "line\nbreak", "Ärger", " ", ""]
 
 
@@ -55,7 +57,7 @@ def _edited(rows: list[dict[str, str]], edits: list[str]) -> list[dict[str, str]
         r["state"] = {"swap": "ok" if r["state"] == "late" else "late"}.get(edit, r["state"])
         r["label"] = r["label"] + "!" if edit == "label" else r["label"]
         r["group"] = "" if edit == "blank_key" else r["group"]
-        out += [r, dict(r)] if edit == "twice" else [r]
+        out += [dict(r) for _ in range({"twice": 2, "thrice": 3}.get(edit, 1))]
     return [*out, {**rows[0], "group": "extra"}] if rows else out
 
 
@@ -206,13 +208,14 @@ def _hashed_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_parts, "_in_windows", unordered)
 
 
-def _parted(tmp: Path, monkeypatch: pytest.MonkeyPatch, caliber: str, answers: Path, actual: Path) -> _parts.Parted:
+def _parted(tmp: Path, monkeypatch: pytest.MonkeyPatch, caliber: str, answers: Path, actual: Path,
+            part_bytes: int = 256) -> _parts.Parted:
     """Scored in parts directly (never handed to the in-memory path), beside the in-memory report."""
     from tri_agent import load_caliber
 
     (tmp / "c.yaml").write_text(caliber)
     cal, _ = load_caliber(tmp / "c.yaml")
-    monkeypatch.setattr(_parts, "PART_BYTES", 256)
+    monkeypatch.setattr(_parts, "PART_BYTES", part_bytes)
     monkeypatch.setattr(_parts, "BLOCK_BYTES", 64)
     parted = _parts.score_in_parts(cal.key, dict(cal.fields), answers, actual, cal.drift,
                                    frozenset(cal.blank_keys or ()))
@@ -220,6 +223,50 @@ def _parted(tmp: Path, monkeypatch: pytest.MonkeyPatch, caliber: str, answers: P
     whole = score(ScoreInputs(tmp / "c.yaml", answers, actual))
     assert parted.channel == whole.answers and parted.actual.sha256 == whole.actual_sha256
     return parted
+
+
+def test_a_key_given_a_thousand_times_never_makes_a_part_hold_the_table(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The attack: every row of a key lands in one part, so a target's table that repeats one key (one failure,
+    duplicate_key, however often) would put the whole table in memory at once. Compacted parts hold at most
+    two rows of a key; the rows left out still count in the report."""
+    rows = _answers(200, ["x"])
+    flood = [dict(rows[7]) for _ in range(3000)] + [{**rows[0], "group": "never"} for _ in range(3000)]
+    blank = [{**rows[1], "group": ""} for _ in range(300)]  # no key: each row fails on its own, none is left out
+    actual = [*rows[:100], *flood, *rows[100:], *blank]
+    held: list[int] = []
+    real = _parts._Parts.read
+
+    def read(self: _parts._Parts, part: int) -> object:
+        frame = real(self, part)
+        held.append(0 if frame is None else frame.height)
+        return frame
+
+    monkeypatch.setattr(_parts._Parts, "read", read)
+    _hashed_only(monkeypatch)
+    parted = _parted(tmp_path, monkeypatch, CALIBER, _csv(tmp_path / "a.csv", rows), _csv(tmp_path / "x.csv", actual),
+                     part_bytes=8192)
+    assert parted.channel.rows_actual == 6500 and max(held) < 400  # the blank keys' part: 300 rows, 300 failures
+    reasons = Counter(f.reason for f in parted.channel.failures)
+    assert reasons == {"duplicate_key": 2, "blank_key": 300}  # key 7 and "never", each once
+
+
+def test_a_part_of_many_keys_is_not_rewritten_at_every_block(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Compaction frees nothing when a part's keys are all distinct (a hash that puts every key in one part): its
+    bound widens instead, so the part is rewritten a few times, not once a block."""
+    import polars as pl
+
+    rows = _answers(2000, ["x"])
+    compactions: list[int] = []
+    real = _parts._Parts._compact
+    monkeypatch.setattr(_parts, "key_hash", lambda key: pl.lit(0, pl.UInt64))
+    monkeypatch.setattr(_parts._Parts, "_compact", lambda *a: compactions.append(1) or real(*a))
+    _hashed_only(monkeypatch)
+    _parted(tmp_path, monkeypatch, CALIBER, _csv(tmp_path / "a.csv", rows), _csv(tmp_path / "x.csv", rows),
+            part_bytes=4096)
+    # over 2,000 blocks appended to the one part of each table; rewritten about log2(100 kB / 4 kB) times each,
+    # and a few more: with blocks this small, a rewrite frees their streams' headers
+    assert 5 <= len(compactions) <= 40
 
 
 def test_blank_key_values_where_the_caliber_allows_them_are_scored_in_parts(tmp_path: Path,

@@ -129,7 +129,7 @@ def blank_as_value(table: Table, blank_keys: frozenset[str]) -> Table:
     return replace(table, frame=table.frame.with_columns(pl.col(c).fill_null("") for c in columns))
 
 
-def _key_present(key: list[str], blank_keys: frozenset[str]) -> pl.Expr:
+def key_present(key: list[str], blank_keys: frozenset[str]) -> pl.Expr:
     """Every key cell holds a value: not null, and not blank unless blank is a value in its column."""
     return pl.all_horizontal([pl.col(c).is_not_null() if c in blank_keys else not_blank(pl.col(c)) for c in key])
 
@@ -138,7 +138,7 @@ def _usable(key: list[str], a: pl.DataFrame, tally: Tally,
             blank_keys: frozenset[str] = frozenset()) -> tuple[pl.DataFrame, set[KeyTuple]]:
     """The target's rows that can be matched: a row with a blank key fails as blank_key, and every row of a
     repeated key is set aside (each such key fails as duplicate_key: which of its rows is the answer?)."""
-    blank = ~_key_present(key, blank_keys)
+    blank = ~key_present(key, blank_keys)
     blanks = a.select(blank.sum()).item()
     for _ in range(blanks):
         tally.unexpected += 1
@@ -194,7 +194,7 @@ def _load(key: list[str], fields: dict[str, FieldSpec], expected: Table,
 
 def _check_keys(key: list[str], frame: pl.DataFrame, table: Table, blank_keys: frozenset[str] = frozenset()) -> None:
     """Refuse blank and duplicate keys, naming file:line."""
-    blank = ~_key_present(key, blank_keys)
+    blank = ~key_present(key, blank_keys)
     row_col = _RE if _RE in frame.columns else _RA
     first_blank = frame.filter(blank).select(row_col, *key).head(1)
     if first_blank.height:
@@ -218,10 +218,9 @@ def _unique(key: list[str], frame: pl.DataFrame) -> bool:
     # (equal keys always hash alike, so distinct hashes prove distinct keys; only a tie needs the exact test)
     if len(key) == 1 and bool((frame[key[0]] > frame[key[0]].shift(1)).fill_null(True).all()):
         return True
-    k = pl.struct(key) if len(key) > 1 else pl.col(key[0])
-    if frame.select(k.hash().n_unique()).item() == frame.height:
+    if frame.select(key_hash(key).n_unique()).item() == frame.height:
         return True
-    return bool(frame.select(k.n_unique()).item() == frame.height)
+    return bool(frame.select(pl.struct(key).n_unique()).item() == frame.height)
 
 
 def _raise_duplicate(key: list[str], frame: pl.DataFrame, row_col: str, table: Table) -> None:
@@ -243,8 +242,9 @@ def _interesting_rows(key: list[str], fields: dict[str, FieldSpec], e: pl.DataFr
     keys is the only way a hash can mislead the join."""
     same_text = ~pl.all_horizontal([_certain(f, spec, by_value=False) for f, spec in fields.items()])
     paired = pl.any_horizontal(pl.col(c) != pl.col(_AK + c) for c in key).fill_null(False).alias(_H)
-    rest = (e.lazy().with_columns(_hashed(key))
-            .join(a.lazy().with_columns(_hashed(key)).rename({c: _AK + c for c in key}), on=_H, how="full")
+    rest = (e.lazy().with_columns(key_hash(key).alias(_H))
+            .join(a.lazy().with_columns(key_hash(key).alias(_H)).rename({c: _AK + c for c in key}), on=_H,
+                  how="full")
             .with_columns(paired).filter(same_text | pl.col(_H)).collect(engine="streaming"))
     if rest[_H].any():
         rest = e.lazy().join(a.lazy(), on=key, how="full", coalesce=True).filter(same_text).collect(engine="streaming")
@@ -255,8 +255,10 @@ def _interesting_rows(key: list[str], fields: dict[str, FieldSpec], e: pl.DataFr
     return rest.filter(~pl.all_horizontal(_C + f for f in fields))
 
 
-def _hashed(key: list[str]) -> pl.Expr:
-    return (pl.struct(key) if len(key) > 1 else pl.col(key[0])).hash().alias(_H)
+def key_hash(key: list[str]) -> pl.Expr:
+    """A 64-bit hash of the key's cells (equal keys, equal hashes); one column hashed as itself, in a third of
+    the time of a struct of one field."""
+    return (pl.struct(key) if len(key) > 1 else pl.col(key[0])).hash()
 
 
 def _certain(name: str, spec: FieldSpec, by_value: bool) -> pl.Expr:

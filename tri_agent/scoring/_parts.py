@@ -38,7 +38,7 @@ import polars as pl
 
 from .._errors import MalformedInput, UsageError
 from ._caliber import Drift, FieldSpec
-from ._channels import KeyTuple, Tally, finish, tally_tables
+from ._channels import KeyTuple, Tally, finish, key_hash, key_present, tally_tables
 from ._report import AnswersChannel
 from ._tables import (
     DELIMITED,
@@ -80,6 +80,11 @@ class _Split:
     parts: _Parts | None
     digest: Future[str]
 
+    @property
+    def dropped(self) -> int:
+        """Rows compaction left out of the parts (each of a key given more than twice)."""
+        return self.parts.dropped if self.parts is not None else 0
+
     def table(self, n: int | None = None) -> Table:
         """Part ``n`` (no rows when the hash gave it none), or a stand-in with no rows (``n`` None)."""
         frame = self.parts.read(n) if n is not None and self.parts is not None else None
@@ -91,15 +96,38 @@ class _Split:
 @dataclass
 class _Parts:
     """A table's parts on disk: one file a part, each block's rows of the part appended to it as an Arrow stream
-    of its own (a file a part and block cost more to write and remove than the rows themselves)."""
+    of its own (a file a part and block cost more to write and remove than the rows themselves).
+
+    A key's rows all land in one part, so a table that repeats one key a million times would make that part the
+    whole table. A part grown past its bound (``PART_BYTES``, or twice the parts' mean) is compacted: of a key's
+    rows only two are kept (a key given twice fails as given twice, however often), every row with a blank key
+    is kept (each fails on its own), and the rows left out are counted (``dropped``), so the report is the same."""
 
     folder: Path
+    count: int  # how many parts
+    kept: pl.Expr  # rows compaction keeps: a key's first two, and every row without a key
     pieces: dict[int, list[int]] = field(default_factory=dict)  # part -> the size of each stream in its file
+    grace: dict[int, int] = field(default_factory=dict)  # part -> bound multiplier (compaction freed too little)
+    dropped: int = 0
 
     def add(self, part: int, rows: pl.DataFrame) -> None:
-        with (self.folder / f"{part}.arrows").open("ab") as f:
+        path = self.folder / f"{part}.arrows"
+        with path.open("ab") as f:
             rows.write_ipc_stream(f)
             self.pieces.setdefault(part, []).append(f.tell())
+        bound = max(PART_BYTES, 2 * sum(e[-1] for e in self.pieces.values()) // self.count)
+        if self.pieces[part][-1] > bound * self.grace.get(part, 1):
+            self._compact(part, path, bound * self.grace.get(part, 1))
+
+    def _compact(self, part: int, path: Path, bound: int) -> None:
+        rows = cast(pl.DataFrame, self.read(part))
+        kept = rows.filter(self.kept)
+        self.dropped += rows.height - kept.height
+        with path.open("wb") as f:
+            kept.write_ipc_stream(f)
+            self.pieces[part] = [f.tell()]
+        if self.pieces[part][0] * 2 > bound:  # little freed (few repeats): a wider bound, not a rewrite a block
+            self.grace[part] = self.grace.get(part, 1) * 2
 
     def read(self, part: int) -> pl.DataFrame | None:
         ends = self.pieces.get(part)
@@ -155,7 +183,7 @@ def _hashed(key: list[str], fields: dict[str, FieldSpec], answers: Path, actual:
             expected, got = (f.result() for f in [
                 pool.submit(_split, p, key, blank_keys, parts, Path(tempfile.mkdtemp(dir=tmp)))
                 for p in (answers, actual)])
-            tally = Tally()
+            tally = Tally(actual=got.dropped)
             with closing(_ahead((expected.table(n), got.table(n)) for n in range(parts))) as pairs:
                 for pair in pairs:
                     tally.add(tally_tables(key, fields, *pair, blank_keys))
@@ -167,7 +195,8 @@ def _hashed(key: list[str], fields: dict[str, FieldSpec], answers: Path, actual:
 def _split(path: Path, key: list[str], blank_keys: frozenset[str], parts: int, folder: Path) -> _Split:
     """``path`` read (``_Read``) and written as ``parts`` files by a hash of the key, a block at a time (the next
     block read, parsed and cut while this one is written)."""
-    read, written = _Read(path), _Parts(folder)
+    kept = ~key_present(key, blank_keys) | (pl.int_range(pl.len()).over(key) < 2)
+    read, written = _Read(path), _Parts(folder, parts, kept)
     with closing(_ahead(_cut(read.frames(key, blank_keys), key, parts))) as cut:
         for pieces in cut:
             for (part,), rows in pieces.items():
@@ -180,7 +209,7 @@ def _cut(frames: Iterator[pl.DataFrame], key: list[str],
     """Each block's rows by part (a column of its own that no header holds: kept, judging reads only the
     columns it names)."""
     for frame in frames:
-        frame = frame.with_columns((pl.struct(key).hash() % parts).alias(_PART))
+        frame = frame.with_columns((key_hash(key) % parts).alias(_PART))
         yield frame.partition_by(_PART, as_dict=True, maintain_order=False)
 
 
