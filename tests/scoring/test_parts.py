@@ -141,6 +141,21 @@ def test_what_the_in_memory_path_refuses_it_still_refuses_with_its_words(tmp_pat
     assert parted == whole and '"actual_defects": [' in parted and "fields where the header has 7" in parted
 
 
+@pytest.mark.parametrize("bad", ["blank", "thrice"])
+def test_answers_with_a_blank_key_or_a_key_given_thrice_are_refused_in_parts_too(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bad: str) -> None:
+    """The split counts rows without a key and compacts repeated ones: in the answers, either is the in-memory
+    path's refusal, in its words, never a report."""
+    answers = _answers(300, ["x"])
+    extra = [{**answers[3], "group": " "}] if bad == "blank" else [dict(answers[3]), dict(answers[3])]
+    (tmp_path / "c.yaml").write_text(CALIBER)
+    inputs = ScoreInputs(tmp_path / "c.yaml", _csv(tmp_path / "a.csv", [*answers[:100], *extra, *answers[100:]]),
+                         _csv(tmp_path / "x.csv", answers))
+    _hashed_only(monkeypatch)
+    whole, parted = _both(tmp_path, inputs, monkeypatch)
+    assert parted == whole and parted.startswith("MalformedInput")
+
+
 def test_the_digest_names_the_bytes_that_were_scored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A table rewritten once it was read (by the target, or anyone): the report scores and names what was read."""
     answers = _answers(30, ["x"])
@@ -229,24 +244,17 @@ def test_a_key_given_a_thousand_times_never_makes_a_part_hold_the_table(tmp_path
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """The attack: every row of a key lands in one part, so a target's table that repeats one key (one failure,
     duplicate_key, however often) would put the whole table in memory at once. Compacted parts hold at most
-    two rows of a key; the rows left out still count in the report."""
+    two rows of a key, and rows without a key are counted, never stored; the rows left out still count in the
+    report."""
     rows = _answers(200, ["x"])
     flood = [dict(rows[7]) for _ in range(3000)] + [{**rows[0], "group": "never"} for _ in range(3000)]
     blank = [{**rows[1], "group": ""} for _ in range(300)]  # no key: each row fails on its own, none is left out
     actual = [*rows[:100], *flood, *rows[100:], *blank]
-    held: list[int] = []
-    real = _parts._Parts.read
-
-    def read(self: _parts._Parts, part: int) -> object:
-        frame = real(self, part)
-        held.append(0 if frame is None else frame.height)
-        return frame
-
-    monkeypatch.setattr(_parts._Parts, "read", read)
+    read = _reading(monkeypatch)
     _hashed_only(monkeypatch)
     parted = _parted(tmp_path, monkeypatch, CALIBER, _csv(tmp_path / "a.csv", rows), _csv(tmp_path / "x.csv", actual),
                      part_bytes=8192)
-    assert parted.channel.rows_actual == 6500 and max(held) < 400  # the blank keys' part: 300 rows, 300 failures
+    assert parted.channel.rows_actual == 6500 and max(f.height for f in read if f is not None) < 150
     reasons = Counter(f.reason for f in parted.channel.failures)
     assert reasons == {"duplicate_key": 2, "blank_key": 300}  # key 7 and "never", each once
 
@@ -259,7 +267,7 @@ def test_a_part_of_many_keys_is_not_rewritten_at_every_block(tmp_path: Path, mon
     rows = _answers(2000, ["x"])
     compactions: list[int] = []
     real = _parts._Parts._compact
-    monkeypatch.setattr(_parts, "key_hash", lambda key: pl.lit(0, pl.UInt64))
+    monkeypatch.setattr(_parts, "key_hash", lambda key, seed: pl.lit(0, pl.UInt64))
     monkeypatch.setattr(_parts._Parts, "_compact", lambda *a: compactions.append(1) or real(*a))
     _hashed_only(monkeypatch)
     _parted(tmp_path, monkeypatch, CALIBER, _csv(tmp_path / "a.csv", rows), _csv(tmp_path / "x.csv", rows),
@@ -267,6 +275,53 @@ def test_a_part_of_many_keys_is_not_rewritten_at_every_block(tmp_path: Path, mon
     # over 2,000 blocks appended to the one part of each table; rewritten about log2(100 kB / 4 kB) times each,
     # and a few more: with blocks this small, a rewrite frees their streams' headers
     assert 5 <= len(compactions) <= 40
+
+
+def _reading(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Every frame read back from a part file, as it is read."""
+    frames: list[object] = []
+    real = _parts._Parts.read
+
+    def read(self: _parts._Parts, part: int) -> object:
+        frames.append(real(self, part))
+        return frames[-1]
+
+    monkeypatch.setattr(_parts._Parts, "read", read)
+    return frames
+
+
+def test_no_table_can_be_written_to_fill_one_part(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The attack: with a hash anyone can compute, a target picks 3,000 keys of its own that all land in one part
+    (each an unexpected row, but its whole row held in that part). The split's hash is seeded afresh for every
+    scoring, so the picked keys spread like any others."""
+    import polars as pl
+
+    rows = _answers(200, ["x"])
+    extra = [{**rows[0], "case": "z", "group": f"{k:08d}"} for k in range(3000)]
+    answers, actual = _csv(tmp_path / "a.csv", rows), _csv(tmp_path / "x.csv", [*rows, *extra])
+    monkeypatch.setattr(_parts, "PART_BYTES", 8192)
+    parts = _parts.parts_for(answers, actual)
+    candidates = pl.DataFrame({"case": "z", "group": [f"{k:08d}" for k in range(100 * 3000)]})
+    landing = candidates.filter(pl.struct("case", "group").hash() % parts == 0)["group"].head(3000)
+    _csv(actual, [*rows, *({**rows[0], "case": "z", "group": g} for g in landing)])
+    assert len(landing) == 3000 and _parts.parts_for(answers, actual) == parts  # as wide: as many parts
+    read = _reading(monkeypatch)
+    _hashed_only(monkeypatch)
+    parted = _parted(tmp_path, monkeypatch, CALIBER, answers, actual, part_bytes=8192)
+    assert parted.channel.rows_unexpected == 3000
+    assert max(f.height for f in read if f is not None) < 3 * 3200 // parts  # about 3,200 / parts each
+
+
+def test_a_part_holds_only_the_columns_judging_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A column the caliber does not name (here a wide label) is never written to a part: a target cannot grow
+    the parts with cells no rule reads."""
+    rows = [{**r, "label": "w" * 2000} for r in _answers(100, ["x"])]
+    read = _reading(monkeypatch)
+    _hashed_only(monkeypatch)
+    _parted(tmp_path, monkeypatch, CALIBER.replace("  label: text\n", ""), _csv(tmp_path / "a.csv", rows),
+            _csv(tmp_path / "x.csv", rows[::-1]), part_bytes=8192)
+    assert read and {c for f in read if f is not None for c in f.columns} == {_parts.ROW, "case", "group", "avg",
+                                                                              "share", "n", "state", _parts._PART}
 
 
 def test_blank_key_values_where_the_caliber_allows_them_are_scored_in_parts(tmp_path: Path,

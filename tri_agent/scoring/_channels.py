@@ -140,10 +140,7 @@ def _usable(key: list[str], a: pl.DataFrame, tally: Tally,
     repeated key is set aside (each such key fails as duplicate_key: which of its rows is the answer?)."""
     blank = ~key_present(key, blank_keys)
     blanks = a.select(blank.sum()).item()
-    for _ in range(blanks):
-        tally.unexpected += 1
-        tally.failures.append(((), -1, CellFailure(key={}, field=None, cls=None, expected=None, actual=None,
-                                                   reason="blank_key")))
+    blank_key_failures(tally, blanks)
     if blanks:  # a filter copies every column: only when there is something to leave out
         a = a.filter(~blank)
     if _unique(key, a):
@@ -152,6 +149,14 @@ def _usable(key: list[str], a: pl.DataFrame, tally: Tally,
     dups = counts.filter(pl.col("len") > 1).select(key)
     repeated = {tuple(str(v) for v in r) for r in dups.iter_rows()}
     return a.join(dups, on=key, how="anti"), repeated
+
+
+def blank_key_failures(tally: Tally, rows: int) -> None:
+    """``rows`` rows of the target's table without a key: each an unexpected row, failing as blank_key."""
+    for _ in range(rows):
+        tally.unexpected += 1
+        tally.failures.append(((), -1, CellFailure(key={}, field=None, cls=None, expected=None, actual=None,
+                                                   reason="blank_key")))
 
 
 def _repeated_unexpected(key: list[str], e: pl.DataFrame, repeated: set[KeyTuple], tally: Tally) -> None:
@@ -255,10 +260,10 @@ def _interesting_rows(key: list[str], fields: dict[str, FieldSpec], e: pl.DataFr
     return rest.filter(~pl.all_horizontal(_C + f for f in fields))
 
 
-def key_hash(key: list[str]) -> pl.Expr:
+def key_hash(key: list[str], seed: int = 0) -> pl.Expr:
     """A 64-bit hash of the key's cells (equal keys, equal hashes); one column hashed as itself, in a third of
     the time of a struct of one field."""
-    return (pl.struct(key) if len(key) > 1 else pl.col(key[0])).hash()
+    return (pl.struct(key) if len(key) > 1 else pl.col(key[0])).hash(seed)
 
 
 def _certain(name: str, spec: FieldSpec, by_value: bool) -> pl.Expr:

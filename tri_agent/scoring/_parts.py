@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import io
 import math
+import secrets
 import tempfile
 import threading
 from collections.abc import Generator, Iterator
@@ -38,7 +39,7 @@ import polars as pl
 
 from .._errors import MalformedInput, UsageError
 from ._caliber import Drift, FieldSpec
-from ._channels import KeyTuple, Tally, finish, key_hash, key_present, tally_tables
+from ._channels import KeyTuple, Tally, blank_key_failures, finish, key_hash, key_present, tally_tables
 from ._report import AnswersChannel
 from ._tables import (
     DELIMITED,
@@ -81,9 +82,15 @@ class _Split:
     digest: Future[str]
 
     @property
-    def dropped(self) -> int:
-        """Rows compaction left out of the parts (each of a key given more than twice)."""
-        return self.parts.dropped if self.parts is not None else 0
+    def blanks(self) -> int:
+        """Rows with a blank key, counted and never written (each fails alike, whatever else it holds)."""
+        return self.parts.blanks if self.parts is not None else 0
+
+    @property
+    def left_out(self) -> int:
+        """Rows read and in no part: the blank keys' and those compaction dropped (of a key given more than
+        twice)."""
+        return self.blanks + (self.parts.dropped if self.parts is not None else 0)
 
     def table(self, n: int | None = None) -> Table:
         """Part ``n`` (no rows when the hash gave it none), or a stand-in with no rows (``n`` None)."""
@@ -100,33 +107,38 @@ class _Parts:
 
     A key's rows all land in one part, so a table that repeats one key a million times would make that part the
     whole table. A part grown past its bound (``PART_BYTES``, or twice the parts' mean) is compacted: of a key's
-    rows only two are kept (a key given twice fails as given twice, however often), every row with a blank key
-    is kept (each fails on its own), and the rows left out are counted (``dropped``), so the report is the same."""
+    rows only two are kept (a key given twice fails as given twice, however often), and the rows left out are
+    counted (``dropped``), so the report is the same."""
 
     folder: Path
+    key: list[str]
     count: int  # how many parts
-    kept: pl.Expr  # rows compaction keeps: a key's first two, and every row without a key
     pieces: dict[int, list[int]] = field(default_factory=dict)  # part -> the size of each stream in its file
     grace: dict[int, int] = field(default_factory=dict)  # part -> bound multiplier (compaction freed too little)
+    total: int = 0  # bytes in all part files
     dropped: int = 0
+    blanks: int = 0
 
     def add(self, part: int, rows: pl.DataFrame) -> None:
         path = self.folder / f"{part}.arrows"
+        ends = self.pieces.setdefault(part, [0])
         with path.open("ab") as f:
             rows.write_ipc_stream(f)
-            self.pieces.setdefault(part, []).append(f.tell())
-        bound = max(PART_BYTES, 2 * sum(e[-1] for e in self.pieces.values()) // self.count)
-        if self.pieces[part][-1] > bound * self.grace.get(part, 1):
-            self._compact(part, path, bound * self.grace.get(part, 1))
+            self.total += f.tell() - ends[-1]
+            ends.append(f.tell())
+        bound = max(PART_BYTES, 2 * self.total // self.count) * self.grace.get(part, 1)
+        if ends[-1] > bound:
+            self._compact(part, path, bound)
 
     def _compact(self, part: int, path: Path, bound: int) -> None:
         rows = cast(pl.DataFrame, self.read(part))
-        kept = rows.filter(self.kept)
+        kept = rows.filter(pl.int_range(pl.len()).over(self.key) < 2)
         self.dropped += rows.height - kept.height
         with path.open("wb") as f:
             kept.write_ipc_stream(f)
-            self.pieces[part] = [f.tell()]
-        if self.pieces[part][0] * 2 > bound:  # little freed (few repeats): a wider bound, not a rewrite a block
+            self.total += f.tell() - self.pieces[part][-1]
+            self.pieces[part] = [0, f.tell()]
+        if self.pieces[part][-1] * 2 > bound:  # little freed (few repeats): a wider bound, not a rewrite a block
             self.grace[part] = self.grace.get(part, 1) * 2
 
     def read(self, part: int) -> pl.DataFrame | None:
@@ -134,7 +146,7 @@ class _Parts:
         if not ends:
             return None
         data = memoryview((self.folder / f"{part}.arrows").read_bytes())
-        return pl.concat([pl.read_ipc_stream(io.BytesIO(data[a:b])) for a, b in pairwise([0, *ends])])
+        return pl.concat([pl.read_ipc_stream(io.BytesIO(data[a:b])) for a, b in pairwise(ends)])
 
 
 def streamable(answers: Path, actual: Path) -> bool:
@@ -175,16 +187,31 @@ def _parted(fields: dict[str, FieldSpec], tally: Tally, expected: _Split, got: _
     return Parted(expected.table(), got.table(), channel, failing)
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """How both tables are cut: by ``key`` (``blank_keys`` where blank is a value) into ``parts``, only the
+    ``columns`` judging reads kept, by a hash seeded afresh for every scoring (``seed``): the part a key lands
+    in depends on nothing the target can know, so no table can be written to fill one part."""
+
+    key: list[str]
+    blank_keys: frozenset[str]
+    columns: frozenset[str]
+    parts: int
+    seed: int = field(default_factory=lambda: secrets.randbits(64))
+
+
 def _hashed(key: list[str], fields: dict[str, FieldSpec], answers: Path, actual: Path, drift: Drift | None,
             blank_keys: frozenset[str]) -> Parted | None:
-    parts = parts_for(answers, actual)
+    plan = _Plan(key, blank_keys, frozenset([ROW, *key, *fields]), parts_for(answers, actual))
     try:
         with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(2) as pool:  # both tables split at once
-            expected, got = (f.result() for f in [
-                pool.submit(_split, p, key, blank_keys, parts, Path(tempfile.mkdtemp(dir=tmp)))
-                for p in (answers, actual)])
-            tally = Tally(actual=got.dropped)
-            with closing(_ahead((expected.table(n), got.table(n)) for n in range(parts))) as pairs:
+            expected, got = (f.result() for f in [pool.submit(_split, p, plan, Path(tempfile.mkdtemp(dir=tmp)))
+                                                  for p in (answers, actual)])
+            if expected.left_out:  # a blank or repeated key in the answers: the in-memory path refuses it
+                return None
+            tally = Tally(actual=got.left_out)
+            blank_key_failures(tally, got.blanks)
+            with closing(_ahead((expected.table(n), got.table(n)) for n in range(plan.parts))) as pairs:
                 for pair in pairs:
                     tally.add(tally_tables(key, fields, *pair, blank_keys))
     except (MalformedInput, pl.exceptions.PolarsError, OSError):  # OSError: the temporary folder full, say
@@ -192,25 +219,29 @@ def _hashed(key: list[str], fields: dict[str, FieldSpec], answers: Path, actual:
     return _parted(fields, tally, expected, got, drift)
 
 
-def _split(path: Path, key: list[str], blank_keys: frozenset[str], parts: int, folder: Path) -> _Split:
-    """``path`` read (``_Read``) and written as ``parts`` files by a hash of the key, a block at a time (the next
-    block read, parsed and cut while this one is written)."""
-    kept = ~key_present(key, blank_keys) | (pl.int_range(pl.len()).over(key) < 2)
-    read, written = _Read(path), _Parts(folder, parts, kept)
-    with closing(_ahead(_cut(read.frames(key, blank_keys), key, parts))) as cut:
-        for pieces in cut:
+def _split(path: Path, plan: _Plan, folder: Path) -> _Split:
+    """``path`` read (``_Read``) and written as ``plan.parts`` files by a hash of the key, a block at a time (the
+    next block read, parsed and cut while this one is written)."""
+    read, written = _Read(path), _Parts(folder, plan.key, plan.parts)
+    with closing(_ahead(_cut(read.frames(plan.key, plan.blank_keys), plan))) as cut:
+        for blanks, pieces in cut:
+            written.blanks += blanks
             for (part,), rows in pieces.items():
                 written.add(part, rows)
     return read.split(written)
 
 
-def _cut(frames: Iterator[pl.DataFrame], key: list[str],
-         parts: int) -> Generator[dict[Any, pl.DataFrame], None, None]:
-    """Each block's rows by part (a column of its own that no header holds: kept, judging reads only the
-    columns it names)."""
+def _cut(frames: Iterator[pl.DataFrame], plan: _Plan) -> Generator[tuple[int, dict[Any, pl.DataFrame]], None, None]:
+    """Each block's rows with a blank key counted (each fails alike, as blank_key, whatever else it holds) and
+    the rest by part, only the columns judging reads (the part a column of its own, which no header holds)."""
+    present = key_present(plan.key, plan.blank_keys)
     for frame in frames:
-        frame = frame.with_columns((key_hash(key) % parts).alias(_PART))
-        yield frame.partition_by(_PART, as_dict=True, maintain_order=False)
+        blanks = frame.select((~present).sum()).item()
+        if blanks:  # a filter copies every column: only when there is something to leave out
+            frame = frame.filter(present)
+        frame = frame.select(c for c in frame.columns if c in plan.columns)
+        frame = frame.with_columns((key_hash(plan.key, plan.seed) % plan.parts).alias(_PART))
+        yield blanks, frame.partition_by(_PART, as_dict=True, maintain_order=False)
 
 
 class _Unordered(Exception):
