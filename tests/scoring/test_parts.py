@@ -454,14 +454,19 @@ def _windows_only(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 def test_tables_in_key_order_are_judged_a_window_at_a_time_and_never_split(tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from tri_agent.scoring import _channels
+
+    real_join = _channels._joined
     answers = _in_key_order(_answers(300, LABELS[:4]))
     edits = ["same", "drop", "in_tolerance", "out_of_tolerance", "unreadable", "swap", "label"] * 40
     actual = [*_edited(answers, edits)[:-1], {**answers[-1], "case": "c-9", "group": "zz"}]  # an extra row, last
     (tmp_path / "c.yaml").write_text(CALIBER)
     inputs = ScoreInputs(tmp_path / "c.yaml", _csv(tmp_path / "a.csv", answers), _csv(tmp_path / "x.csv", actual))
     judged = _windows_only(monkeypatch)
+    joined: list[int] = []  # in key order the rows are paired by a merge: the join is for tables in any order
+    monkeypatch.setattr(_channels, "_joined", lambda *a: joined.append(1) or real_join(*a))
     whole, parted = _both(tmp_path, inputs, monkeypatch)
-    assert parted == whole and len(judged) >= 10 and sum(judged) == 300
+    assert parted == whole and len(judged) >= 10 and sum(judged) == 300 and len(joined) == 1  # the whole, once
     report = score(inputs)
     assert report.answers.rows_missing == 40 and report.answers.rows_unexpected == 1
     assert {f.reason for f in report.answers.failures} >= {"missing_row", "out_of_tolerance", "unexpected_row"}

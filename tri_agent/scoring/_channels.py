@@ -85,17 +85,20 @@ def compare_tables(key: list[str], fields: dict[str, FieldSpec], expected: Table
 
 
 def tally_tables(key: list[str], fields: dict[str, FieldSpec], expected: Table, actual: Table,
-                 blank_keys: frozenset[str] = frozenset()) -> Tally:
+                 blank_keys: frozenset[str] = frozenset(), ordered: bool = False) -> Tally:
     """Every rule of ``compare_tables`` applied to one pair of tables, short of the channel: tallies of tables
-    split by key (every row of a key on the same side of the split) add up to the tally of the whole."""
+    split by key (every row of a key on the same side of the split) add up to the tally of the whole.
+
+    ``ordered``: the caller has proven both tables strictly increasing in their key texts (``key_text``), so
+    their keys are unique, and the rows are paired by a merge (``_merged``) instead of a join."""
     _require_columns(key, fields, expected)
     actual = blank_as_value(_keyed(key, actual), blank_keys)
     e, a = _load(key, fields, blank_as_value(expected, blank_keys), actual)
-    _check_keys(key, e, expected, blank_keys)
+    _check_keys(key, e, expected, blank_keys, ordered)
     tally = Tally(expected=e.height, actual=a.height, defect=actual.defect)
-    a, repeated = _usable(key, a, tally, blank_keys)
+    a, repeated = _usable(key, a, tally, blank_keys, ordered)
     # in file order: the join's order varies from run to run, and the first bad sealed value must be the one named
-    rows = _interesting_rows(key, fields, e, a).sort(_RE, _RA, nulls_last=True)
+    rows = _interesting_rows(key, fields, e, a, ordered).sort(_RE, _RA, nulls_last=True)
     for row in rows.iter_rows(named=True):
         _judge_row(row, key, fields, expected, tally, repeated)
     _repeated_unexpected(key, e, repeated, tally)
@@ -134,8 +137,8 @@ def key_present(key: list[str], blank_keys: frozenset[str]) -> pl.Expr:
     return pl.all_horizontal([pl.col(c).is_not_null() if c in blank_keys else not_blank(pl.col(c)) for c in key])
 
 
-def _usable(key: list[str], a: pl.DataFrame, tally: Tally,
-            blank_keys: frozenset[str] = frozenset()) -> tuple[pl.DataFrame, set[KeyTuple]]:
+def _usable(key: list[str], a: pl.DataFrame, tally: Tally, blank_keys: frozenset[str] = frozenset(),
+            ordered: bool = False) -> tuple[pl.DataFrame, set[KeyTuple]]:
     """The target's rows that can be matched: a row with a blank key fails as blank_key, and every row of a
     repeated key is set aside (each such key fails as duplicate_key: which of its rows is the answer?)."""
     blank = ~key_present(key, blank_keys)
@@ -143,7 +146,7 @@ def _usable(key: list[str], a: pl.DataFrame, tally: Tally,
     blank_key_failures(tally, blanks)
     if blanks:  # a filter copies every column: only when there is something to leave out
         a = a.filter(~blank)
-    if _unique(key, a):
+    if ordered or _unique(key, a):
         return a, set()
     counts = a.group_by(key).len()
     dups = counts.filter(pl.col("len") > 1).select(key)
@@ -197,15 +200,16 @@ def _load(key: list[str], fields: dict[str, FieldSpec], expected: Table,
     return e_frame, a_frame
 
 
-def _check_keys(key: list[str], frame: pl.DataFrame, table: Table, blank_keys: frozenset[str] = frozenset()) -> None:
-    """Refuse blank and duplicate keys, naming file:line."""
+def _check_keys(key: list[str], frame: pl.DataFrame, table: Table, blank_keys: frozenset[str] = frozenset(),
+                ordered: bool = False) -> None:
+    """Refuse blank and duplicate keys (none in a table proven ``ordered``), naming file:line."""
     blank = ~key_present(key, blank_keys)
     row_col = _RE if _RE in frame.columns else _RA
     first_blank = frame.filter(blank).select(row_col, *key).head(1)
     if first_blank.height:
         raise MalformedInput(_why_blank(first_blank.row(0, named=True), key, blank_keys),
                              where=table.where(first_blank[row_col].item()), hint=f"every row needs {', '.join(key)}")
-    if not _unique(key, frame):
+    if not ordered and not _unique(key, frame):
         _raise_duplicate(key, frame, row_col, table)
 
 
@@ -237,27 +241,56 @@ def _raise_duplicate(key: list[str], frame: pl.DataFrame, row_col: str, table: T
                          where=table.where(second), hint="keys must be unique in a table")
 
 
-def _interesting_rows(key: list[str], fields: dict[str, FieldSpec], e: pl.DataFrame, a: pl.DataFrame) -> pl.DataFrame:
+def _interesting_rows(key: list[str], fields: dict[str, FieldSpec], e: pl.DataFrame, a: pl.DataFrame,
+                      ordered: bool = False) -> pl.DataFrame:
     """Rows not proven to pass: first by plain string equality, then by value among what remains. A row on one
-    side only is never proven (its other side's cells are null, and a caliber has at least one field).
-
-    The sides are joined on a 64-bit hash of the key (a number joins in half the time of a text), and a pair
-    whose keys differ is kept too: should there be one (two keys sharing a hash, which an adversary can
-    arrange), the sides are joined again on the key itself. Each side holds a key once, so a pairing of unequal
-    keys is the only way a hash can mislead the join."""
+    side only is never proven (its other side's cells are null, and a caliber has at least one field)."""
     same_text = ~pl.all_horizontal([_certain(f, spec, by_value=False) for f, spec in fields.items()])
+    rest = _merged(key, e, a, same_text) if ordered else None
+    if rest is None:
+        rest = _joined(key, e, a, same_text)
+    # which cells of a kept row are proven too: the exact rules skip those (a zero difference, a valid sealed value)
+    rest = rest.with_columns(_certain(f, spec, by_value=True).alias(_C + f) for f, spec in fields.items())
+    return rest.filter(~pl.all_horizontal(_C + f for f in fields))
+
+
+def _joined(key: list[str], e: pl.DataFrame, a: pl.DataFrame, keep: pl.Expr) -> pl.DataFrame:
+    """The rows ``keep`` selects of the two sides joined on a 64-bit hash of the key (a number joins in half the
+    time of a text). A pair whose keys differ is kept too: should there be one (two keys sharing a hash, which an
+    adversary can arrange), the sides are joined again on the key itself. Each side holds a key once, so a
+    pairing of unequal keys is the only way a hash can mislead the join."""
     paired = pl.any_horizontal(pl.col(c) != pl.col(_AK + c) for c in key).fill_null(False).alias(_H)
     rest = (e.lazy().with_columns(key_hash(key).alias(_H))
             .join(a.lazy().with_columns(key_hash(key).alias(_H)).rename({c: _AK + c for c in key}), on=_H,
                   how="full")
-            .with_columns(paired).filter(same_text | pl.col(_H)).collect(engine="streaming"))
+            .with_columns(paired).filter(keep | pl.col(_H)).collect(engine="streaming"))
     if rest[_H].any():
-        rest = e.lazy().join(a.lazy(), on=key, how="full", coalesce=True).filter(same_text).collect(engine="streaming")
-    else:
-        rest = rest.with_columns(pl.coalesce(c, _AK + c).alias(c) for c in key).drop(_H, *(_AK + c for c in key))
-    # which cells of a kept row are proven too: the exact rules skip those (a zero difference, a valid sealed value)
-    rest = rest.with_columns(_certain(f, spec, by_value=True).alias(_C + f) for f, spec in fields.items())
-    return rest.filter(~pl.all_horizontal(_C + f for f in fields))
+        return e.lazy().join(a.lazy(), on=key, how="full", coalesce=True).filter(keep).collect(engine="streaming")
+    return rest.with_columns(pl.coalesce(c, _AK + c).alias(c) for c in key).drop(_H, *(_AK + c for c in key))
+
+
+def _merged(key: list[str], e: pl.DataFrame, a: pl.DataFrame, keep: pl.Expr) -> pl.DataFrame | None:
+    """The rows ``keep`` selects of the two sides paired without a join: both strictly increasing in their key
+    texts, each answers' row finds the target's row of its text by a binary search. None where two paired rows'
+    keys differ (cells holding a NUL can give two keys one text): the join pairs those."""
+    e_text, a_text = (side.select(key_text(key)).to_series() for side in (e, a))
+    at = a_text.search_sorted(e_text)  # where each answers' key is, or would be, among the target's
+    hit = at < a.height
+    if a.height:
+        hit = hit & (a_text.gather(at.clip(0, a.height - 1)) == e_text)
+    taken = at.filter(hit)
+    if len(key) > 1 and not e.filter(hit).select(key).equals(a[taken].select(key)):
+        return None
+    twins = a.drop(key).select(pl.all().gather(pl.select(pl.when(hit).then(at)).to_series()))
+    alone = pl.repeat(True, a.height, eager=True)
+    alone.scatter(taken, False)
+    return pl.concat([pl.concat([e, twins], how="horizontal"), a.filter(alone)], how="diagonal").filter(keep)
+
+
+def key_text(key: list[str]) -> pl.Expr:
+    """The key's cells joined by a NUL, one text per row, ordered as the key's cells are (equal keys give equal
+    texts; keys whose cells hold a NUL can share one)."""
+    return pl.concat_str(key, separator="\x00")
 
 
 def key_hash(key: list[str], seed: int = 0) -> pl.Expr:

@@ -39,7 +39,16 @@ import polars as pl
 
 from .._errors import MalformedInput, UsageError
 from ._caliber import Drift, FieldSpec
-from ._channels import KeyTuple, Tally, blank_key_failures, finish, key_hash, key_present, tally_tables
+from ._channels import (
+    KeyTuple,
+    Tally,
+    blank_key_failures,
+    finish,
+    key_hash,
+    key_present,
+    key_text,
+    tally_tables,
+)
 from ._report import AnswersChannel
 from ._tables import (
     DELIMITED,
@@ -58,7 +67,6 @@ STREAM_BYTES = 256 << 20  # both tables together at least this large: scored in 
 PART_BYTES = 32 << 20  # about this much of the two files in each part (a part in memory: about 10x that)
 BLOCK_BYTES = 16 << 20  # read and parsed at a time while splitting
 _PART = "\x1fpart"  # a name no header holds
-_SORT = "\x1fkey"
 
 
 @dataclass(frozen=True)
@@ -314,7 +322,7 @@ def _ordered(key: list[str], frame: pl.DataFrame, last: str | None) -> pl.Series
     """``frame``'s keys as texts (the cells joined by a NUL), when they strictly increase from ``last`` on; else
     raises. Equal keys give equal texts, so a window of texts holds every row of its keys (two keys that give one
     text only share a window, where the join tells them apart)."""
-    keys = frame.select(pl.concat_str(key, separator="\x00"))[:, 0]
+    keys = frame.select(key_text(key))[:, 0]
     if keys.null_count() or not (keys.slice(1) > keys.head(-1)).all():
         raise _Unordered
     if last is not None and keys.len() and not keys[0] > last:
@@ -336,7 +344,7 @@ def _in_windows(key: list[str], fields: dict[str, FieldSpec], answers: Path, act
             if expected.ended and got.ended:  # a table ends only once every row it held was taken
                 break
             bound = min(s.last for s in (expected, got) if s.last is not None and not s.ended)
-            tally.add(tally_tables(key, fields, expected.upto(bound), got.upto(bound), blank_keys))
+            tally.add(tally_tables(key, fields, expected.upto(bound), got.upto(bound), blank_keys, ordered=True))
     return tally, e.split(), a.split()
 
 
