@@ -294,21 +294,21 @@ class _Window:
     greatest key read so far, and the rest of its blocks."""
 
     read: _Read
-    frames: Iterator[pl.DataFrame]
+    frames: Iterator[tuple[pl.DataFrame, pl.Series]]  # each block with its key texts (``_in_order``)
     held: pl.DataFrame = field(default_factory=pl.DataFrame)
     keys: pl.Series = field(default_factory=pl.Series)
     last: str | None = None
     ended: bool = False
 
-    def fill(self, key: list[str]) -> None:
+    def fill(self) -> None:
         """Read on while no row is held, until the table ends."""
         while not self.ended and self.held.height == 0:
-            frame = next(self.frames, None)
-            if frame is None:
+            block = next(self.frames, None)
+            if block is None:
                 self.ended = True
                 return
-            self.held, self.keys = frame, _ordered(key, frame, self.last)
-            if frame.height:
+            self.held, self.keys = block
+            if self.keys.len():
                 self.last = self.keys[-1]
 
     def upto(self, bound: str) -> Table:
@@ -316,6 +316,17 @@ class _Window:
         cut = self.keys.search_sorted(bound, side="right")
         taken, self.held, self.keys = self.held.slice(0, cut), self.held.slice(cut), self.keys.slice(cut)
         return self.read.table(taken)
+
+
+def _in_order(frames: Iterator[pl.DataFrame], key: list[str]) -> Generator[tuple[pl.DataFrame, pl.Series], None, None]:
+    """Each block with its key texts (``_ordered``), proven in order in the reading thread (a block out of order
+    raises there, and is raised where the block would have been)."""
+    last = None
+    for frame in frames:
+        keys = _ordered(key, frame, last)
+        if keys.len():
+            last = keys[-1]
+        yield frame, keys
 
 
 def _ordered(key: list[str], frame: pl.DataFrame, last: str | None) -> pl.Series:
@@ -335,12 +346,13 @@ def _in_windows(key: list[str], fields: dict[str, FieldSpec], answers: Path, act
     """Both tables judged a window of keys at a time as they are read: each window holds every key up to the
     smaller of the two tables' greatest keys read so far, so a key's rows are in one window on both sides."""
     e, a = _Read(answers), _Read(actual)
-    with closing(_ahead(e.frames(key, blank_keys))) as e_frames, closing(_ahead(a.frames(key, blank_keys))) as a_frames:
+    with (closing(_ahead(_in_order(e.frames(key, blank_keys), key))) as e_frames,
+          closing(_ahead(_in_order(a.frames(key, blank_keys), key))) as a_frames):
         expected, got = _Window(e, e_frames), _Window(a, a_frames)
         tally = Tally()
         while True:
-            expected.fill(key)
-            got.fill(key)
+            expected.fill()
+            got.fill()
             if expected.ended and got.ended:  # a table ends only once every row it held was taken
                 break
             bound = min(s.last for s in (expected, got) if s.last is not None and not s.ended)
