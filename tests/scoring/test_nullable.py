@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import write_jsonl
+from conftest import write_csv, write_jsonl
 
 from tri_agent import MalformedInput, ScoreInputs, load_caliber, score
 from tri_agent.exam._build import _corrupt
@@ -22,9 +22,10 @@ ANSWERS = [{"case": "c-1", "step": "pay", "status": "201", "balance": "10.00"},
            {"case": "c-1", "step": "fail", "status": "404", "balance": None}]
 
 
-def _score(tmp: Path, actual: list[dict[str, object]], caliber: str = CALIBER) -> ScoreReport:
+def _score(tmp: Path, actual: list[dict[str, object]], caliber: str = CALIBER,
+           answers: list[dict[str, str | None]] = ANSWERS) -> ScoreReport:
     (tmp / "c.yaml").write_text(caliber)
-    write_jsonl(tmp / "a.jsonl", ANSWERS)
+    write_jsonl(tmp / "a.jsonl", answers)
     write_jsonl(tmp / "x.jsonl", actual)
     return score(ScoreInputs(tmp / "c.yaml", tmp / "a.jsonl", tmp / "x.jsonl"))
 
@@ -45,6 +46,21 @@ def test_a_value_where_the_key_holds_null_fails_as_unexpected_value(tmp_path: Pa
     report = _score(tmp_path, actual)
     assert report.verdict == "fail"
     assert _reasons(report) == [("accounts", "status", "unexpected_value"), ("fail", "balance", "unexpected_value")]
+
+
+@pytest.mark.parametrize("cls", ["json", "set"])
+def test_a_null_answer_of_json_or_set_matches_a_csv_cell_null(tmp_path: Path, cls: str) -> None:
+    """For json and set a CSV cell ``null`` is JSONL's null: blank, so it matches an empty answer; for text the
+    same cell is a value, and an unexpected one."""
+    answers = [{"case": "c-1", "step": "pay", "status": "201", "balance": "[1]"},
+               {"case": "c-1", "step": "fail", "status": "404", "balance": ""}]
+    actual = [answers[0], {**answers[1], "balance": " null "}]
+    (tmp_path / "c.yaml").write_text(CALIBER.replace("balance: {class: text", f"balance: {{class: {cls}"))
+    inputs = ScoreInputs(tmp_path / "c.yaml", write_csv(tmp_path / "a.csv", answers),
+                         write_csv(tmp_path / "x.csv", actual))
+    assert score(inputs).verdict == "pass"
+    (tmp_path / "c.yaml").write_text(CALIBER)
+    assert _reasons(score(inputs)) == [("fail", "balance", "unexpected_value")]
 
 
 def test_a_value_the_key_holds_is_still_required(tmp_path: Path) -> None:
