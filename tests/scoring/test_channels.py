@@ -384,16 +384,16 @@ def test_without_a_drift_section_no_field_is_audited(tmp_path: Path) -> None:
 
 
 def test_the_drift_audit_ranks_differences_and_keeps_ten(scored: Scored) -> None:
-    caliber = "schema_version: 1\nkey: [id]\nfields: {v: ratio}\ndrift: {min_cases: 12, direction_share: 1.0}\n"
-    answers = [{"id": f"r{i:02d}", "v": "0.5"} for i in range(12)]
+    caliber = "schema_version: 1\nkey: [id]\nfields: {v: ratio}\ndrift: {min_cases: 13, direction_share: 1.0}\n"
+    answers = [{"id": f"r{i:02d}", "v": "0.5"} for i in range(13)]
     deltas = ["0.0000003", "0.0000003", "0.0000001", "0.0000002", "0.0000002", "0.0000004", "0.0000005",
-              "0.0000006", "0.0000007", "0.0000008", "0.0000009", "0.00000095"]
+              "0.0000006", "0.0000007", "0.0000008", "0.0000009", "0.00000095", "0.00000099"]  # 11 distinct
     actual = [{"id": f"r{i:02d}", "v": str(Decimal("0.5") + Decimal(d))} for i, d in enumerate(deltas)]
     audit = scored(actual, caliber=caliber, answers=answers)["answers"]["drift"][0]
     assert audit["top_deltas"][:4] == [{"delta": "0.0000002", "count": 2}, {"delta": "0.0000003", "count": 2},
                                        {"delta": "0.0000001", "count": 1}, {"delta": "0.0000004", "count": 1}]
     assert len(audit["top_deltas"]) == 10 and audit["tolerance"] == "0.000001"
-    assert (audit["nonzero"], audit["positive"], audit["negative"], audit["systematic"]) == (12, 12, 0, True)
+    assert (audit["nonzero"], audit["positive"], audit["negative"], audit["systematic"]) == (13, 13, 0, True)
 
 
 def test_a_status_answer_outside_its_values_is_malformed_even_when_the_target_agrees(scored: Scored) -> None:
