@@ -472,6 +472,24 @@ def test_tables_in_key_order_are_judged_a_window_at_a_time_and_never_split(tmp_p
     assert {f.reason for f in report.answers.failures} >= {"missing_row", "out_of_tolerance", "unexpected_row"}
 
 
+def test_keys_of_any_script_are_ordered_and_paired_as_the_join_pairs_them(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The windows prove the order with one comparison and pair rows by a binary search with another: keys
+    beyond ASCII (whose UTF-8 bytes sort as their code points) must meet both alike, missing and extra rows too."""
+    groups = ["a", "z", "\u00c4rger", "\u00e9t\u00e9", "\u4e2d", "\U0001f600", "\u00c4", "zz", "\u00ff"]
+    rows = _in_key_order([{**r, "group": groups[k % len(groups)] + str(k)} for k, r in enumerate(_answers(90, ["x"]))])
+    actual = [r for k, r in enumerate(rows) if k % 11] + [{**rows[-1], "case": "\U0001f600", "group": "\u00ff"}]
+    actual[5] = {**actual[5], "avg": "0.00"}
+    (tmp_path / "c.yaml").write_text(CALIBER)
+    inputs = ScoreInputs(tmp_path / "c.yaml", _csv(tmp_path / "a.csv", rows), _csv(tmp_path / "x.csv", actual))
+    judged = _windows_only(monkeypatch)
+    whole, parted = _both(tmp_path, inputs, monkeypatch)
+    assert parted == whole and sum(judged) == 90
+    report = score(inputs)
+    assert report.answers.rows_missing == 9 and report.answers.rows_unexpected == 1
+    assert report.answers.passed == 90 - 9 - 1
+
+
 @pytest.mark.parametrize("disorder", ["late", "repeated", "null"])
 def test_a_key_out_of_order_anywhere_hands_the_tables_to_the_hash_split(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, disorder: str) -> None:
